@@ -1,0 +1,45 @@
+"""motionkit: read, write, check and convert robot and character motion data.
+
+>>> import motionkit as mk
+>>> m = mk.read("walk.seq")          # doctest: +SKIP
+>>> m.tracks["joints"].data.shape    # doctest: +SKIP
+(6701, 29)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .api import convert, read, write
+from .errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
+from .model import Motion, Timeline, Track
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConversionError",
+    "FormatError",
+    "Motion",
+    "MotionkitError",
+    "MotionkitWarning",
+    "Timeline",
+    "Track",
+    "__version__",
+    "convert",
+    "kinematics",
+    "motionlib",
+    "ops",
+    "read",
+    "spatial",
+    "write",
+]
+
+_LAZY_SUBMODULES = {"kinematics", "motionlib", "ops", "spatial", "formats"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import heavy subpackages (kinematics, ops, …) only when first used."""
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'motionkit' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+"""``python -m motionkit`` runs the command-line tool."""
+
+from .cli import main
+
+main()

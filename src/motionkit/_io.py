@@ -1,0 +1,66 @@
+"""File helpers shared by every format: atomic writes and safe whole-file reads."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal, overload
+
+from .errors import FormatError
+
+PathLike = str | os.PathLike[str]
+
+
+@overload
+def atomic_write(
+    path: PathLike, mode: Literal["wb"] = "wb"
+) -> contextlib.AbstractContextManager[IO[bytes]]: ...
+@overload
+def atomic_write(path: PathLike, mode: Literal["w"]) -> contextlib.AbstractContextManager[IO[str]]: ...
+def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContextManager[IO]:  # type: ignore[type-arg]
+    """Open a temporary file beside ``path``; rename it into place only on success.
+
+    An exception inside the block removes the temporary file and leaves any existing
+    ``path`` untouched, so readers never see a half-written file.
+    """
+    return _atomic(Path(path), mode)
+
+
+@contextlib.contextmanager
+def _atomic(target: Path, mode: str) -> Iterator[IO]:  # type: ignore[type-arg]
+    folder = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    try:
+        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """Read a whole file, turning OS errors into a FormatError that names the file."""
+    try:
+        return Path(path).read_bytes()
+    except IsADirectoryError:
+        raise FormatError("is a folder, not a file", path) from None
+    except FileNotFoundError:
+        raise FormatError("no such file", path) from None
+    except OSError as exc:
+        raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None

@@ -1,0 +1,45 @@
+"""The one exception family motionkit raises, and its warning class."""
+
+from __future__ import annotations
+
+import os
+
+
+class MotionkitError(Exception):
+    """Base class of every error motionkit raises on purpose."""
+
+
+class FormatError(MotionkitError):
+    """A file is broken or is not what its format promises.
+
+    Carries the path and, where the format has lines, the 1-based line and column.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        path: str | os.PathLike[str] | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.message = message
+        self.path = os.fspath(path) if path is not None else None
+        self.line = line
+        self.column = column
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = self.path or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+class ConversionError(MotionkitError):
+    """A conversion or write was refused, usually because data would be lost."""
+
+
+class MotionkitWarning(UserWarning):
+    """Something was accepted but deserves attention (kept data, tolerated variants)."""

@@ -1,0 +1,1 @@
+"""File formats, one package per ecosystem; see registry.py."""

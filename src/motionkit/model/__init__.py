@@ -1,0 +1,7 @@
+"""The neutral in-memory model every reader returns and every writer takes."""
+
+from .motion import STANDARD_TRACKS, Motion
+from .timeline import Timeline
+from .track import KIND_WIDTH, Track, TrackKind
+
+__all__ = ["KIND_WIDTH", "STANDARD_TRACKS", "Motion", "Timeline", "Track", "TrackKind"]

@@ -1,0 +1,60 @@
+"""Shared fixtures: where the real-world corpus lives, and how its absence is handled.
+
+The corpus is found through ``MOTIONKIT_CORPUS`` (default ``../shared/corpus`` next to the
+repository). Without it corpus tests skip, unless ``MOTIONKIT_REQUIRE_CORPUS=1`` (set by
+``.ci/run``), which turns every such skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def corpus_root() -> Path:
+    return Path(os.environ.get("MOTIONKIT_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+def _require() -> bool:
+    return os.environ.get("MOTIONKIT_REQUIRE_CORPUS", "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The corpus folder; skips (or fails when required) if it is missing."""
+    root = corpus_root()
+    if not root.is_dir():
+        message = f"corpus not found at {root} (set MOTIONKIT_CORPUS)"
+        if _require():
+            pytest.fail(message)
+        pytest.skip(message)
+    return root
+
+
+def corpus_file(*parts: str) -> Path:
+    """A file inside the corpus; skips (or fails when required) if it is missing."""
+    path = corpus_root().joinpath(*parts)
+    if not path.exists():
+        message = f"corpus file missing: {path}"
+        if _require():
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def require_peer(module: str) -> object:
+    """Import a peer used as an oracle (dartpy, trajectopy, evo, rosbags).
+
+    Peers are in the ``test`` extra, so a missing one is a broken install: the test fails
+    under ``MOTIONKIT_REQUIRE_CORPUS`` (CI) and skips elsewhere.
+    """
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        if _require():
+            pytest.fail(f"peer {module} is not importable: {exc}")
+        pytest.skip(f"peer {module} is not installed")
