@@ -108,7 +108,7 @@ def for_reading(path: str | os.PathLike[str], format: str | None = None) -> Form
     if format:
         return by_name(format)
     target = Path(path)
-    if target.is_dir():
+    if target.is_dir() or is_bag_address(path):
         return by_name("rosbag")
     candidates = [info for info in FORMATS if _extension(target) in info.extensions]
     if len(candidates) == 1:
@@ -129,6 +129,16 @@ def for_reading(path: str | os.PathLike[str], format: str | None = None) -> Form
     names = ", ".join(info.name for info in candidates)
     raise FormatError(f"content matches none of the formats for {target.suffix!r} ({names})",
                       target)
+
+
+def is_bag_address(path: str | os.PathLike[str]) -> bool:
+    """True for ``run.bag:/topic`` or ``run.bag:tf:map->base_link`` (a bag plus a selector)."""
+    text = os.fspath(path)
+    if Path(text).exists() or ":" not in text:
+        return False
+    base = text.split(":", 1)[0]
+    return Path(base).exists() and (Path(base).is_dir() or Path(base).suffix.lower() in
+                                    (".bag", ".mcap", ".db3"))
 
 
 def for_writing(path: str | os.PathLike[str], format: str | None = None) -> FormatInfo:

@@ -1,0 +1,1 @@
+"""Rotation and frame helpers shared by every format (quaternions are x, y, z, w)."""
