@@ -13,7 +13,7 @@ from typing import Any
 
 from .api import convert, read, write
 from .errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
-from .model import Motion, Timeline, Track
+from .model import Motion, Skeleton, Timeline, Track, World
 
 __version__ = "0.1.0"
 
@@ -23,8 +23,10 @@ __all__ = [
     "Motion",
     "MotionkitError",
     "MotionkitWarning",
+    "Skeleton",
     "Timeline",
     "Track",
+    "World",
     "__version__",
     "convert",
     "kinematics",

@@ -1,7 +1,9 @@
 """The neutral in-memory model every reader returns and every writer takes."""
 
 from .motion import STANDARD_TRACKS, Motion
+from .skeleton import Body, Joint, Skeleton, World
 from .timeline import Timeline
 from .track import KIND_WIDTH, Track, TrackKind
 
-__all__ = ["KIND_WIDTH", "STANDARD_TRACKS", "Motion", "Timeline", "Track", "TrackKind"]
+__all__ = ["KIND_WIDTH", "STANDARD_TRACKS", "Body", "Joint", "Motion", "Skeleton", "Timeline",
+           "Track", "TrackKind", "World"]
