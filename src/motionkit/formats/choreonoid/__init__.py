@@ -1,0 +1,1 @@
+"""Choreonoid: body motion files (``.seq``) and body models (``.body``)."""

@@ -1,0 +1,359 @@
+"""Reading Choreonoid body motion files (versions 1-4) into a Motion.
+
+Follows Choreonoid's own reader (see specs/choreonoid-seq.md): top-level keys are
+inherited by every component, snake_case keys are looked up before camelCase, v1
+aliases are accepted, ``numFrames`` is informational. Where Choreonoid would silently
+misbehave (crash, hang, drop data) this reader raises a FormatError or warns instead,
+and it is lenient where that costs nothing (``XYZQXQYQZQW`` in any version).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from ..._io import read_bytes
+from ...errors import FormatError, MotionkitWarning
+from ...model import Motion, Timeline, Track
+from ...spatial.quaternion import from_rpy, wxyz_to_xyzw
+from .seq_frames import FrameBlock, cut_frame_blocks, line_pattern, parse_block
+from .yamlnodes import Document
+
+JOINT_CONTENTS = frozenset({"JointDisplacement", "MultiJointDisplacementSeq", "JointPosition"})
+LINK_CONTENTS = frozenset({"LinkPosition", "MultiLinkPositionSeq"})
+ZMP_CONTENTS = frozenset({"ZMP", "ZMPSeq"})
+RELATIVE_ZMP_CONTENTS = frozenset({"RelativeZMP", "RelativeZmp"})
+SE3_TYPES = frozenset({"MultiSE3Seq", "MultiSe3Seq", "MultiAffine3Seq"})
+SE3_WIDTHS = {"XYZQWQXQYQZ": 7, "XYZQXQYQZQW": 7, "XYZRPY": 6}
+EXTENSION_KEY = "motionkit"  # per-component facts Choreonoid ignores (shape, kind, start)
+META_KEY = "motionkit_meta"  # top-level metadata Choreonoid ignores
+
+
+class _NotCanonical(Exception):
+    """A cut-out frame block did not pass the fast path: reparse the whole file."""
+
+
+@dataclass
+class _Frames:
+    values: NDArray[np.float64]
+    line_of: Callable[[int], int | None]
+
+
+Entries = dict[str, tuple[yaml.Node, yaml.Node]]
+
+
+def read_seq(path: str | os.PathLike[str], *, fast: bool = True, timed: str = "stamps") -> Motion:
+    """Read a ``.seq`` file. ``fast=False`` forces the full-YAML path (same result)."""
+    if timed not in ("stamps", "choreonoid"):
+        raise ValueError('timed must be "stamps" or "choreonoid"')
+    text = _normalise(read_bytes(path), path)
+    if fast:
+        header, blocks = cut_frame_blocks(text)
+        try:
+            return _Reader(path, header, blocks, timed, len(text)).motion()
+        except _NotCanonical:
+            pass
+    return _Reader(path, text, {}, timed, len(text)).motion()
+
+
+def _normalise(raw: bytes, path: str | os.PathLike[str]) -> bytes:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\x00" in raw[:4096]:
+        raise FormatError("binary data, not a YAML body motion file", path)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise FormatError("text is not valid UTF-8", path, line) from None
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n")
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    return raw
+
+
+class _Reader:
+    def __init__(self, path: str | os.PathLike[str], text: bytes,
+                 blocks: dict[int, FrameBlock], timed: str, size: int) -> None:
+        self.doc = Document(path, text)
+        self.blocks = blocks
+        self.timed_mode = timed
+        self.size = size  # bounds every allocation by the file's own size
+
+    # -- document level -------------------------------------------------------------
+    def motion(self) -> Motion:
+        doc = self.doc
+        if doc.root is None:
+            raise FormatError("empty file, not a body motion", doc.path)
+        top = self._entries(doc.root, "the top level of a body motion file")
+        version = self._version(top)
+        type_node = self._need(top, doc.root, "type")
+        top_type = doc.text(type_node, '"type"')
+        if top_type not in ("BodyMotion", "CompositeSeq"):
+            raise doc.error(type_node, f'not a body motion: top-level type is "{top_type}" '
+                            '(expected CompositeSeq, or BodyMotion in version 1)')
+        expected = "BodyMotion" if version < 2 else "CompositeSeq"
+        if top_type != expected:
+            warnings.warn(f"{doc.path}: top-level type {top_type} in a version {version:g} file "
+                          f"(Choreonoid expects {expected}); read anyway", MotionkitWarning,
+                          stacklevel=3)
+        components = doc.sequence(self._need(top, doc.root, "components"), '"components"')
+        motion = Motion(meta={"source_format": "seq",
+                              "choreonoid": {"version": version, "opaque": []}})
+        if META_KEY in top:
+            motion.meta.update(self._json(top[META_KEY][1], META_KEY))
+        inherited = {k: v for k, v in top.items() if k not in ("components", META_KEY)}
+        for node in components:
+            merged = self._entries(node, "a component")
+            for key, entry in inherited.items():
+                merged.setdefault(key, entry)
+            self._component(node, merged, motion)
+        if not motion.tracks and not motion.meta["choreonoid"]["opaque"]:
+            raise FormatError("the file has no components with motion data", doc.path)
+        return motion
+
+    def _entries(self, node: yaml.Node, what: str) -> Entries:
+        doc = self.doc
+        doc.mapping(node, what)  # checks type and duplicate keys
+        assert isinstance(node, yaml.MappingNode)
+        return {str(key.value): (key, value) for key, value in node.value}
+
+    def _version(self, entries: Entries) -> float:
+        found = self._find(entries, "format_version", "formatVersion")
+        if found is None:
+            return 1.0
+        version = self.doc.number(found, "the format version")
+        if not version >= 1 or version >= 5:
+            raise self.doc.error(found, f"format version {version:g} is not supported "
+                                 "(versions 1 to 4 are)")
+        return version
+
+    def _find(self, entries: Entries, *names: str) -> yaml.Node | None:
+        for name in names:
+            if name in entries:
+                return entries[name][1]
+        return None
+
+    def _need(self, entries: Entries, owner: yaml.Node, *names: str) -> yaml.Node:
+        found = self._find(entries, *names)
+        if found is None:
+            raise self.doc.error(owner, f'key "{names[0]}" is missing')
+        return found
+
+    def _json(self, node: yaml.Node, what: str) -> dict[str, Any]:
+        try:
+            value = json.loads(self.doc.text(node, what))
+        except json.JSONDecodeError as exc:
+            raise self.doc.error(node, f"{what} is not valid JSON: {exc.msg}") from None
+        if not isinstance(value, dict):
+            raise self.doc.error(node, f"{what} must hold a JSON object")
+        return value
+
+    # -- component level ------------------------------------------------------------
+    def _component(self, node: yaml.Node, entries: Entries, motion: Motion) -> None:
+        doc = self.doc
+        version = self._version(entries)
+        seq_type = doc.text(self._need(entries, node, "type"), '"type"')
+        content_node = self._find(entries, "content", *(("purpose",) if version < 2 else ()))
+        content = doc.text(content_node, '"content"') if content_node is not None else ""
+        if seq_type in SE3_TYPES:
+            kind = "pose"
+        elif seq_type == "MultiValueSeq":
+            kind = "value"
+        elif seq_type == "Vector3Seq":
+            kind = "vector3"
+        else:
+            warnings.warn(f'{doc.path}:{node.start_mark.line + 1}: component type "{seq_type}" '
+                          "is not motion data Choreonoid loads; kept verbatim for writing back",
+                          MotionkitWarning, stacklevel=4)
+            motion.meta["choreonoid"]["opaque"].append(doc.plain(node))
+            return
+        timed = self._timed(entries, version)
+        rate_node = self._find(entries, "frame_rate", "frameRate")
+        rate = doc.number(rate_node, "the frame rate") if rate_node is not None else None
+        if rate is not None and not (rate > 0 and np.isfinite(rate)):
+            raise doc.error(rate_node, f"the frame rate must be a positive number, not {rate:g}")
+        if rate is None and not timed:
+            raise doc.error(node, 'key "frame_rate" (or "frameRate") is missing')
+        extension = self._json(entries[EXTENSION_KEY][1], EXTENSION_KEY) \
+            if EXTENSION_KEY in entries else {}
+
+        width, nested, se3_format = 3, False, None
+        parts = 1
+        if kind != "vector3":
+            parts_node = self._need(entries, node, "num_parts", "numParts")
+            parts = doc.integer(parts_node, "the number of parts")
+            if parts < 1 or parts > self.size:
+                raise doc.error(parts_node, f"invalid number of parts: {parts}")
+            width = 1
+        if kind == "pose":
+            format_node = self._need(entries, node, "SE3Format", "format")
+            se3_format = doc.text(format_node, "the SE3 format")
+            if se3_format not in SE3_WIDTHS:
+                raise doc.error(format_node, f'SE3 format "{se3_format}" is not supported '
+                                f"(use one of {', '.join(SE3_WIDTHS)})")
+            width, nested = SE3_WIDTHS[se3_format], True
+
+        frames_key = entries.get("frames")
+        if frames_key is None:
+            raise doc.error(node, 'key "frames" is missing')
+        frames = self._frames(frames_key, parts, width, timed, nested)
+        values = frames.values
+        count_node = self._find(entries, "num_frames", "numFrames")
+        if count_node is not None:
+            declared = doc.integer(count_node, "the number of frames")
+            if declared != len(values) and not timed:
+                warnings.warn(f"{doc.path}:{count_node.start_mark.line + 1}: numFrames says "
+                              f"{declared} but the component has {len(values)} frames",
+                              MotionkitWarning, stacklevel=4)
+
+        data = values[:, 1:] if timed else values
+        if kind == "pose":
+            data = _poses(data.reshape(len(data), parts, width), se3_format or "")
+        name, attrs = self._naming(kind, content, seq_type, version, entries, parts)
+        if not timed:
+            assert rate is not None
+            timeline = Timeline.uniform(rate, len(data), float(extension.get("start", 0.0)))
+        elif self.timed_mode == "choreonoid":
+            data, timeline = self._choreonoid_import(values[:, 0], data, rate, kind, node)
+        else:
+            timeline = self._stamps(values[:, 0], rate, frames.line_of)
+        if name == "links" and parts == 1 and not extension:
+            name, data = "root", data[:, 0, :]
+        labels_node = self._find(entries, "part_labels", "partLabels")
+        labels = [doc.text(n, "a part label") for n in doc.sequence(labels_node, "part labels")] \
+            if labels_node is not None else None
+        if name in motion.tracks:
+            warnings.warn(f"{doc.path}:{node.start_mark.line + 1}: a second {content or seq_type} "
+                          f"component; kept as {name}_2", MotionkitWarning, stacklevel=4)
+            name += "_2"
+        try:
+            data = _apply_extension(data, extension)
+            motion.add(Track(name, extension.get("kind", kind), data, timeline, labels, attrs))
+        except ValueError as exc:
+            raise doc.error(node, f"{name}: {exc}") from None
+
+    def _timed(self, entries: Entries, version: float) -> bool:
+        flag = self._find(entries, "has_frame_time", "hasFrameTime")
+        if flag is None:
+            return False
+        if version < 2:
+            raise self.doc.error(flag, '"hasFrameTime" is not available in format version 1')
+        return self.doc.boolean(flag, '"hasFrameTime"')
+
+    def _naming(self, kind: str, content: str, seq_type: str, version: float,
+                entries: Entries, parts: int) -> tuple[str, dict[str, Any]]:
+        attrs: dict[str, Any] = {}
+        if kind == "value" and content in JOINT_CONTENTS:
+            return "joints", attrs
+        if kind == "pose" and content in LINK_CONTENTS:
+            return "links", attrs
+        if kind == "vector3" and (content in ZMP_CONTENTS or content in RELATIVE_ZMP_CONTENTS):
+            if version < 2:
+                relative = content in RELATIVE_ZMP_CONTENTS
+            else:
+                flag = self._find(entries, "is_root_relative", "isRootRelative")
+                relative = content in RELATIVE_ZMP_CONTENTS or (
+                    flag is not None and self.doc.boolean(flag, '"isRootRelative"'))
+            attrs["root_relative"] = relative
+            return "zmp", attrs
+        return content or seq_type, attrs
+
+    # -- frames ---------------------------------------------------------------------
+    def _frames(self, frames_key: tuple[yaml.Node, yaml.Node], parts: int, width: int,
+                timed: bool, nested: bool) -> _Frames:
+        key, node = frames_key
+        columns = parts * width + int(timed)
+        block = self.blocks.get(key.start_mark.line + 1)
+        if block is not None and isinstance(node, yaml.ScalarNode) and node.value == "":
+            values = parse_block(block, line_pattern(parts, width, timed, nested), columns)
+            if values is None:
+                raise _NotCanonical
+            return _Frames(values, lambda i: block.first_line + i)
+        return self._slow_frames(node, parts, width, timed, nested, columns)
+
+    def _slow_frames(self, node: yaml.Node, parts: int, width: int, timed: bool,
+                     nested: bool, columns: int) -> _Frames:
+        doc = self.doc
+        if isinstance(node, yaml.ScalarNode) and node.value == "":
+            raise doc.error(node, 'the "frames" key has no frame data')
+        frames = doc.sequence(node, '"frames"')
+        if not frames:
+            raise doc.error(node, 'the "frames" key has no frame data')
+        if len(frames) * columns > self.size:
+            raise doc.error(node, "frames expand beyond the size of the file (YAML aliases?)")
+        items_per_frame = (parts if nested else parts * width) + int(timed)
+        values = np.empty((len(frames), columns), dtype=np.float64)
+        for row, frame in enumerate(frames):
+            items = doc.sequence(frame, "a frame")
+            if len(items) != items_per_frame:
+                raise doc.error(frame, f"a frame has {len(items)} values where "
+                                f"{items_per_frame} are expected")
+            numbers: list[float] = []
+            if timed:
+                numbers.append(doc.number(items[0], "the frame time"))
+            for item in items[int(timed):]:
+                if not nested:
+                    numbers.append(doc.number(item, "a frame value"))
+                    continue
+                entry = doc.sequence(item, "an SE3 value")
+                if len(entry) != width:
+                    raise doc.error(item, f"an SE3 value has {len(entry)} numbers where "
+                                    f"{width} are expected")
+                numbers.extend(doc.number(x, "an SE3 value") for x in entry)
+            values[row] = numbers
+        return _Frames(values, lambda i: frames[i].start_mark.line + 1)
+
+    def _stamps(self, times: NDArray[np.float64], rate: float | None,
+                line_of: Callable[[int], int | None]) -> Timeline:
+        bad = np.flatnonzero(~(np.diff(times) > 0))
+        if bad.size:
+            i = int(bad[0]) + 1
+            raise FormatError(f"frame time {times[i]:g} does not come after {times[i - 1]:g}; "
+                              'read with timed="choreonoid" to apply Choreonoid\'s own import '
+                              "rule (later samples overwrite)", self.doc.path, line_of(i))
+        if not np.all(np.isfinite(times)):
+            raise FormatError("frame times must be finite", self.doc.path)
+        return Timeline.stamped(times, rate, check=False)
+
+    def _choreonoid_import(self, times: NDArray[np.float64], data: NDArray[np.float64],
+                           rate: float | None, kind: str, node: yaml.Node
+                           ) -> tuple[NDArray[np.float64], Timeline]:
+        from ...ops.resample import choreonoid_import
+
+        if rate is None:
+            raise self.doc.error(node, "the frame rate for importing timed frames is not given")
+        try:
+            frames = choreonoid_import(times, data, rate, kind)
+        except ValueError as exc:
+            raise self.doc.error(node, str(exc)) from None
+        return frames, Timeline.uniform(rate, len(frames))
+
+
+def _poses(entries: NDArray[np.float64], se3_format: str) -> NDArray[np.float64]:
+    """SE3 entries in the file's layout → ``x y z qx qy qz qw``."""
+    if se3_format == "XYZQXQYQZQW":
+        return np.ascontiguousarray(entries)
+    if se3_format == "XYZQWQXQYQZ":
+        return np.concatenate([entries[..., :3], wxyz_to_xyzw(entries[..., 3:])], axis=-1)
+    return np.concatenate([entries[..., :3], from_rpy(entries[..., 3:])], axis=-1)
+
+
+def _apply_extension(data: NDArray[np.float64], extension: dict[str, Any]) -> NDArray[np.float64]:
+    """Restore a shape motionkit recorded for a track Choreonoid has no native form for."""
+    shape = extension.get("shape")
+    if shape is None:
+        return data
+    target = (len(data), *(int(n) for n in shape))
+    if int(np.prod(target)) != data.size:
+        raise ValueError(f"recorded shape {list(shape)} does not fit {data.shape[1:]} values")
+    return data.reshape(target)

@@ -1,0 +1,309 @@
+"""Writing a Motion as a Choreonoid body motion file, in the layout Choreonoid writes.
+
+Versions 1-4 (2 by default, as the manual documents; 4 is what Choreonoid 2.1+ writes).
+Numbers are lossless by default (the shortest text that reads back to the same float64)
+or ``precision=9`` for byte parity with Choreonoid's ``%.9g``. What Choreonoid has no
+native place for (a quaternion track, a time offset, metadata) is kept in keys Choreonoid
+ignores, so nothing is lost; what cannot be kept at all is refused unless ``lossy``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import atomic_write
+from ...errors import ConversionError, MotionkitWarning
+from ...model import Motion, Track
+from ...spatial.quaternion import xyzw_to_wxyz
+from .seq_reader import EXTENSION_KEY, META_KEY
+from .yamlnodes import QuotedStr
+
+V1_COMMENT = "# Body motion data set format version 1.0 defined by Choreonoid\n\n"
+NONFINITE_MODES = ("error", "choreonoid", "yaml")
+_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_./+-][A-Za-z0-9_ ./+()-]*")
+
+
+def write_seq(path: str | os.PathLike[str], motion: Motion, *, version: int = 2,
+              precision: int | None = None, nonfinite: str = "error",
+              lossy: bool = False) -> None:
+    """Write ``motion`` to ``path`` atomically as a ``.seq`` file."""
+    if not isinstance(motion, Motion):
+        raise ConversionError(f"a .seq file holds a motion, not a {type(motion).__name__}")
+    if version not in (1, 2, 3, 4):
+        raise ConversionError(f"Choreonoid body motion version {version} does not exist (1-4)")
+    if precision is not None and not 1 <= precision <= 17:
+        raise ConversionError("precision must be between 1 and 17 significant digits")
+    if nonfinite not in NONFINITE_MODES:
+        raise ConversionError(f"nonfinite must be one of {', '.join(NONFINITE_MODES)}")
+    motion = _prepare(motion, version, lossy)
+    writer = _Writer(version, precision, nonfinite)
+    with atomic_write(path, "wb") as handle:
+        for chunk in writer.chunks(motion):
+            handle.write(chunk.encode("utf-8"))
+
+
+def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
+    """Refuse (or, when lossy, drop with a warning) what a .seq file cannot hold."""
+    lost: list[str] = []
+    if motion.terrain is not None:
+        lost.append("terrain")
+    for key, value in _extra_meta(motion).items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            lost.append(f"metadata {key!r} (not plain data)")
+    stamped = [t.name for t in motion.tracks.values() if not t.timeline.is_uniform]
+    if version == 1 and stamped:
+        lost.append(f"time stamps of {', '.join(stamped)} (version 1 has no timed frames)")
+    if not lost:
+        return motion
+    if not lossy:
+        raise ConversionError(f"a .seq file cannot hold {'; '.join(lost)}; "
+                              "pass lossy=True (--lossy) to drop it")
+    warnings.warn(f"dropped for .seq: {'; '.join(lost)}", MotionkitWarning, stacklevel=3)
+    kept = Motion(dict(motion.tracks), motion.skeleton, None, dict(motion.meta))
+    for key, value in _extra_meta(motion).items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            del kept.meta[key]
+    if version == 1 and stamped:
+        from ...ops.resample import resample
+
+        kept = resample(kept, None, method="linear")
+    return kept
+
+
+def _extra_meta(motion: Motion) -> dict[str, Any]:
+    return {k: v for k, v in motion.meta.items() if k not in ("source_format", "choreonoid")}
+
+
+class _Writer:
+    def __init__(self, version: int, precision: int | None, nonfinite: str) -> None:
+        self.version = version
+        self.snake = version >= 4
+        self.precision = precision
+        self.nonfinite = nonfinite
+        self.number = "%r" if precision is None else f"%.{precision}g"
+
+    def key(self, snake: str) -> str:
+        """A key in this version's spelling (snake_case from v4, camelCase before)."""
+        if self.snake:
+            return snake
+        head, *rest = snake.split("_")
+        return head + "".join(word.capitalize() for word in rest)
+
+    def scalar(self, value: float) -> str:
+        text = self.number % float(value)
+        return text[:-2] if self.precision is None and text.endswith(".0") else text
+
+    # -- document -------------------------------------------------------------------
+    def chunks(self, motion: Motion) -> Iterator[str]:
+        components = self._components(motion)
+        if not components:
+            raise ConversionError("the motion has no tracks to write")
+        main = next((t for name in ("links", "root", "joints")
+                     if (t := motion.tracks.get(name)) is not None), components[0][1])
+        top_rate = main.timeline.rate if main.timeline.is_uniform else _nominal_rate(main)
+        assert top_rate is not None
+        lines = [V1_COMMENT] if self.version == 1 else []
+        lines += [
+            f"type: {'BodyMotion' if self.version == 1 else 'CompositeSeq'}\n",
+            "content: BodyMotion\n",
+            f"{self.key('format_version')}: {self.version}\n",
+            f"{self.key('frame_rate')}: {self._header_number(top_rate, top=True)}\n",
+            f"{self.key('num_frames')}: {main.frames}\n",
+        ]
+        meta = _extra_meta(motion)
+        if meta:
+            lines.append(f"{META_KEY}: {_quote(json.dumps(meta, allow_nan=False))}\n")
+        lines.append("components:\n")
+        yield "".join(lines)
+        for content, track in components:
+            if isinstance(track, Track):
+                yield self._track(content, track)
+            else:
+                yield self._opaque(track)
+
+    def _components(self, motion: Motion) -> list[tuple[str, Any]]:
+        """(content, track or opaque tree) in Choreonoid's order: links, joints, the rest by name."""
+        contents = {1: ("JointPosition", "LinkPosition", "ZMP"),
+                    3: ("MultiJointDisplacementSeq", "MultiLinkPositionSeq", "ZMPSeq")}
+        joints_name, links_name, zmp_name = contents.get(
+            self.version, ("JointDisplacement", "LinkPosition", "ZMP"))
+        head: list[tuple[str, Any]] = []
+        rest: list[tuple[str, Any]] = []
+        tracks = dict(motion.tracks)
+        links = tracks.pop("links", None)
+        root = tracks.pop("root", None)
+        if links is not None:
+            head.append((links_name, links))
+            if root is not None and not _is_part_zero(root, links):
+                rest.append(("root", root))
+        elif root is not None:
+            head.append((links_name, root))
+        joints = tracks.pop("joints", None)
+        if joints is not None:
+            head.append((joints_name, joints))
+        for name, track in tracks.items():
+            if name == "zmp" and track.kind == "vector3" and track.data.ndim == 2:
+                relative = bool(track.attrs.get("root_relative"))
+                rest.append(("RelativeZMP" if relative and self.version == 1 else zmp_name, track))
+            else:
+                rest.append((name, track))
+        for tree in motion.meta.get("choreonoid", {}).get("opaque", []):
+            rest.append((str(tree.get("content", tree.get("type", ""))), tree))
+        rest.sort(key=lambda item: item[0].encode("utf-8"))
+        return head + rest
+
+    # -- one component --------------------------------------------------------------
+    def _track(self, content: str, track: Track) -> str:
+        data = np.asarray(track.data, dtype=np.float64)
+        frames = track.frames
+        extension: dict[str, Any] = {}
+        if track.kind == "pose":
+            seq_type = "MultiSE3Seq"
+            native = data if data.ndim == 3 else data[:, None, :]
+            if data.ndim == 2 and content not in ("LinkPosition", "MultiLinkPositionSeq"):
+                extension["shape"] = [7]
+            parts = native.shape[1]
+            rows = np.concatenate([native[..., :3], xyzw_to_wxyz(native[..., 3:])], axis=-1)
+            rows = rows.reshape(frames, parts * 7)
+        elif track.kind == "vector3" and data.ndim == 2:
+            seq_type, parts, rows = "Vector3Seq", 1, data
+        else:
+            seq_type = "MultiValueSeq"
+            rows = data.reshape(frames, -1)
+            parts = rows.shape[1]
+            if track.kind != "value":
+                extension["kind"] = track.kind
+            if data.ndim != 2 or track.kind != "value":
+                extension["shape"] = list(data.shape[1:])
+        self._check_finite(track, rows)
+        timeline = track.timeline
+        if timeline.is_uniform and timeline.start != 0:
+            extension["start"] = timeline.start
+        rate = timeline.rate if timeline.is_uniform else _nominal_rate(track)
+        assert rate is not None
+        indent = "    "
+        out = ["  -\n", f"{indent}type: {seq_type}\n", f"{indent}content: {_plain(content)}\n",
+               f"{indent}{self.key('frame_rate')}: {self._header_number(rate)}\n",
+               f"{indent}{self.key('num_frames')}: {frames}\n"]
+        if seq_type != "Vector3Seq":
+            out.append(f"{indent}{self.key('num_parts')}: {parts}\n")
+        if seq_type == "MultiSE3Seq":
+            out.append(f"{indent}{'format' if self.version == 1 else 'SE3Format'}: XYZQWQXQYQZ\n")
+        if content in ("ZMP", "ZMPSeq") and track.attrs.get("root_relative"):
+            out.append(f"{indent}{self.key('is_root_relative')}: true\n")
+        if not timeline.is_uniform:
+            out.append(f"{indent}{self.key('has_frame_time')}: true\n")
+        if track.labels:
+            labels = ", ".join(_plain(label) for label in track.labels)
+            out.append(f"{indent}{self.key('part_labels')}: [ {labels} ]\n")
+        if extension:
+            out.append(f"{indent}{EXTENSION_KEY}: {_quote(json.dumps(extension))}\n")
+        out.append(f"{indent}frames:\n")
+        times = None if timeline.is_uniform else timeline.times
+        out.append(self._frames(rows, parts if seq_type == "MultiSE3Seq" else 0, times))
+        return "".join(out)
+
+    def _frames(self, rows: NDArray[np.float64], se3_parts: int,
+                times: NDArray[np.float64] | None) -> str:
+        number = self.number
+        if se3_parts:
+            entry = "[ " + ", ".join([number] * 7) + " ]"
+            body = ", ".join([entry] * se3_parts)
+        else:
+            body = ", ".join([number] * rows.shape[1])
+        if times is not None:
+            body = number + ", " + body
+            rows = np.column_stack([times, rows])
+        template = "      - [ " + body + " ]\n"
+        text = "".join([template % tuple(row) for row in rows.tolist()])
+        if self.precision is None:  # shortest repr: 500.0 -> 500, as Choreonoid writes integers
+            text = text.replace(".0,", ",").replace(".0 ]", " ]")
+        if self.nonfinite == "yaml":
+            text = re.sub(r"(?<![\w.])(-?)(inf|nan)\b", r"\1.\2", text)
+        return text
+
+    def _check_finite(self, track: Track, rows: NDArray[np.float64]) -> None:
+        if self.nonfinite != "error":
+            return
+        finite = np.isfinite(rows).all(axis=1)
+        times_ok = track.timeline.is_uniform or np.isfinite(track.timeline.times).all()
+        if not finite.all() or not times_ok:
+            frame = int(np.argmin(finite)) if not finite.all() else 0
+            raise ConversionError(
+                f"track {track.name!r} has non-finite values (first in frame {frame}); no "
+                "spelling reads back in both Choreonoid and YAML tools: pass "
+                'nonfinite="choreonoid" (nan/inf) or nonfinite="yaml" (.nan/.inf)')
+
+    def _header_number(self, value: float, top: bool = False) -> str:
+        if self.precision is not None:  # Choreonoid: %g on top, %.9g in components
+            return ("%g" if top else self.number) % value
+        return self.scalar(value)
+
+    def _opaque(self, tree: dict[str, Any]) -> str:
+        return "  -\n" + "".join(_emit_mapping(tree, 4))
+
+
+def _nominal_rate(track: Track) -> float:
+    """A frame rate for a stamped track (Choreonoid's timed import needs one)."""
+    if track.timeline.rate:
+        return float(track.timeline.rate)
+    steps = np.diff(track.timeline.times)
+    if steps.size == 0:
+        return 1.0
+    return float(f"{1.0 / float(np.median(steps)):.6g}")
+
+
+def _is_part_zero(root: Track, links: Track) -> bool:
+    return (links.data.ndim == 3 and root.timeline.same_as(links.timeline)
+            and np.array_equal(root.data, links.data[:, 0, :]))
+
+
+def _quote(text: str) -> str:
+    """A YAML single-quoted scalar."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _plain(text: str) -> str:
+    """Text as a YAML scalar: raw when that reads back unchanged, else double-quoted."""
+    if _PLAIN_SAFE.fullmatch(text) and not isinstance(text, QuotedStr) and text.strip() == text:
+        return text
+    return json.dumps(text)
+
+
+def _emit_mapping(tree: dict[str, Any], indent: int) -> Iterator[str]:
+    pad = " " * indent
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield f"{pad}{_plain(key)}:\n"
+            yield from _emit_mapping(value, indent + 2)
+        elif isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
+            yield f"{pad}{_plain(key)}:\n"
+            for item in value:
+                if isinstance(item, dict):
+                    yield f"{pad}  -\n"
+                    yield from _emit_mapping(item, indent + 4)
+                else:
+                    yield f"{pad}  - {_flow(item)}\n"
+        else:
+            yield f"{pad}{_plain(key)}: {_flow(value)}\n"
+
+
+def _flow(value: Any) -> str:
+    if isinstance(value, list):
+        return "[ " + ", ".join(_flow(v) for v in value) + " ]" if value else "[ ]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{_plain(k)}: {_flow(v)}" for k, v in value.items())
+        return "{ " + items + " }" if value else "{ }"
+    return _plain(str(value))
