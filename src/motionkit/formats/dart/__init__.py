@@ -1,0 +1,1 @@
+"""DART: the ``.skel`` XML world/skeleton format."""

@@ -1,0 +1,305 @@
+"""Write a World or Skeleton as a ``.skel`` file that dartpy 6.x loads.
+
+Rules (``specs/dart-skel.md`` §17): bodies parent-first, every body with its joint, body
+``<transformation>`` = pose at q = 0 (computed from the joint frames, so any model writes
+consistently), joint ``<transformation>`` = child→joint, full inertia always, floats with
+17 significant digits. What DART cannot build (screw and translational2d joints, Euler
+orders other than xyz/zyx, invalid actuator names, duplicate names) is refused with a
+ConversionError unless ``lossy=True``, which warns and writes the nearest DART form.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import atomic_write
+from ...errors import ConversionError, MotionkitWarning
+from ...model.skeleton import Body, Dof, Joint, Shape, Skeleton, SoftShape, World, default_dof_names
+
+WRITE_OPTIONS: frozenset[str] = frozenset({"lossy"})
+ACTUATORS = ("force", "passive", "servo", "acceleration", "velocity", "locked")
+
+Array = NDArray[np.float64]
+
+
+def write(path: str | os.PathLike[str], obj: World | Skeleton, lossy: bool = False) -> None:
+    """Write ``obj`` (a World, or one Skeleton wrapped in a default world) to ``path``."""
+    world = obj if isinstance(obj, World) else None
+    if world is None:
+        if not isinstance(obj, Skeleton):
+            raise ConversionError(f"a .skel file holds skeletons; got {type(obj).__name__} "
+                                  "(a motion has no skeleton to write)")
+        world = World([obj], gravity=np.array([0.0, 0.0, -9.81]))
+    problems: list[str] = []
+    text = _Writer(problems).world(world)
+    if problems:
+        if not lossy:
+            raise ConversionError("DART cannot load this as .skel: " + "; ".join(problems) +
+                                  " (pass lossy=True / --lossy to write the nearest form)")
+        warnings.warn("written for DART with changes: " + "; ".join(problems),
+                      MotionkitWarning, stacklevel=2)
+    with atomic_write(path, "w") as handle:
+        handle.write(text)
+
+
+def fmt(value: float) -> str:
+    """A float with 17 significant digits (repr), so values round-trip exactly."""
+    value = float(value)
+    if value == 0.0:
+        return "0"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
+
+
+def _vec(values: Array) -> str:
+    return " ".join(fmt(v) for v in np.asarray(values, dtype=float).ravel())
+
+
+def euler_xyz(rotation: Array) -> Array:
+    """Angles (a, b, c) with ``rotation = Rx(a)·Ry(b)·Rz(c)`` (DART's <transformation>)."""
+    r = rotation
+    b = math.asin(max(-1.0, min(1.0, float(r[0, 2]))))
+    if math.cos(b) > 1e-12:
+        a = math.atan2(-r[1, 2], r[2, 2])
+        c = math.atan2(-r[0, 1], r[0, 0])
+    else:  # gimbal lock: only a ± c is defined; put it all in a
+        a = math.atan2(r[2, 1], r[1, 1])
+        c = 0.0
+    return np.array([a, b, c])
+
+
+def transformation(matrix: Array) -> str:
+    """The six numbers ``x y z a b c`` of a 4×4 transform."""
+    return _vec(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
+
+
+def rest_poses(skeleton: Skeleton) -> list[Array]:
+    """Every body's pose at q = 0, from the joint frames (``W = W_p · P · inv(C)``)."""
+    poses: list[Array] = []
+    for body in skeleton.bodies:
+        parent = np.eye(4) if body.parent < 0 else poses[body.parent]
+        poses.append(parent @ body.joint.parent_to_joint @ np.linalg.inv(
+            body.joint.child_to_joint))
+    return poses
+
+
+class _Writer:
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        self.lines: list[str] = []
+
+    def add(self, depth: int, text: str) -> None:
+        self.lines.append("  " * depth + text)
+
+    def world(self, world: World) -> str:
+        self.add(0, '<?xml version="1.0" ?>')
+        self.add(0, '<skel version="1.0">')
+        self.add(1, f"<world name={quoteattr(world.name or 'world')}>")
+        self.add(2, "<physics>")
+        self.add(3, f"<time_step>{fmt(world.time_step)}</time_step>")
+        self.add(3, f"<gravity>{_vec(world.gravity)}</gravity>")
+        if world.collision_detector:
+            self.add(3, f"<collision_detector>{escape(world.collision_detector)}"
+                     "</collision_detector>")
+        self.add(2, "</physics>")
+        names = [s.name for s in world.skeletons]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            self.problems.append(f"two skeletons named {name!r} (DART renames the second)")
+        for skeleton in world.skeletons:
+            self.skeleton(skeleton)
+        self.add(1, "</world>")
+        self.add(0, "</skel>")
+        return "\n".join(self.lines) + "\n"
+
+    def skeleton(self, skeleton: Skeleton) -> None:
+        self.add(2, f"<skeleton name={quoteattr(skeleton.name)}>")
+        if not skeleton.mobile:
+            self.add(3, "<mobile>false</mobile>")
+        names = [b.name for b in skeleton.bodies]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            self.problems.append(f"skeleton {skeleton.name!r} has two bodies named {name!r}")
+        if "world" in names:
+            self.problems.append(f"skeleton {skeleton.name!r} has a body named 'world', which "
+                                 "DART confuses with the world frame")
+        for body, pose in zip(skeleton.bodies, rest_poses(skeleton), strict=True):
+            self.body(body, pose)
+        for body in skeleton.bodies:
+            parent = "world" if body.parent < 0 else skeleton.bodies[body.parent].name
+            self.joint(body.joint, parent, body.name)
+        self.add(2, "</skeleton>")
+
+    # ------------------------------------------------------------------ bodies
+    def body(self, body: Body, pose: Array) -> None:
+        self.add(3, f"<body name={quoteattr(body.name)}>")
+        if not body.gravity:
+            self.add(4, "<gravity>false</gravity>")
+        self.add(4, f"<transformation>{transformation(pose)}</transformation>")
+        inertia = body.inertia
+        m = inertia.moment
+        self.add(4, "<inertia>")
+        self.add(5, f"<mass>{fmt(inertia.mass)}</mass>")
+        self.add(5, f"<offset>{_vec(inertia.com)}</offset>")
+        self.add(5, "<moment_of_inertia>")
+        for tag, value in (("ixx", m[0, 0]), ("iyy", m[1, 1]), ("izz", m[2, 2]),
+                           ("ixy", m[0, 1]), ("ixz", m[0, 2]), ("iyz", m[1, 2])):
+            self.add(6, f"<{tag}>{fmt(value)}</{tag}>")
+        self.add(5, "</moment_of_inertia>")
+        self.add(4, "</inertia>")
+        for shape in body.shapes:
+            self.shape(shape)
+        for marker in body.markers:
+            self.add(4, f"<marker name={quoteattr(marker.name)}><offset>{_vec(marker.offset)}"
+                     "</offset></marker>")
+        if body.soft_shape is not None:
+            self.soft(body.soft_shape)
+        self.add(3, "</body>")
+
+    def geometry(self, kind: str, params: dict[str, object], depth: int) -> None:
+        self.add(depth, "<geometry>")
+        self.add(depth + 1, f"<{kind}>")
+        inner = depth + 2
+        for key, value in params.items():
+            if key == "spheres":
+                for radius, position in value:  # type: ignore[attr-defined]
+                    self.add(inner, f"<sphere><radius>{fmt(radius)}</radius><position>"
+                             f"{_vec(position)}</position></sphere>")
+            elif key == "file_name":
+                self.add(inner, f"<file_name>{escape(str(value))}</file_name>")
+            elif key in ("frags", "num_slices", "num_stacks", "num_rings"):
+                ints = " ".join(str(int(v)) for v in np.atleast_1d(value))  # type: ignore[call-overload]
+                self.add(inner, f"<{key}>{ints}</{key}>")
+            else:
+                self.add(inner, f"<{key}>{_vec(value)}</{key}>")  # type: ignore[arg-type]
+        self.add(depth + 1, f"</{kind}>")
+        self.add(depth, "</geometry>")
+
+    def shape(self, shape: Shape) -> None:
+        tag = "collision_shape" if shape.role == "collision" else "visualization_shape"
+        self.add(4, f"<{tag}>")
+        self.add(5, f"<transformation>{transformation(shape.transform)}</transformation>")
+        self.geometry(shape.kind, shape.params, 5)
+        if shape.color is not None and shape.role != "collision":
+            self.add(5, f"<color>{_vec(shape.color)}</color>")
+        if shape.role == "collision" and not shape.collidable:
+            self.add(5, "<collidable>0</collidable>")
+        self.add(4, f"</{tag}>")
+
+    def soft(self, soft: SoftShape) -> None:
+        self.add(4, "<soft_shape>")
+        self.add(5, f"<total_mass>{fmt(soft.total_mass)}</total_mass>")
+        self.add(5, f"<transformation>{transformation(soft.transform)}</transformation>")
+        self.geometry(soft.kind, soft.params, 5)
+        for tag in ("kv", "ke", "damp"):
+            value = getattr(soft, tag)
+            if value is not None:
+                self.add(5, f"<{tag}>{fmt(value)}</{tag}>")
+        self.add(4, "</soft_shape>")
+
+    # ------------------------------------------------------------------ joints
+    def joint(self, joint: Joint, parent: str, child: str) -> None:
+        type_ = joint.type
+        order = joint.axis_order
+        if type_ in ("screw", "translational2d"):
+            self.problems.append(f"joint {joint.name!r} is a {type_} joint, which DART's .skel "
+                                 "reader cannot build (written as is)")
+        if type_ == "euler" and order not in ("xyz", "zyx"):
+            self.problems.append(f"joint {joint.name!r} has Euler order {order!r}; DART knows "
+                                 "only xyz and zyx (written as a ball joint)")
+            type_ = "ball"
+        actuator = joint.actuator
+        if actuator not in ACTUATORS:
+            self.problems.append(f"joint {joint.name!r} has actuator {actuator!r} (written as "
+                                 "'force')")
+            actuator = "force"
+        head = f"<joint type={quoteattr(type_)} name={quoteattr(joint.name)}"
+        if actuator != "force":
+            head += f" actuator={quoteattr(actuator)}"
+        self.add(3, head + ">")
+        self.add(4, f"<parent>{escape(parent)}</parent>")
+        self.add(4, f"<child>{escape(child)}</child>")
+        self.add(4, f"<transformation>{transformation(joint.child_to_joint)}</transformation>")
+        dofs = joint.dofs
+        if type_ == "euler":
+            self.add(4, f"<axis_order>{order}</axis_order>")
+        if type_ in ("planar", "translational2d"):
+            if joint.plane in ("xy", "yz", "zx"):
+                self.add(4, f'<plane type="{joint.plane}"/>')
+            else:
+                self.add(4, '<plane type="arbitrary">')
+                self.add(5, f"<translation_axis1><xyz>{_vec(joint.axes[0])}</xyz>"
+                         "</translation_axis1>")
+                self.add(5, f"<translation_axis2><xyz>{_vec(joint.axes[1])}</xyz>"
+                         "</translation_axis2>")
+                self.add(4, "</plane>")
+        axis_tags = ("axis", "axis2", "axis3")
+        if type_ not in ("ball", "free", "weld"):
+            for i, dof in enumerate(dofs):
+                axis = joint.axes[i] if (type_ in ("revolute", "prismatic", "screw",
+                                                   "universal")) else None
+                self.axis(axis_tags[i], axis, dof, joint.pitch if type_ == "screw" else None)
+        if dofs:
+            positions = np.array([d.position for d in dofs])
+            velocities = np.array([d.velocity for d in dofs])
+            if np.any(positions):
+                self.add(4, f"<init_pos>{_vec(positions)}</init_pos>")
+            if np.any(velocities):
+                self.add(4, f"<init_vel>{_vec(velocities)}</init_vel>")
+        defaults = default_dof_names(joint.name, joint.type, order, joint.plane)
+        for i, dof in enumerate(dofs):
+            self.dof(i, dof, defaults[i] if i < len(defaults) else "",
+                     limits_in_dof=type_ in ("ball", "free"))
+        self.add(3, "</joint>")
+
+    def axis(self, tag: str, axis: Array | None, dof: Dof, pitch: float | None) -> None:
+        body: list[str] = []
+        if axis is not None:
+            body.append(f"<xyz>{_vec(axis)}</xyz>")
+        if pitch is not None:
+            body.append(f"<pitch>{fmt(pitch)}</pitch>")
+        if math.isfinite(dof.lower) or math.isfinite(dof.upper):
+            limit = "<limit>"
+            if math.isfinite(dof.lower):
+                limit += f"<lower>{fmt(dof.lower)}</lower>"
+            if math.isfinite(dof.upper):
+                limit += f"<upper>{fmt(dof.upper)}</upper>"
+            body.append(limit + "</limit>")
+        dyn = "".join(f"<{k}>{fmt(getattr(dof, k))}</{k}>" for k in
+                      ("damping", "friction", "spring_rest_position", "spring_stiffness")
+                      if getattr(dof, k) != 0.0)
+        if dyn:
+            body.append(f"<dynamics>{dyn}</dynamics>")
+        if body:
+            self.add(4, f"<{tag}>" + "".join(body) + f"</{tag}>")
+
+    def dof(self, index: int, dof: Dof, default_name: str, limits_in_dof: bool) -> None:
+        parts: list[str] = []
+        groups = [("velocity", "velocity_lower", "velocity_upper", None),
+                  ("acceleration", "acceleration_lower", "acceleration_upper", "acceleration"),
+                  ("force", "force_lower", "force_upper", "force")]
+        if limits_in_dof:
+            groups.insert(0, ("position", "lower", "upper", None))
+        for tag, lo, hi, initial in groups:
+            attrs = ""
+            if math.isfinite(getattr(dof, lo)):
+                attrs += f' lower="{fmt(getattr(dof, lo))}"'
+            if math.isfinite(getattr(dof, hi)):
+                attrs += f' upper="{fmt(getattr(dof, hi))}"'
+            if initial is not None and getattr(dof, initial) != 0.0:
+                attrs += f' initial="{fmt(getattr(dof, initial))}"'
+            if attrs:
+                parts.append(f"<{tag}{attrs}/>")
+        if limits_in_dof:
+            for k in ("damping", "friction", "spring_rest_position", "spring_stiffness"):
+                if getattr(dof, k) != 0.0:
+                    parts.append(f"<{k}>{fmt(getattr(dof, k))}</{k}>")
+        named = dof.name != default_name
+        if parts or named:
+            name = f" name={quoteattr(dof.name)}" if named else ""
+            self.add(4, f'<dof local_index="{index}"{name}>' + "".join(parts) + "</dof>")
