@@ -1,0 +1,1 @@
+"""Trajectory text formats: trajectopy ASCII, TUM, KITTI, EuRoC."""

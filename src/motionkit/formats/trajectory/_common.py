@@ -1,0 +1,220 @@
+"""Pieces every trajectory format shares: building the Motion, checking what a writer
+can hold, time units, stamp order, and chunked fixed-point text output."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...errors import ConversionError, FormatError, MotionkitWarning
+from ...model import Motion, Timeline, Track
+
+#: Seconds per unit for the time-unit option.
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+_ROWS_PER_CHUNK = 65536
+Formatter = Callable[[list[float]], list[str]]
+
+
+def time_scale(unit: str, path: object = None) -> float:
+    """Seconds per stamp unit; a clear error for unknown units."""
+    try:
+        return TIME_UNITS[unit.strip().lower()]
+    except KeyError:
+        known = ", ".join(TIME_UNITS)
+        raise FormatError(f"unknown time unit {unit!r} (known: {known})",
+                          str(path) if path is not None else None) from None
+
+
+def order_stamps(times: NDArray[np.float64], *, sort: bool, dedupe: bool, path: object,
+                 ) -> NDArray[np.int64] | None:
+    """Row order to keep: None for all rows as they are.
+
+    Duplicate and unsorted stamps are kept with a warning unless ``dedupe`` (drop later
+    duplicates) or ``sort`` (stable time sort) is asked for.
+    """
+    if times.size < 2:
+        return None
+    steps = np.diff(times)
+    order: NDArray[np.int64] | None = None
+    if np.any(steps < 0):
+        if sort:
+            order = np.argsort(times, kind="stable")
+        else:
+            count = int(np.count_nonzero(steps < 0))
+            warnings.warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
+                          "order (read with sort=True to sort them)", MotionkitWarning,
+                          stacklevel=4)
+    current = times if order is None else times[order]
+    same = np.diff(current) == 0
+    if np.any(same):
+        if dedupe:
+            keep = np.concatenate([[True], ~same])
+            base = np.arange(times.size) if order is None else order
+            order = base[keep]
+        else:
+            warnings.warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
+                          "(read with dedupe=True to drop them)", MotionkitWarning,
+                          stacklevel=4)
+    return order
+
+
+def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | None
+                     ) -> Timeline:
+    """A stamped timeline that tolerates the unsorted/duplicate stamps we warned about."""
+    if ns is not None:
+        try:
+            return Timeline.from_nanoseconds(ns)
+        except ValueError:
+            timeline = Timeline.stamped(ns.astype(np.float64) / 1e9, check=False)
+            ns = np.ascontiguousarray(ns)
+            ns.setflags(write=False)
+            object.__setattr__(timeline, "stamps_ns", ns)
+            return timeline
+    assert times is not None
+    return Timeline.stamped(times, check=False)
+
+
+def normalized_quaternions(quat: NDArray[np.float64], path: object,
+                           line_of: Callable[[int], int]) -> NDArray[np.float64]:
+    """Unit quaternions; a zero or non-finite one is a FormatError naming its line."""
+    norms = np.linalg.norm(quat, axis=1)
+    bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
+    if bad.size:
+        raise FormatError("zero or invalid quaternion", str(path), line_of(int(bad[0])))
+    return quat / norms[:, None]
+
+
+def build_motion(timeline: Timeline, position: NDArray[np.float64],
+                 quat: NDArray[np.float64] | None, *, velocity: NDArray[np.float64] | None = None,
+                 arc_length: NDArray[np.float64] | None = None,
+                 meta: dict[str, Any]) -> Motion:
+    """A trajectory Motion: ``root`` pose (+ ``velocity``, ``arc_length``) and metadata.
+
+    Without orientation the root carries identity quaternions and ``attrs["orientation"]
+    = False``, so writers leave the quaternion columns out again.
+    """
+    frames = position.shape[0]
+    root = np.empty((frames, 7))
+    root[:, :3] = position
+    attrs: dict[str, Any] = {}
+    if quat is None:
+        root[:, 3:] = (0.0, 0.0, 0.0, 1.0)
+        attrs["orientation"] = False
+    else:
+        root[:, 3:] = quat
+    motion = Motion(meta=meta)
+    motion.add(Track("root", "pose", root, timeline, attrs=attrs))
+    if velocity is not None:
+        motion.add(Track("velocity", "vector3", velocity, timeline))
+    if arc_length is not None:
+        motion.add(Track("arc_length", "value", arc_length.reshape(-1, 1), timeline))
+    return motion
+
+
+def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool) -> tuple[Track, list[str]]:
+    """The root pose of ``obj`` and the names of held extra tracks; refuse what is lost.
+
+    Anything the target cannot hold (other tracks, further links, a skeleton, a terrain,
+    tracks on another timeline) raises ConversionError naming it, or with ``lossy`` warns
+    with the same list.
+    """
+    if not isinstance(obj, Motion):
+        raise ConversionError(f"{fmt} holds trajectories; got {type(obj).__name__}")
+    root = obj.root_pose()
+    if root is None:
+        names = ", ".join(obj.tracks) or "none"
+        raise ConversionError(f"{fmt} needs a root pose (a 'root' track or 'links'); "
+                              f"this motion has tracks: {names}")
+    lost: list[str] = []
+    held: list[str] = []
+    for name, track in obj.tracks.items():
+        if name == "root" or (name == "links" and "root" not in obj.tracks):
+            if name == "links" and track.part_count > 1:
+                lost.append(f"links beyond the first ({track.part_count - 1} parts)")
+            continue
+        if name in holds and track.timeline.same_as(root.timeline):
+            held.append(name)
+        elif name in holds:
+            lost.append(f"track {name!r} (its timeline differs from the root's)")
+        else:
+            lost.append(f"track {name!r}")
+    if obj.skeleton is not None:
+        lost.append("the skeleton")
+    if obj.terrain is not None:
+        lost.append("the terrain")
+    refuse_or_warn(lost, fmt, lossy)
+    return root, held
+
+
+def refuse_or_warn(lost: list[str], fmt: str, lossy: bool) -> None:
+    """ConversionError naming ``lost`` (or a warning when ``lossy``)."""
+    if not lost:
+        return
+    what = "; ".join(lost)
+    if not lossy:
+        raise ConversionError(f"{fmt} cannot hold: {what} (pass lossy=True / --lossy to drop it)")
+    warnings.warn(f"{fmt}: dropped {what}", MotionkitWarning, stacklevel=4)
+
+
+def times_are_index(obj: Motion) -> bool:
+    """True when the source had frame numbers, not times (KITTI without times.txt, …)."""
+    return any(isinstance(obj.meta.get(key), dict) and obj.meta[key].get("time") == "index"
+               for key in ("kitti", "traj"))
+
+
+def has_orientation(root: Track) -> bool:
+    """False when the root came from a position-only source."""
+    return bool(root.attrs.get("orientation", True))
+
+
+def fixed(precision: int) -> Formatter:
+    """Fixed-point formatter with ``precision`` decimals."""
+    pattern = f"{{:.{int(precision)}f}}"
+    return lambda values: [pattern.format(v) for v in values]
+
+
+def shortest(values: list[float]) -> list[str]:
+    """Shortest text that reads back to the same float64 (full precision)."""
+    return [repr(v) for v in values]
+
+
+def integers(values: list[float]) -> list[str]:
+    return [str(int(v)) for v in values]
+
+
+def ns_seconds(ns: NDArray[np.int64]) -> list[str]:
+    """Exact decimal seconds from integer nanoseconds (``1403715524.907143168``)."""
+    out = []
+    for value in ns.tolist():
+        sign = "-" if value < 0 else ""
+        whole, frac = divmod(abs(value), 1_000_000_000)
+        out.append(f"{sign}{whole}.{frac:09d}")
+    return out
+
+
+def time_column(timeline: Timeline, number: Formatter) -> tuple[Any, Formatter | None]:
+    """The stamps column: exact text from integer nanoseconds when known, else floats."""
+    if timeline.stamps_ns is not None:
+        return ns_seconds(timeline.stamps_ns), None
+    return timeline.times, number
+
+
+def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
+               delimiter: str, rows: int) -> None:
+    """Write ``rows`` lines; each column is (array or list of str, formatter or None)."""
+    cols = list(columns)
+    for start in range(0, rows, _ROWS_PER_CHUNK):
+        stop = min(start + _ROWS_PER_CHUNK, rows)
+        texts = []
+        for values, formatter in cols:
+            piece = values[start:stop]
+            if formatter is None:
+                texts.append(piece)
+            else:
+                texts.append(formatter(np.asarray(piece, dtype=np.float64).tolist()))
+        handle.write("\n".join(map(delimiter.join, zip(*texts, strict=True))))
+        handle.write("\n")

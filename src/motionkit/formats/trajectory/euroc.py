@@ -1,0 +1,119 @@
+"""EuRoC / ASL ground-truth CSV: nanosecond stamps, position, w-first quaternion, and
+optionally velocity and IMU biases (17 columns in ``state_groundtruth_estimate0/data.csv``).
+
+Stamps are kept as integer nanoseconds (exact round trip); quaternions become x, y, z, w.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._io import atomic_write, read_bytes
+from ...errors import FormatError, MotionkitWarning
+from ...model import Motion, Track
+from . import _common as common
+from ._text import detect_delimiter, parse_int_column, parse_numeric, split_text
+
+PathLike = str | os.PathLike[str]
+
+READ_OPTIONS = frozenset({"sort", "dedupe"})
+WRITE_OPTIONS = frozenset({"precision", "lossy"})
+
+_HEADER = ("#timestamp [ns]", "p_RS_R_x [m]", "p_RS_R_y [m]", "p_RS_R_z [m]", "q_RS_w []",
+           "q_RS_x []", "q_RS_y []", "q_RS_z []")
+_VELOCITY = ("v_RS_R_x [m s^-1]", "v_RS_R_y [m s^-1]", "v_RS_R_z [m s^-1]")
+_BIASES = ("b_w_RS_S_x [rad s^-1]", "b_w_RS_S_y [rad s^-1]", "b_w_RS_S_z [rad s^-1]",
+           "b_a_RS_S_x [m s^-2]", "b_a_RS_S_y [m s^-2]", "b_a_RS_S_z [m s^-2]")
+
+
+def sniff(head: bytes) -> bool:
+    """True for a ``#timestamp`` header or a first row starting with a nanosecond stamp."""
+    text = head.lstrip(b"\xef\xbb\xbf")
+    if re.match(rb"#\s*timestamp", text, re.IGNORECASE):
+        return True
+    for raw in text.split(b"\n")[:20]:
+        row = raw.strip()
+        if row and not row.startswith(b"#"):
+            return re.match(rb"\d{16,20}\s*,", row) is not None and row.count(b",") >= 7
+    return False
+
+
+def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
+    """Read an EuRoC CSV into a trajectory Motion with exact nanosecond stamps."""
+    table = split_text(read_bytes(path), path)
+    delimiter = detect_delimiter(table) or b","
+    values = parse_numeric(table, delimiter)
+    width = values.shape[1] if table.rows else 8
+    if width < 8:
+        raise FormatError(f"an EuRoC row needs at least 8 columns, found {width}", path,
+                          table.line_of(0))
+    ns = parse_int_column(table, delimiter, 0) if table.rows else np.empty(0, np.int64)
+    quat = common.normalized_quaternions(values[:, [5, 6, 7, 4]], path, table.line_of)
+    position = values[:, 1:4]
+    order = common.order_stamps(ns.astype(np.float64), sort=sort, dedupe=dedupe, path=path)
+    if order is not None:
+        ns, values, quat, position = ns[order], values[order], quat[order], position[order]
+    timeline = common.stamped_timeline(None, ns)
+    names = _column_names(table.comments)
+    meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
+                            "source_format": "euroc", "euroc": {"columns": names}}
+    velocity = values[:, 8:11] if width >= 11 else None
+    motion = common.build_motion(timeline, position, quat, velocity=velocity, meta=meta)
+    if width >= 17:
+        motion.add(Track("gyro_bias", "vector3", values[:, 11:14], timeline))
+        motion.add(Track("accel_bias", "vector3", values[:, 14:17], timeline))
+    used = 17 if width >= 17 else 11 if width >= 11 else 8
+    if width > used:
+        labels = names[used:width] if len(names) >= width else None
+        motion.add(Track("extra", "value", values[:, used:width], timeline, labels=labels))
+        warnings.warn(f"{path}: {width - used} unrecognised column(s) kept as track 'extra'",
+                      MotionkitWarning, stacklevel=2)
+    return motion
+
+
+def _column_names(comments: list[tuple[int, str]]) -> list[str]:
+    for _, text in comments:
+        if "," in text:
+            return [name.strip() for name in text.lstrip("#").split(",")]
+    return []
+
+
+def write(path: PathLike, obj: Motion, *, precision: int = 9, lossy: bool = False) -> None:
+    """Write the canonical EuRoC layout (8, 11 or 17 columns), integer ns stamps."""
+    root, held = common.writable_root(
+        obj, ("velocity", "gyro_bias", "accel_bias"), "EuRoC", lossy)
+    lost = []
+    if obj.meta.get("epsg"):
+        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
+    biases = "gyro_bias" in held and "accel_bias" in held
+    if not biases and ("gyro_bias" in held or "accel_bias" in held):
+        lost.append("a bias track without its partner (EuRoC holds both or neither)")
+    if biases and "velocity" not in held:
+        lost.append("the IMU biases (EuRoC needs velocity columns before them)")
+        biases = False
+    common.refuse_or_warn(lost, "EuRoC", lossy)
+    timeline = root.timeline
+    ns = (timeline.stamps_ns if timeline.stamps_ns is not None
+          else np.round(timeline.times * 1e9).astype(np.int64))
+    number = common.fixed(precision)
+    data = root.data
+    columns: list[tuple[Any, common.Formatter | None]] = [(ns, common.integers)]
+    columns += [(data[:, i], number) for i in (0, 1, 2, 6, 3, 4, 5)]
+    header = list(_HEADER)
+    extra = ["velocity"] if "velocity" in held else []
+    if biases:
+        extra += ["gyro_bias", "accel_bias"]
+    for name in extra:
+        vectors = obj.tracks[name].data.reshape(-1, 3)
+        columns += [(vectors[:, i], number) for i in range(3)]
+    header += list(_VELOCITY) if extra else []
+    header += list(_BIASES) if biases else []
+    with atomic_write(path, "w") as handle:
+        handle.write(", ".join(header) + "\n")
+        common.write_rows(handle, columns, ",", root.frames)

@@ -1,0 +1,111 @@
+"""KITTI odometry poses: 12 numbers per row, the 3x4 ``[R|t]`` matrix row by row.
+
+The poses carry no time; a KITTI ``times.txt`` (one time in seconds per row) supplies it
+through the ``times`` option. Without it frames are numbered 0, 1, 2 … (a uniform 1 Hz
+timeline marked ``meta["kitti"]["time"] = "index"``) and writers that need real times refuse.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import atomic_write, read_bytes
+from ...errors import FormatError
+from ...model import Motion, Timeline
+from . import _common as common
+from ._text import detect_delimiter, parse_numeric, split_text
+from .tum import numeric_fields
+
+PathLike = str | os.PathLike[str]
+
+READ_OPTIONS = frozenset({"times", "rate"})
+WRITE_OPTIONS = frozenset({"precision", "lossy", "times"})
+
+
+def sniff(head: bytes) -> bool:
+    """True when the first data row is twelve numbers."""
+    return numeric_fields(head) == 12
+
+
+def matrices_to_quaternions(rotation: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(n, 3, 3) rotation matrices (nearest rotation if slightly off) to (n, 4) x y z w."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_matrix(rotation).as_quat(canonical=False)
+
+
+def quaternions_to_matrices(quat: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(n, 4) x y z w to (n, 3, 3) rotation matrices."""
+    from scipy.spatial.transform import Rotation
+
+    if quat.shape[0] == 0:
+        return np.empty((0, 3, 3))
+    return Rotation.from_quat(quat).as_matrix()
+
+
+def read_times(path: PathLike) -> NDArray[np.float64]:
+    """A KITTI ``times.txt``: one number (seconds) per row."""
+    table = split_text(read_bytes(path), path)
+    return parse_numeric(table, None, 1)[:, 0]
+
+
+def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = None) -> Motion:
+    """Read KITTI poses; ``times`` names the matching ``times.txt``, ``rate`` a fixed rate."""
+    table = split_text(read_bytes(path), path)
+    values = parse_numeric(table, detect_delimiter(table))
+    if table.rows and values.shape[1] != 12:
+        raise FormatError(f"a KITTI row needs 12 numbers (3x4 [R|t]), found {values.shape[1]}",
+                          path, table.line_of(0))
+    values = values.reshape(-1, 3, 4)
+    finite = np.all(np.isfinite(values), axis=(1, 2))
+    if not np.all(finite):
+        raise FormatError("non-finite pose", path, table.line_of(int(np.argmin(finite))))
+    quat = matrices_to_quaternions(values[:, :, :3]) if table.rows else np.empty((0, 4))
+    position = values[:, :, 3]
+    extras: dict[str, Any] = {"time": "index"}
+    if times is not None:
+        stamps = read_times(times)
+        if stamps.size != table.rows:
+            raise FormatError(f"{stamps.size} times for {table.rows} poses in {path}", times)
+        timeline = common.stamped_timeline(stamps, None)
+        extras = {"time": "stamps", "times_file": os.fspath(times)}
+    elif rate is not None:
+        timeline = Timeline.uniform(rate, table.rows)
+        extras = {"time": "rate"}
+    else:
+        timeline = Timeline.uniform(1.0, table.rows)
+    meta = {"name": Path(path).stem, "epsg": 0, "nframe": None, "source_format": "kitti",
+            "kitti": extras}
+    return common.build_motion(timeline, position, quat, meta=meta)
+
+
+def write(path: PathLike, obj: Motion, *, precision: int = 9, lossy: bool = False,
+          times: PathLike | None = None) -> None:
+    """Write 12 fixed-point numbers per row; ``times`` also writes a ``times.txt``.
+
+    Without ``times`` a motion with real time stamps is refused (times would be lost)
+    unless ``lossy``.
+    """
+    root, _ = common.writable_root(obj, (), "KITTI", lossy)
+    lost = []
+    if times is None and not common.times_are_index(obj):
+        lost.append("the time stamps (pass times='times.txt' to keep them)")
+    if obj.meta.get("epsg"):
+        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
+    common.refuse_or_warn(lost, "KITTI", lossy)
+    matrices = np.empty((root.frames, 3, 4))
+    matrices[:, :, :3] = quaternions_to_matrices(root.data[:, 3:])
+    matrices[:, :, 3] = root.data[:, :3]
+    flat = matrices.reshape(-1, 12)
+    number = common.fixed(precision)
+    with atomic_write(path, "w") as handle:
+        common.write_rows(handle, [(flat[:, i], number) for i in range(12)], " ", root.frames)
+    if times is not None:
+        with atomic_write(times, "w") as handle:
+            common.write_rows(handle, [common.time_column(root.timeline, number)], " ",
+                              root.frames)

@@ -1,0 +1,414 @@
+"""trajectopy's ASCII trajectory format (``.traj``; ``.txt``/``.csv`` with a ``#fields`` header).
+
+A self-describing ``#key value`` header (anywhere in the file) names the columns, the
+delimiter, the time system, the rotation parameters, the navigation frame and the CRS.
+Where trajectopy silently misreads (see the trajectories spec, §2.12) this reader raises a
+FormatError with line and column or warns explicitly. Times become Unix seconds (UTC),
+navigation frames ENU, rotations unit quaternions (x, y, z, w).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import atomic_write, read_bytes
+from ...errors import FormatError, MotionkitWarning
+from ...model import Motion, Timeline
+from ...spatial import gpstime
+from ...spatial.navframe import nframe_matrix
+from . import _common as common
+from ._text import TextTable, detect_delimiter, parse_int_column, parse_numeric, split_fields
+from ._text import split_text as _split_text
+
+PathLike = str | os.PathLike[str]
+
+READ_OPTIONS = frozenset({"time_unit", "sort", "dedupe", "gps_week", "to_epsg", "local_enu"})
+WRITE_OPTIONS = frozenset({"precision", "lossy"})
+
+#: Header keys trajectopy knows (plus ``time_unit`` and ``body_frame``, ours).
+KEYS = frozenset({
+    "epsg", "name", "sorting", "state", "fields", "delimiter", "nframe", "type",
+    "comparison_method", "relative_dist_unit", "num_pairs", "rot_unit", "euler_rot_seq",
+    "time_format", "datetime_format", "datetime_timezone", "id", "gps_week", "time_offset",
+    "time_unit", "body_frame",
+})
+FIELDS = frozenset({"t", "l", "px", "py", "pz", "qx", "qy", "qz", "qw", "ex", "ey", "ez",
+                    "vx", "vy", "vz", "-"})
+DEFAULT_FIELDS = ("t", "px", "py", "pz", "qx", "qy", "qz", "qw")
+_DELIMITER_NAMES = {"tab": "\t", "space": " ", "comma": ",", "semicolon": ";", "\\t": "\t"}
+_SORTING = {"time": "time", "arc_length": "arc_length", "path_length": "arc_length",
+            "chrono": "time", "spatial": "arc_length"}
+_EULER = re.compile(r"^(?:[xyz]{1,3}|[XYZ]{1,3})$")
+_GPS_EPOCH = datetime(1980, 1, 6)
+
+
+def sniff(head: bytes) -> bool:
+    """True when a line starts with a trajectopy header key such as ``#fields``."""
+    text = head.lstrip(b"\xef\xbb\xbf")
+    return re.search(rb"(?m)^#(fields|epsg|nframe|time_format|sorting|rot_unit)\b", text,
+                     re.IGNORECASE) is not None
+
+
+class _Header:
+    """Header entries by lower-case key: (value, line, column of the value)."""
+
+    def __init__(self, comments: list[tuple[int, str]], path: PathLike) -> None:
+        self.path = path
+        self.entries: dict[str, tuple[str, int, int]] = {}
+        for line, text in comments:
+            match = re.match(r"#([A-Za-z_]\w*)(?:[ \t]+(.*))?$", text)
+            if match is None:
+                continue
+            key = match.group(1).lower()
+            value = (match.group(2) or "").strip()
+            column = match.start(2) + 1 if match.group(2) is not None else len(text) + 1
+            if key not in KEYS:
+                warnings.warn(f"{path}:{line}: unknown header key #{match.group(1)} ignored",
+                              MotionkitWarning, stacklevel=4)
+                continue
+            self.entries[key] = (value, line, column)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        entry = self.entries.get(key)
+        return entry[0] if entry else default
+
+    def error(self, key: str, message: str) -> FormatError:
+        _, line, column = self.entries[key]
+        return FormatError(message, self.path, line, column)
+
+    def integer(self, key: str, default: int) -> int:
+        value = self.get(key)
+        if value is None:
+            return default
+        try:
+            return int(value.split()[0])
+        except (ValueError, IndexError):
+            raise self.error(key, f"#{key} needs an integer, got {value!r}") from None
+
+    def number(self, key: str, default: float) -> float:
+        value = self.get(key)
+        if value is None:
+            return default
+        try:
+            return float(value.split()[0])
+        except (ValueError, IndexError):
+            raise self.error(key, f"#{key} needs a number, got {value!r}") from None
+
+
+def _delimiter(header: _Header, table: TextTable) -> bytes | None:
+    value = header.get("delimiter")
+    if value is None:
+        return detect_delimiter(table)
+    text = value
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    text = _DELIMITER_NAMES.get(text.lower(), text)
+    if text in (" ", "\t"):
+        return None
+    if len(text) != 1 or text in "#.-+" or text.isalnum():
+        raise header.error("delimiter", f"#delimiter must be one character, 'tab' or 'space', "
+                                        f"got {value!r}")
+    return text.encode()
+
+
+def _fields(header: _Header) -> list[str]:
+    value = header.get("fields")
+    if value is None:
+        return list(DEFAULT_FIELDS)
+    names = [name.strip() for name in value.split(",")]
+    _, line, column = header.entries["fields"]
+    seen: set[str] = set()
+    for name in names:
+        if name not in FIELDS:
+            raise FormatError(f"unknown field {name!r} in #fields (known: "
+                              f"{', '.join(sorted(FIELDS))}; '-' skips a column)",
+                              header.path, line, column)
+        if name in seen and name not in ("t", "-"):
+            raise FormatError(f"field {name!r} appears twice in #fields", header.path, line,
+                              column)
+        seen.add(name)
+    for group in (("px", "py", "pz"), ("qx", "qy", "qz", "qw"), ("ex", "ey", "ez"),
+                  ("vx", "vy", "vz")):
+        present = [g for g in group if g in seen]
+        if present and len(present) != len(group):
+            missing = [g for g in group if g not in seen]
+            raise FormatError(f"#fields has {', '.join(present)} but not {', '.join(missing)}",
+                              header.path, line, column)
+    if "px" not in seen:
+        raise FormatError("#fields must contain px, py and pz", header.path, line, column)
+    return names
+
+
+def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
+         dedupe: bool = False, gps_week: int | None = None, to_epsg: int | None = None,
+         local_enu: bool = False) -> Motion:
+    """Read a trajectopy ASCII file into a trajectory Motion (root pose in ENU, Unix time).
+
+    ``time_unit`` (s, ms, us, ns) scales ``t`` in unix mode (default from ``#time_unit``,
+    else seconds). ``sort``/``dedupe`` reorder or drop rows (otherwise kept with a
+    warning). ``gps_week`` supplies a week the file lacks. ``to_epsg`` reprojects and
+    ``local_enu`` moves geodetic positions into a local ENU frame (both need pyproj).
+    """
+    table = _split_text(read_bytes(path), path)
+    header = _Header(table.comments, path)
+    fields = _fields(header)
+    delimiter = _delimiter(header, table)
+    time_format = (header.get("time_format") or "unix").lower()
+    if time_format not in ("unix", "datetime", "gps_sow"):
+        raise header.error("time_format", f"unknown #time_format {header.get('time_format')!r} "
+                                          "(known: unix, datetime, gps_sow)")
+    t_columns = [i for i, name in enumerate(fields) if name == "t"]
+    if len(t_columns) > 1 and time_format != "datetime":
+        raise header.error("fields", f"{len(t_columns)} 't' columns need #time_format datetime "
+                                     "(only date and time parts can be joined)")
+    offset = header.number("time_offset", 0.0)
+    if table.rows == 0:
+        values = np.empty((0, len(fields)))
+        datetimes: NDArray[np.float64] | None = None
+    elif time_format == "datetime":
+        values, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns)
+    else:
+        values = parse_numeric(table, delimiter)
+        datetimes = None
+    width = values.shape[1]
+    if table.rows and width < len(fields):
+        raise FormatError(f"#fields names {len(fields)} columns but rows have {width}", path,
+                          table.line_of(0))
+    if width > len(fields):
+        warnings.warn(f"{path}: {width - len(fields)} column(s) beyond #fields ignored",
+                      MotionkitWarning, stacklevel=2)
+
+    def column(name: str) -> NDArray[np.float64]:
+        return values[:, fields.index(name)]
+
+    ns: NDArray[np.int64] | None = None
+    time_meta = "stamps"
+    if not t_columns:
+        warnings.warn(f"{path}: no 't' column; frames numbered 0, 1, 2 … as times",
+                      MotionkitWarning, stacklevel=2)
+        times = np.arange(table.rows, dtype=np.float64)
+        time_meta = "index"
+    elif datetimes is not None:
+        times = datetimes + offset
+    elif time_format == "gps_sow":
+        week = gps_week if gps_week is not None else header.integer("gps_week", -1)
+        if week < 0:
+            raise FormatError("#time_format gps_sow needs #gps_week (or the gps_week option); "
+                              "the week is not guessed", path,
+                              header.entries["time_format"][1])
+        times = gpstime.week_sow_to_unix(week, column("t")) + offset
+    else:
+        unit = time_unit or header.get("time_unit") or "s"
+        scale = common.time_scale(unit, path)
+        if unit.strip().lower() == "ns":
+            ns = parse_int_column(table, delimiter, t_columns[0]) + round(offset * 1e9)
+            times = ns.astype(np.float64) / 1e9
+        else:
+            times = column("t") * scale + offset
+
+    position = np.column_stack([column("px"), column("py"), column("pz")])
+    quat = _rotations(header, fields, values, table)
+    velocity = (np.column_stack([column("vx"), column("vy"), column("vz")])
+                if "vx" in fields else None)
+    arc = column("l").copy() if "l" in fields else None
+
+    epsg = header.integer("epsg", 0)
+    file_nframe = (header.get("nframe") or "enu").lower()
+    if file_nframe != "enu":
+        try:
+            matrix = nframe_matrix(file_nframe)
+        except ValueError as exc:
+            raise header.error("nframe", str(exc)) from None
+        if epsg == 0:
+            position = position @ matrix.T
+        if velocity is not None:
+            velocity = velocity @ matrix.T
+        if quat is not None:
+            if np.linalg.det(matrix) < 0:
+                raise header.error("nframe", f"#nframe {file_nframe} is left-handed; it cannot "
+                                             "carry orientations")
+            quat = _left_multiply(matrix, quat)
+
+    sorting_raw = (header.get("sorting") or "time").lower()
+    if sorting_raw not in _SORTING:
+        raise header.error("sorting", f"unknown #sorting {sorting_raw!r} (time, arc_length)")
+    order = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+    if order is not None:
+        times = times[order]
+        ns = ns[order] if ns is not None else None
+        position = position[order]
+        quat = quat[order] if quat is not None else None
+        velocity = velocity[order] if velocity is not None else None
+        arc = arc[order] if arc is not None else None
+    timeline = (Timeline.uniform(1.0, times.size) if time_meta == "index"
+                else common.stamped_timeline(times, ns))
+
+    extras = {key: value for key, (value, _, _) in header.entries.items()}
+    extras["file_nframe"] = file_nframe
+    extras["time"] = time_meta
+    meta: dict[str, Any] = {
+        "name": header.get("name") or Path(path).stem,
+        "epsg": epsg,
+        "nframe": "enu",
+        "sorting": _SORTING[sorting_raw],
+        "source_format": "traj",
+        "traj": extras,
+    }
+    if header.get("body_frame"):
+        meta["body_frame"] = header.get("body_frame")
+    if to_epsg is not None or local_enu:
+        position = _reproject(position, meta, to_epsg, local_enu)
+    return common.build_motion(timeline, position, quat, velocity=velocity, arc_length=arc,
+                               meta=meta)
+
+
+def _reproject(position: NDArray[np.float64], meta: dict[str, Any], to_epsg: int | None,
+               local_enu: bool) -> NDArray[np.float64]:
+    from ...spatial import geo
+
+    if to_epsg is not None:
+        position = geo.reproject(position, meta["epsg"], to_epsg)
+        meta["epsg"] = int(to_epsg)
+    if local_enu:
+        position, origin = geo.to_local_enu(position, meta["epsg"])
+        meta["traj"]["local_origin_epsg"] = meta["epsg"]
+        meta["local_origin"] = [float(v) for v in origin]
+        meta["epsg"] = 0
+    return position
+
+
+def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> NDArray[np.float64]:
+    from scipy.spatial.transform import Rotation
+
+    frame = Rotation.from_matrix(matrix)
+    return (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
+
+
+def _rotations(header: _Header, fields: list[str], values: NDArray[np.float64],
+               table: TextTable) -> NDArray[np.float64] | None:
+    unit = header.get("rot_unit") or "rad"
+    if unit not in ("rad", "deg"):
+        raise header.error("rot_unit", f"#rot_unit must be 'rad' or 'deg', got {unit!r}")
+    if "qx" in fields:
+        quat = values[:, [fields.index(k) for k in ("qx", "qy", "qz", "qw")]]
+        return common.normalized_quaternions(quat, table.path, table.line_of)
+    if "ex" not in fields:
+        return None
+    sequence = header.get("euler_rot_seq") or "xyz"
+    if not _EULER.match(sequence) or len(sequence) != 3 or any(
+            a == b for a, b in itertools.pairwise(sequence)):
+        key = "euler_rot_seq"
+        raise header.error(key, f"#euler_rot_seq {sequence!r} must be three axes, all of xyz "
+                                "(extrinsic) or all of XYZ (intrinsic), no axis twice in a row")
+    angles = values[:, [fields.index(k) for k in ("ex", "ey", "ez")]]
+    bad = np.flatnonzero(~np.all(np.isfinite(angles), axis=1))
+    if bad.size:
+        raise FormatError("Euler angles must be finite numbers", table.path,
+                          table.line_of(int(bad[0])))
+    from scipy.spatial.transform import Rotation
+
+    rotation = Rotation.from_euler(sequence, angles, degrees=unit == "deg")
+    return rotation.as_quat(canonical=False)
+
+
+def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
+                         delimiter: bytes | None, t_columns: list[int]
+                         ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Rows with date/time text in the ``t`` columns: numbers + Unix seconds per row."""
+    fmt = header.get("datetime_format") or "%Y-%m-%d %H:%M:%S.%f"
+    zone_name = header.get("datetime_timezone") or "UTC"
+    zone: Any
+    if zone_name.upper() == "GPS":
+        zone = "GPS"
+    elif zone_name.upper() == "UTC":
+        zone = timezone.utc
+    else:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            zone = ZoneInfo(zone_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise header.error("datetime_timezone",
+                               f"unknown time zone {zone_name!r} (an IANA name such as "
+                               "Europe/Berlin, UTC or GPS)") from None
+    numeric = [i for i, name in enumerate(fields) if name not in ("t", "-")]
+    rows = table.rows
+    values = np.full((rows, len(fields)), np.nan)
+    stamps = np.empty(rows)
+    gps = np.zeros(rows, dtype=bool)
+    from ._text import check_number
+
+    for row, raw in enumerate(table.lines()):
+        line = table.line_of(row)
+        cells = split_fields(raw, delimiter)
+        if len(cells) < len(fields):
+            raise FormatError(f"expected {len(fields)} fields, found {len(cells)}", table.path,
+                              line)
+        text = " ".join(cells[i][1].decode("utf-8", "replace") for i in t_columns)
+        try:
+            moment = datetime.strptime(text, fmt)
+        except ValueError:
+            raise FormatError(f"time {text!r} does not match #datetime_format {fmt!r}",
+                              table.path, line, cells[t_columns[0]][0]) from None
+        if moment.tzinfo is not None:
+            stamps[row] = moment.timestamp()
+        elif zone == "GPS":
+            stamps[row] = (moment - _GPS_EPOCH).total_seconds()
+            gps[row] = True
+        else:
+            stamps[row] = moment.replace(tzinfo=zone).timestamp()
+        for i in numeric:
+            column, cell = cells[i]
+            values[row, i] = check_number(cell, table.path, line, column)
+    if np.any(gps):
+        stamps[gps] = gpstime.gps_to_unix(stamps[gps])
+    return values, stamps
+
+
+def write(path: PathLike, obj: Motion, *, precision: int | None = None,
+          lossy: bool = False) -> None:
+    """Write a trajectory in trajectopy's own layout; full precision unless ``precision``.
+
+    Header order ``#epsg #name #nframe #sorting #fields``; columns in trajectopy's order
+    ``t, l, px, py, pz, qx, qy, qz, qw, vx, vy, vz`` (only those the motion has).
+    """
+    root, held = common.writable_root(obj, ("velocity", "arc_length"), "traj", lossy)
+    meta = obj.meta
+    nframe = str(meta.get("nframe", "enu")).lower()
+    if nframe != "enu":
+        common.refuse_or_warn([f"navigation frame {nframe!r} (the model is ENU)"], "traj", lossy)
+    number = common.shortest if precision is None else common.fixed(precision)
+    fields: list[str] = ["t"]
+    columns: list[tuple[Any, common.Formatter | None]] = [
+        common.time_column(root.timeline, number)]
+    if "arc_length" in held:
+        fields.append("l")
+        columns.append((obj.tracks["arc_length"].data[:, 0], number))
+    data = root.data
+    names = ["px", "py", "pz"] + (["qx", "qy", "qz", "qw"] if common.has_orientation(root)
+                                  else [])
+    for index, name in enumerate(names):
+        fields.append(name)
+        columns.append((data[:, index], number))
+    if "velocity" in held:
+        velocity = obj.tracks["velocity"].data.reshape(-1, 3)
+        for index, name in enumerate(("vx", "vy", "vz")):
+            fields.append(name)
+            columns.append((velocity[:, index], number))
+    sorting = meta.get("sorting", "time")
+    name = str(meta.get("name") or Path(path).stem).replace("\n", " ")
+    with atomic_write(path, "w") as handle:
+        handle.write(f"#epsg {int(meta.get('epsg') or 0)}\n#name {name}\n#nframe enu\n"
+                     f"#sorting {'path_length' if sorting == 'arc_length' else 'time'}\n"
+                     f"#fields {','.join(fields)}\n")
+        common.write_rows(handle, columns, ",", root.frames)
+

@@ -1,0 +1,124 @@
+"""TUM RGB-D trajectories: ``t x y z qx qy qz qw`` per row.
+
+Read tolerantly (any whitespace or commas, ``#`` comments anywhere, one header row of
+names, extra columns at the end, w-first quaternions on request or when the header row says
+so); written canonically: single spaces, fixed-point numbers, no header.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._io import atomic_write, read_bytes
+from ...errors import FormatError, MotionkitWarning
+from ...model import Motion
+from . import _common as common
+from ._text import TextTable, detect_delimiter, parse_numeric, split_text
+
+PathLike = str | os.PathLike[str]
+
+READ_OPTIONS = frozenset({"time_unit", "sort", "dedupe", "quaternion_order"})
+WRITE_OPTIONS = frozenset({"precision", "lossy"})
+_NUMBER = rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+
+
+def _first_data_row(head: bytes) -> bytes | None:
+    for raw in head.lstrip(b"\xef\xbb\xbf").split(b"\n")[:50]:
+        text = raw.strip()
+        if text and not text.startswith(b"#"):
+            return text
+    return None
+
+
+def numeric_fields(head: bytes) -> int:
+    """How many numbers the first data row holds (0 when it is not all numbers)."""
+    row = _first_data_row(head)
+    if row is None:
+        return 0
+    tokens = re.split(rb"[,;\s]+", row.strip(b", "))
+    if all(re.fullmatch(_NUMBER, t, re.IGNORECASE) for t in tokens):
+        return len(tokens)
+    return 0
+
+
+def sniff(head: bytes) -> bool:
+    """True when the first data row is eight numbers."""
+    return numeric_fields(head) == 8
+
+
+def _header_row(table: TextTable) -> TextTable:
+    """Move a leading row of column names (not numbers) into the comments."""
+    first, _, rest = table.body.partition(b"\n")
+    tokens = re.split(rb"[,;\s]+", first.strip())
+    if table.rows and tokens and not re.fullmatch(_NUMBER, tokens[0], re.IGNORECASE):
+        line = table.line_of(0)
+        table.comments.append((line, "#" + first.decode("utf-8", "replace")))
+        numbers = table.line_numbers[1:] if table.line_numbers is not None else None
+        return TextTable(table.path, table.comments, rest, line + 1, numbers, table.rows - 1)
+    return table
+
+
+def _order_from_names(comments: list[tuple[int, str]]) -> str | None:
+    for _, text in reversed(comments):
+        names = [n.lower() for n in re.split(r"[,;\s]+", text.lstrip("#").strip())]
+        if "qw" in names and "qx" in names:
+            return "wxyz" if names.index("qw") < names.index("qx") else "xyzw"
+    return None
+
+
+def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bool = False,
+         quaternion_order: str | None = None) -> Motion:
+    """Read a TUM file (or a tolerant variant) into a trajectory Motion.
+
+    ``quaternion_order`` is ``xyzw`` (TUM) or ``wxyz``; by default it comes from a header
+    row naming ``qw``/``qx``, else ``xyzw``.
+    """
+    table = _header_row(split_text(read_bytes(path), path))
+    delimiter = detect_delimiter(table)
+    values = parse_numeric(table, delimiter)
+    if table.rows and values.shape[1] < 8:
+        raise FormatError(f"a TUM row needs 8 numbers (t x y z qx qy qz qw), found "
+                          f"{values.shape[1]}", path, table.line_of(0))
+    if values.shape[1] > 8:
+        warnings.warn(f"{path}: columns after the 8th ignored ({values.shape[1]} per row)",
+                      MotionkitWarning, stacklevel=2)
+    order = (quaternion_order or _order_from_names(table.comments) or "xyzw").lower()
+    if order not in ("xyzw", "wxyz"):
+        raise FormatError(f"quaternion_order must be xyzw or wxyz, not {order!r}", path)
+    values = values[:, :8] if values.size else np.empty((0, 8))
+    quat = values[:, [4, 5, 6, 7]] if order == "xyzw" else values[:, [5, 6, 7, 4]]
+    quat = common.normalized_quaternions(quat, path, table.line_of)
+    times = values[:, 0] * common.time_scale(time_unit, path)
+    position = values[:, 1:4]
+    rows = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+    if rows is not None:
+        times, position, quat = times[rows], position[rows], quat[rows]
+    meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
+                            "source_format": "tum",
+                            "tum": {"comments": [text for _, text in table.comments],
+                                    "quaternion_order": order}}
+    return common.build_motion(common.stamped_timeline(times, None), position, quat, meta=meta)
+
+
+def write(path: PathLike, obj: Motion, *, precision: int = 9, lossy: bool = False) -> None:
+    """Write ``t x y z qx qy qz qw`` rows, single spaces, ``precision`` decimals."""
+    root, _ = common.writable_root(obj, (), "TUM", lossy)
+    lost = []
+    if obj.meta.get("epsg"):
+        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
+    if not common.has_orientation(root):
+        lost.append("the missing orientation (identity quaternions would be written)")
+    if common.times_are_index(obj):
+        lost.append("real times (the source had frame numbers only)")
+    common.refuse_or_warn(lost, "TUM", lossy)
+    number = common.fixed(precision)
+    columns = [common.time_column(root.timeline, number)]
+    columns += [(root.data[:, i], number) for i in range(7)]
+    with atomic_write(path, "w") as handle:
+        common.write_rows(handle, columns, " ", root.frames)
