@@ -85,7 +85,12 @@ def normalized_quaternions(quat: NDArray[np.float64], path: object,
     bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
     if bad.size:
         raise FormatError("zero or invalid quaternion", str(path), line_of(int(bad[0])))
-    return quat / norms[:, None]
+    off = np.abs(norms - 1.0) > 1e-15  # already-unit rows stay bit-exact
+    if not np.any(off):
+        return quat
+    out = quat.copy()
+    out[off] /= norms[off, None]
+    return out
 
 
 def build_motion(timeline: Timeline, position: NDArray[np.float64],

@@ -1,0 +1,344 @@
+"""ROS1 bags, ROS2 bag folders (sqlite3 or mcap) and bare ``.mcap`` files through ``rosbags``.
+
+No ROS install is needed. A bag is addressed as ``run.bag`` (every supported topic, one pose
+track per topic), ``run.bag:/topic`` (that topic as a trajectory) or
+``run.bag:tf:map->base_link`` (a chain through ``/tf`` and ``/tf_static``, resolved by our
+own buffer). Stamps come from ``header.stamp`` and stay integer nanoseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._io import atomic_write
+from ...errors import ConversionError, FormatError, MotionkitError
+from ...model import Motion, Timeline, Track
+from ..trajectory import _common as common
+from .tf import TfBuffer
+
+PathLike = str | os.PathLike[str]
+
+READ_OPTIONS = frozenset({"topic", "sort", "dedupe"})
+WRITE_OPTIONS = frozenset({"topic", "frame_id", "child_frame_id", "message", "storage",
+                           "lossy"})
+
+POSE_TYPES = (
+    "geometry_msgs/msg/PoseStamped",
+    "geometry_msgs/msg/PoseWithCovarianceStamped",
+    "geometry_msgs/msg/TransformStamped",
+    "nav_msgs/msg/Odometry",
+    "geometry_msgs/msg/PointStamped",
+    "nav_msgs/msg/Path",
+)
+TF_TYPE = "tf2_msgs/msg/TFMessage"
+_BAG_SUFFIXES = (".bag", ".mcap", ".db3")
+
+
+def split_address(path: PathLike) -> tuple[Path, str | None]:
+    """``run.bag:/topic`` -> (run.bag, "/topic"); a plain existing path -> (path, None)."""
+    text = os.fspath(path)
+    if Path(text).exists() or ":" not in text:
+        return Path(text), None
+    base, selector = text.split(":", 1)
+    return Path(base), selector or None
+
+
+def _bag_path(base: Path) -> Path:
+    """ROS2 folders are read as folders; a ``.db3`` inside one means its folder."""
+    if base.suffix.lower() == ".db3" and (base.parent / "metadata.yaml").exists():
+        return base.parent
+    return base
+
+
+def _open(base: Path) -> Any:
+    try:
+        from rosbags.highlevel import AnyReader
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        raise MotionkitError("reading bags needs rosbags: pip install 'motionkit[bags]'") from None
+    if not base.exists():
+        raise FormatError("no such file or folder", base)
+    reader = AnyReader([_bag_path(base)], default_typestore=get_typestore(Stores.ROS1_NOETIC))
+    try:
+        reader.open()
+    except Exception as exc:  # rosbags raises its own family for broken or foreign files
+        raise FormatError(f"not a readable ROS bag: {exc}", base) from None
+    return reader
+
+
+def topics(path: PathLike) -> list[tuple[str, str, int]]:
+    """(topic, message type, message count) for every topic of a bag."""
+    reader = _open(split_address(path)[0])
+    try:
+        return [(c.topic, c.msgtype, c.msgcount) for c in reader.connections]
+    finally:
+        reader.close()
+
+
+def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
+         dedupe: bool = False) -> Motion:
+    """Read one topic or TF chain as a trajectory, or every supported topic as tracks.
+
+    The selector comes from the address (``bag:/topic``, ``bag:tf:parent->child``) or the
+    ``topic`` option.
+    """
+    base, selector = split_address(path)
+    selector = selector or topic
+    reader = _open(base)
+    try:
+        if selector and selector.startswith("tf:"):
+            return _read_tf(reader, base, selector[3:])
+        supported = [c for c in reader.connections if c.msgtype in POSE_TYPES]
+        if selector is not None:
+            wanted = [c for c in reader.connections if c.topic in (selector, "/" + selector)]
+            if not wanted:
+                names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
+                raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
+            if wanted[0].msgtype not in POSE_TYPES:
+                raise FormatError(f"topic {selector!r} has type {wanted[0].msgtype}, not one "
+                                  f"of {', '.join(POSE_TYPES)}", base)
+            return _read_topic(reader, base, wanted, sort=sort, dedupe=dedupe)
+        if not supported:
+            tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
+            hint = " (it has TF: address a chain as bag:tf:parent->child)" if tf else ""
+            raise FormatError(f"no pose topics in the bag{hint}", base)
+        topic_names = sorted({c.topic for c in supported})
+        if len(topic_names) == 1:
+            return _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
+        motion = Motion(meta={"name": base.stem, "source_format": "rosbag",
+                              "rosbag": {"topics": topic_names}})
+        for name in topic_names:
+            single = _read_topic(reader, base, [c for c in supported if c.topic == name],
+                                 sort=sort, dedupe=dedupe)
+            root = single.tracks["root"]
+            motion.add(Track(name, "pose", root.data, root.timeline,
+                             attrs={**root.attrs, **single.meta["rosbag"]}))
+        return motion
+    finally:
+        reader.close()
+
+
+def _stamp(header: Any) -> int:
+    return int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+
+
+def _pose(pose: Any) -> tuple[float, ...]:
+    p, q = pose.position, pose.orientation
+    return (p.x, p.y, p.z, q.x, q.y, q.z, q.w)
+
+
+def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
+                dedupe: bool) -> Motion:
+    msgtype = connections[0].msgtype
+    topic_name = connections[0].topic
+    stamps: list[int] = []
+    poses: list[tuple[float, ...]] = []
+    twists: list[tuple[float, ...]] = []
+    frame_id = child_frame_id = None
+    for connection, _, raw in reader.messages(connections=connections):
+        msg = reader.deserialize(raw, connection.msgtype)
+        if msgtype == "nav_msgs/msg/Path":
+            stamps.clear()
+            poses.clear()
+            for item in msg.poses:
+                stamps.append(_stamp(item.header))
+                poses.append(_pose(item.pose))
+            frame_id = msg.header.frame_id
+            continue
+        stamps.append(_stamp(msg.header))
+        frame_id = frame_id if frame_id is not None else msg.header.frame_id
+        if msgtype == "geometry_msgs/msg/PoseStamped":
+            poses.append(_pose(msg.pose))
+        elif msgtype == "geometry_msgs/msg/PoseWithCovarianceStamped":
+            poses.append(_pose(msg.pose.pose))
+        elif msgtype == "nav_msgs/msg/Odometry":
+            poses.append(_pose(msg.pose.pose))
+            lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+            twists.append((lin.x, lin.y, lin.z, ang.x, ang.y, ang.z))
+            child_frame_id = msg.child_frame_id
+        elif msgtype == "geometry_msgs/msg/TransformStamped":
+            t, r = msg.transform.translation, msg.transform.rotation
+            poses.append((t.x, t.y, t.z, r.x, r.y, r.z, r.w))
+            child_frame_id = msg.child_frame_id
+        else:  # PointStamped
+            p = msg.point
+            poses.append((p.x, p.y, p.z, 0.0, 0.0, 0.0, 1.0))
+    ns = np.asarray(stamps, dtype=np.int64)
+    data = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
+    twist = np.asarray(twists, dtype=np.float64).reshape(-1, 6) if twists else None
+    order = common.order_stamps(ns.astype(np.float64), sort=sort, dedupe=dedupe,
+                                path=f"{base}:{topic_name}")
+    if order is not None:
+        ns, data = ns[order], data[order]
+        twist = twist[order] if twist is not None else None
+    extras = {"topic": topic_name, "msgtype": msgtype, "frame_id": frame_id}
+    if child_frame_id is not None:
+        extras["child_frame_id"] = child_frame_id
+    meta: dict[str, Any] = {"name": topic_name.lstrip("/") or base.stem, "epsg": 0,
+                            "nframe": None, "source_format": "rosbag", "rosbag": extras}
+    quat = None if msgtype == "geometry_msgs/msg/PointStamped" else \
+        common.normalized_quaternions(data[:, 3:], f"{base}:{topic_name}", lambda row: row + 1)
+    motion = common.build_motion(common.stamped_timeline(None, ns), data[:, :3], quat,
+                                 meta=meta)
+    if twist is not None:
+        timeline = motion.tracks["root"].timeline
+        attrs = {"frame": child_frame_id}
+        motion.add(Track("twist_linear", "vector3", twist[:, :3], timeline, attrs=attrs))
+        motion.add(Track("twist_angular", "vector3", twist[:, 3:], timeline, attrs=dict(attrs)))
+    return motion
+
+
+def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
+    if "->" not in chain:
+        raise FormatError(f"a TF address is tf:parent->child, got tf:{chain}", base)
+    parent, child = (part.strip() for part in chain.split("->", 1))
+    connections = [c for c in reader.connections if c.msgtype == TF_TYPE]
+    if not connections:
+        raise FormatError("the bag has no /tf or /tf_static messages", base)
+    buffer = TfBuffer()
+    for connection, _, raw in reader.messages(connections=connections):
+        msg = reader.deserialize(raw, connection.msgtype)
+        static = connection.topic.rstrip("/").endswith("tf_static")
+        for item in msg.transforms:
+            t, r = item.transform.translation, item.transform.rotation
+            buffer.add(item.header.frame_id, item.child_frame_id, _stamp(item.header),
+                       (t.x, t.y, t.z, r.x, r.y, r.z, r.w), static)
+    try:
+        stamps, poses = buffer.lookup(parent, child)
+    except FormatError as exc:
+        raise FormatError(exc.message, base) from None
+    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None, "source_format": "rosbag",
+            "rosbag": {"topic": "tf", "frame_id": parent, "child_frame_id": child}}
+    return common.build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],
+                               meta=meta)
+
+
+def write(path: PathLike, obj: Motion, *, topic: str | None = None,
+          frame_id: str | None = None, child_frame_id: str | None = None,
+          message: str = "PoseStamped", storage: str | None = None,
+          lossy: bool = False) -> None:
+    """Write the root pose as ``PoseStamped`` (or ``Odometry``) messages.
+
+    ``.bag`` gives ROS1; a bare ``.mcap`` a ROS2 MCAP file; any other path a ROS2 bag
+    folder (``storage`` sqlite3, the default, or mcap). Bag time = stamp; integer
+    nanosecond stamps are written exactly.
+    """
+    if message not in ("PoseStamped", "Odometry"):
+        raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
+    holds = ("twist_linear", "twist_angular") if message == "Odometry" else ()
+    root, held = common.writable_root(obj, holds, "ROS bag", lossy)
+    extras = obj.meta.get("rosbag", {}) if isinstance(obj.meta.get("rosbag"), dict) else {}
+    topic = topic or extras.get("topic") or "/trajectory"
+    frame = frame_id or extras.get("frame_id") or "map"
+    child = child_frame_id or extras.get("child_frame_id") or "base_link"
+    if obj.meta.get("epsg"):
+        common.refuse_or_warn([f"the CRS (EPSG {obj.meta['epsg']})"], "ROS bag", lossy)
+    timeline = root.timeline
+    ns = (timeline.stamps_ns if timeline.stamps_ns is not None
+          else np.round(timeline.times * 1e9).astype(np.int64))
+    if ns.size and ns.min() < 0:
+        raise ConversionError("ROS time stamps cannot be negative")
+    target = Path(path)
+    suffix = target.suffix.lower()
+    ros1 = suffix == ".bag"
+    storage_name = "mcap" if suffix == ".mcap" else (storage or "sqlite3").lower()
+    if storage_name not in ("sqlite3", "mcap"):
+        raise ConversionError(f"storage must be sqlite3 or mcap, not {storage!r}")
+    twist = None
+    if message == "Odometry":
+        zeros = np.zeros((root.frames, 3))
+        twist = np.hstack([obj.tracks["twist_linear"].data if "twist_linear" in held else zeros,
+                           obj.tracks["twist_angular"].data if "twist_angular" in held
+                           else zeros])
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent or Path(".")))
+    try:
+        work = folder / ("out.bag" if ros1 else "out")
+        _write_messages(work, ros1, storage_name, topic, message, frame, child, ns, root.data,
+                        twist)
+        if ros1 or suffix == ".mcap":
+            produced = work if ros1 else next(work.glob("*.mcap"))
+            with atomic_write(target, "wb") as handle, open(produced, "rb") as source:
+                shutil.copyfileobj(source, handle)
+        else:
+            _replace_folder(work, target)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _replace_folder(new: Path, target: Path) -> None:
+    """Move a finished bag folder into place; an old one is removed only afterwards."""
+    old = None
+    if target.exists():
+        if not (target / "metadata.yaml").exists():
+            raise ConversionError(f"{target} exists and is not a ROS2 bag folder; not replaced")
+        old = target.with_name(f".{target.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(target, old)
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: str,
+                    frame: str, child: str, ns: Any, data: Any, twist: Any) -> None:
+    try:
+        from rosbags.rosbag1 import Writer as Writer1
+        from rosbags.rosbag2 import StoragePlugin
+        from rosbags.rosbag2 import Writer as Writer2
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        raise MotionkitError("writing bags needs rosbags: pip install 'motionkit[bags]'") from None
+    store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE)
+    types = store.types
+    msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
+               else "geometry_msgs/msg/PoseStamped")
+    zero_cov = np.zeros(36)
+    writer: Any
+    if ros1:
+        writer = Writer1(work)
+        serialize = store.serialize_ros1
+    else:
+        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        writer = Writer2(work, version=8, storage_plugin=plugin)
+        serialize = store.serialize_cdr
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(writer)
+        connection = writer.add_connection(topic, msgtype, typestore=store)
+        header_type = types["std_msgs/msg/Header"]
+        time_type = types["builtin_interfaces/msg/Time"]
+        point, quaternion = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Quaternion"]
+        pose_type, vector = types["geometry_msgs/msg/Pose"], types["geometry_msgs/msg/Vector3"]
+        for index, (stamp, row) in enumerate(zip(ns.tolist(), data.tolist(), strict=True)):
+            sec, nanosec = divmod(stamp, 1_000_000_000)
+            header = (header_type(seq=index, stamp=time_type(sec=sec, nanosec=nanosec),
+                                  frame_id=frame) if ros1 else
+                      header_type(stamp=time_type(sec=sec, nanosec=nanosec), frame_id=frame))
+            pose = pose_type(position=point(x=row[0], y=row[1], z=row[2]),
+                             orientation=quaternion(x=row[3], y=row[4], z=row[5], w=row[6]))
+            if message == "Odometry":
+                lin, ang = twist[index, :3], twist[index, 3:]
+                msg = types[msgtype](
+                    header=header, child_frame_id=child,
+                    pose=types["geometry_msgs/msg/PoseWithCovariance"](pose=pose,
+                                                                       covariance=zero_cov),
+                    twist=types["geometry_msgs/msg/TwistWithCovariance"](
+                        twist=types["geometry_msgs/msg/Twist"](
+                            linear=vector(x=lin[0], y=lin[1], z=lin[2]),
+                            angular=vector(x=ang[0], y=ang[1], z=ang[2])),
+                        covariance=zero_cov))
+            else:
+                msg = types[msgtype](header=header, pose=pose)
+            writer.write(connection, stamp, serialize(msg, msgtype))
+
+
+def sniff(head: bytes) -> bool:
+    """ROS1 bag magic or MCAP magic."""
+    return head.startswith(b"#ROSBAG V2.0") or head.startswith(b"\x89MCAP")
+
