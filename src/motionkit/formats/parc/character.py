@@ -1,0 +1,447 @@
+"""PARC character models: the MJCF subset PARC reads, and PARC's kinematic conventions.
+
+PARC numbers the bodies of the first ``<worldbody>`` body depth-first; each non-root body
+hangs from 0 joints (fixed), 1 hinge, or 3 hinges (a spherical joint whose DOF is a
+3-vector exponential map, not the three hinge angles). ``joint_rot`` in motion files
+holds one (x, y, z, w) quaternion per non-root body, fixed bodies included. MuJoCo's
+``qpos`` instead applies the three hinges in order, i.e. intrinsic XYZ Euler angles.
+
+:func:`read` returns a :class:`~motionkit.model.skeleton.Skeleton` (root = ``free``
+joint, spherical = ``ball`` (rotation vector = PARC's exp-map), hinge = ``revolute``,
+fixed = ``weld``); :class:`Character` holds the same facts as flat arrays for
+vectorised conversions and forward kinematics.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml.ElementTree as SafeET
+import numpy as np
+from defusedxml import DefusedXmlException
+from numpy.typing import ArrayLike, NDArray
+from scipy.spatial.transform import Rotation
+
+from ..._io import read_bytes
+from ...errors import ConversionError, FormatError
+from ...model.skeleton import Body, Dof, Joint, Skeleton
+from ...spatial import quaternion as quat
+
+READ_OPTIONS: frozenset[str] = frozenset()
+
+Array = NDArray[np.float64]
+_KINDS = ("root", "hinge", "spherical", "fixed")
+
+
+def sniff(head: bytes) -> bool:
+    """A MuJoCo-style model: ``<mujoco`` near the start of an XML file."""
+    return b"<mujoco" in head[:4096]
+
+
+@dataclass(eq=False)
+class Character:
+    """PARC's kinematic model as arrays (body order = depth-first XML order)."""
+
+    name: str
+    body_names: list[str]
+    parents: NDArray[np.intp]
+    local_pos: Array
+    local_rot: Array  # (n, 4) xyzw
+    kinds: list[str]
+    joint_names: list[str]
+    axes: Array  # (n, 3, 3): hinge axis in row 0; the three hinge axes of a spherical body
+    limits: Array  # (n, 3, 2) radians, NaN where absent
+    contact_bodies: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        counts = [{"root": 0, "hinge": 1, "spherical": 3, "fixed": 0}[k] for k in self.kinds]
+        self.dof_counts = np.array(counts, dtype=np.intp)
+        self.dof_offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+
+    @property
+    def body_count(self) -> int:
+        return len(self.body_names)
+
+    @property
+    def dof_count(self) -> int:
+        """Length of PARC's DOF vector (root excluded)."""
+        return int(self.dof_counts.sum())
+
+    @property
+    def joint_labels(self) -> list[str]:
+        """Labels of ``joint_rot`` columns: the non-root body names."""
+        return self.body_names[1:]
+
+    @property
+    def dof_names(self) -> list[str]:
+        """One name per DOF: hinge joint names, ``<spherical>_x/_y/_z`` exp-map components."""
+        names: list[str] = []
+        for kind, joint in zip(self.kinds, self.joint_names, strict=True):
+            if kind == "hinge":
+                names.append(joint)
+            elif kind == "spherical":
+                names.extend(f"{joint}_{c}" for c in "xyz")
+        return names
+
+    # ------------------------------------------------------------------ DOF <-> quaternion
+
+    def dofs_to_quats(self, dofs: ArrayLike) -> Array:
+        """PARC DOF vectors ``(..., D)`` to joint quaternions ``(..., n-1, 4)`` (xyzw, w >= 0)."""
+        dofs = np.asarray(dofs, dtype=np.float64)
+        if dofs.shape[-1] != self.dof_count:
+            raise ConversionError(f"character {self.name!r} has {self.dof_count} DOFs, "
+                                  f"got vectors of {dofs.shape[-1]}")
+        out = np.zeros((*dofs.shape[:-1], self.body_count - 1, 4))
+        out[..., 3] = 1.0
+        for body in range(1, self.body_count):
+            kind, start = self.kinds[body], int(self.dof_offsets[body])
+            if kind == "hinge":
+                out[..., body - 1, :] = axis_angle_to_quat(self.axes[body, 0], dofs[..., start])
+            elif kind == "spherical":
+                out[..., body - 1, :] = exp_map_to_quat(dofs[..., start:start + 3])
+        return out
+
+    def quats_to_dofs(self, joint_rot: ArrayLike) -> Array:
+        """Joint quaternions ``(..., n-1, 4)`` to PARC DOF vectors ``(..., D)``."""
+        q = self._check_rot(joint_rot)
+        out = np.zeros((*q.shape[:-2], self.dof_count))
+        for body in range(1, self.body_count):
+            kind, start = self.kinds[body], int(self.dof_offsets[body])
+            if kind == "hinge":
+                out[..., start] = quat_to_hinge_angle(q[..., body - 1, :], self.axes[body, 0])
+            elif kind == "spherical":
+                out[..., start:start + 3] = quat_to_exp_map(q[..., body - 1, :])
+        return out
+
+    def _check_rot(self, joint_rot: ArrayLike) -> Array:
+        q = np.asarray(joint_rot, dtype=np.float64)
+        if q.ndim < 2 or q.shape[-2:] != (self.body_count - 1, 4):
+            raise ConversionError(f"character {self.name!r} needs joint rotations of shape "
+                                  f"(..., {self.body_count - 1}, 4), got {q.shape}")
+        return q
+
+    # ------------------------------------------------------------------ MuJoCo qpos
+
+    @property
+    def qpos_size(self) -> int:
+        """7 (root position, w-first quaternion) + one value per hinge of the XML."""
+        return 7 + sum(1 if k == "hinge" else 3 if k == "spherical" else 0 for k in self.kinds)
+
+    def to_qpos(self, root_pos: ArrayLike, root_rot: ArrayLike, joint_rot: ArrayLike) -> Array:
+        """MuJoCo ``qpos`` ``(..., qpos_size)``: three-hinge bodies as intrinsic Euler angles."""
+        q = self._check_rot(joint_rot)
+        parts = [np.asarray(root_pos, dtype=np.float64),
+                 quat.xyzw_to_wxyz(np.asarray(root_rot, dtype=np.float64))]
+        for body in range(1, self.body_count):
+            kind = self.kinds[body]
+            if kind == "hinge":
+                angle = quat_to_hinge_angle(q[..., body - 1, :], self.axes[body, 0])
+                parts.append(angle[..., None])
+            elif kind == "spherical":
+                order, signs = self._euler_order(body)
+                flat = q[..., body - 1, :].reshape(-1, 4)
+                angles = Rotation.from_quat(flat).as_euler(order) * signs
+                parts.append(angles.reshape(*q.shape[:-2], 3))
+        return np.concatenate(parts, axis=-1)
+
+    def from_qpos(self, qpos: ArrayLike) -> tuple[Array, Array, Array]:
+        """Inverse of :meth:`to_qpos`: root position, root rotation (xyzw), joint rotations."""
+        qpos = np.asarray(qpos, dtype=np.float64)
+        if qpos.shape[-1] != self.qpos_size:
+            raise ConversionError(f"character {self.name!r} has qpos of size {self.qpos_size}, "
+                                  f"got {qpos.shape[-1]}")
+        root_pos = qpos[..., :3]
+        root_rot = quat.wxyz_to_xyzw(qpos[..., 3:7])
+        rot = np.zeros((*qpos.shape[:-1], self.body_count - 1, 4))
+        rot[..., 3] = 1.0
+        at = 7
+        for body in range(1, self.body_count):
+            kind = self.kinds[body]
+            if kind == "hinge":
+                rot[..., body - 1, :] = axis_angle_to_quat(self.axes[body, 0], qpos[..., at])
+                at += 1
+            elif kind == "spherical":
+                order, signs = self._euler_order(body)
+                angles = (qpos[..., at:at + 3] * signs).reshape(-1, 3)
+                rot[..., body - 1, :] = Rotation.from_euler(order, angles).as_quat().reshape(
+                    *qpos.shape[:-1], 4)
+                at += 3
+        return root_pos, root_rot, canonical(rot)
+
+    def _euler_order(self, body: int) -> tuple[str, Array]:
+        """SciPy's intrinsic order string and per-angle signs for a three-hinge body."""
+        order, signs = "", []
+        for axis in self.axes[body]:
+            index = int(np.argmax(np.abs(axis)))
+            if not np.isclose(abs(axis[index]), 1.0) or np.count_nonzero(np.abs(axis) > 1e-9) != 1:
+                raise ConversionError(f"body {self.body_names[body]!r}: qpos conversion needs "
+                                      "hinge axes along x, y or z")
+            order += "XYZ"[index]
+            signs.append(float(np.sign(axis[index])))
+        if len(set(order)) != 3:
+            raise ConversionError(f"body {self.body_names[body]!r}: repeated hinge axes")
+        return order, np.array(signs)
+
+    # ------------------------------------------------------------------ kinematics
+
+    def forward_kinematics(self, root_pos: ArrayLike, root_rot: ArrayLike,
+                           joint_rot: ArrayLike) -> tuple[Array, Array]:
+        """World body positions ``(..., n, 3)`` and rotations ``(..., n, 4)`` (PARC's FK).
+
+        ``pos_j = pos_p + rot_p · local_pos_j``; ``rot_j = rot_p ⊗ local_rot_j ⊗ joint_rot_j``.
+        """
+        q = self._check_rot(joint_rot)
+        root_pos = np.asarray(root_pos, dtype=np.float64)
+        root_rot = np.asarray(root_rot, dtype=np.float64)
+        lead = q.shape[:-2]
+        pos = np.empty((*lead, self.body_count, 3))
+        rot = np.empty((*lead, self.body_count, 4))
+        pos[..., 0, :] = root_pos
+        rot[..., 0, :] = root_rot
+        for body in range(1, self.body_count):
+            parent = int(self.parents[body])
+            parent_rot = rot[..., parent, :]
+            pos[..., body, :] = pos[..., parent, :] + quat.rotate(parent_rot,
+                                                                  self.local_pos[body])
+            local = quat.multiply(self.local_rot[body], q[..., body - 1, :])
+            rot[..., body, :] = quat.multiply(parent_rot, local)
+        return pos, rot
+
+    # ------------------------------------------------------------------ model
+
+    def to_skeleton(self) -> Skeleton:
+        """The neutral Skeleton; this Character rides along in ``attrs["parc_character"]``."""
+        bodies: list[Body] = []
+        rest = np.zeros((self.body_count, 3))
+        for index, name in enumerate(self.body_names):
+            kind = self.kinds[index]
+            transform = np.eye(4)
+            transform[:3, :3] = Rotation.from_quat(self.local_rot[index]).as_matrix()
+            transform[:3, 3] = self.local_pos[index]
+            joint_name = self.joint_names[index]
+            if kind == "root":
+                joint = Joint(joint_name, "free", parent_to_joint=transform)
+            elif kind == "hinge":
+                lo, hi = self.limits[index, 0]
+                joint = Joint(joint_name, "revolute", parent_to_joint=transform,
+                              axes=self.axes[index, :1],
+                              dofs=[Dof(joint_name, lower=float(lo), upper=float(hi))])
+            elif kind == "spherical":
+                dofs = [Dof(f"{joint_name}_{c}", lower=float(lo), upper=float(hi))
+                        for c, (lo, hi) in zip("xyz", self.limits[index], strict=True)]
+                joint = Joint(joint_name, "ball", parent_to_joint=transform, dofs=dofs,
+                              attrs={"hinge_axes": self.axes[index].tolist(),
+                                     "limits": "hinge ranges of the MJCF (Euler), not "
+                                               "exp-map bounds"})
+            else:
+                joint = Joint(joint_name, "weld", parent_to_joint=transform)
+            parent = int(self.parents[index])
+            if parent >= 0:
+                rest[index] = rest[parent] + self.local_pos[index]
+            pose = np.eye(4)
+            pose[:3, 3] = rest[index]
+            bodies.append(Body(name, joint, parent=parent, rest_pose=pose))
+        skeleton = Skeleton(self.name, bodies)
+        skeleton.attrs["parc_character"] = self
+        if self.contact_bodies:
+            skeleton.attrs["contact_bodies"] = list(self.contact_bodies)
+        return skeleton
+
+    @classmethod
+    def from_skeleton(cls, skeleton: Skeleton) -> Character:
+        """The Character of a Skeleton (its own, or derived from weld/revolute/ball joints)."""
+        own = skeleton.attrs.get("parc_character")
+        if isinstance(own, Character):
+            return own
+        names, parents, kinds, joints = [], [], [], []
+        n = len(skeleton.bodies)
+        local_pos, local_rot = np.zeros((n, 3)), np.zeros((n, 4))
+        axes, limits = np.zeros((n, 3, 3)), np.full((n, 3, 2), np.nan)
+        for index, body in enumerate(skeleton.bodies):
+            joint = body.joint
+            names.append(body.name)
+            parents.append(body.parent)
+            joints.append(joint.name)
+            if not np.allclose(joint.child_to_joint, np.eye(4)):
+                raise ConversionError(f"joint {joint.name!r}: PARC characters have joints at "
+                                      "the child body's origin")
+            local_pos[index] = joint.parent_to_joint[:3, 3]
+            local_rot[index] = Rotation.from_matrix(joint.parent_to_joint[:3, :3]).as_quat()
+            if index == 0:
+                kinds.append("root")
+            elif joint.type == "revolute":
+                kinds.append("hinge")
+                axes[index, 0] = joint.axes[0] / np.linalg.norm(joint.axes[0])
+                limits[index, 0] = (joint.dofs[0].lower, joint.dofs[0].upper)
+            elif joint.type == "ball":
+                kinds.append("spherical")
+                axes[index] = np.asarray(joint.attrs.get("hinge_axes", np.eye(3)))
+            elif joint.type == "weld":
+                kinds.append("fixed")
+            else:
+                raise ConversionError(f"joint {joint.name!r}: PARC characters have no "
+                                      f"{joint.type} joints (root, hinge, ball, fixed only)")
+        return cls(skeleton.name, names, np.array(parents, dtype=np.intp), local_pos,
+                   local_rot, kinds, joints, axes, limits,
+                   list(skeleton.attrs.get("contact_bodies", [])))
+
+
+# ---------------------------------------------------------------------- rotation helpers
+
+
+def canonical(q: ArrayLike) -> Array:
+    """Quaternions with w >= 0 (PARC's canonical sign)."""
+    q = np.asarray(q, dtype=np.float64)
+    return np.where(q[..., 3:4] < 0, -q, q)
+
+
+def axis_angle_to_quat(axis: ArrayLike, angle: ArrayLike) -> Array:
+    """Rotation of ``angle`` (...) radians about a fixed unit ``axis`` (3,)."""
+    axis = np.asarray(axis, dtype=np.float64)
+    half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
+    return np.concatenate([np.sin(half) * axis, np.cos(half)], axis=-1)
+
+
+def quat_to_hinge_angle(q: ArrayLike, axis: ArrayLike) -> Array:
+    """Signed angle in [-pi, pi] about ``axis`` of rotations assumed to be about it."""
+    q = canonical(q)
+    return np.asarray(2.0 * np.arctan2(q[..., :3] @ np.asarray(axis, dtype=np.float64),
+                                       q[..., 3]))
+
+
+def exp_map_to_quat(v: ArrayLike) -> Array:
+    """Exponential map (axis · angle) to quaternion; the angle is wrapped to [-pi, pi]."""
+    v = np.asarray(v, dtype=np.float64)
+    angle = np.linalg.norm(v, axis=-1, keepdims=True)
+    safe = np.where(angle > 1e-12, angle, 1.0)
+    axis = np.where(angle > 1e-12, v / safe, np.array([0.0, 0.0, 1.0]))
+    wrapped = np.mod(angle + np.pi, 2 * np.pi) - np.pi
+    return np.concatenate([axis * np.sin(0.5 * wrapped), np.cos(0.5 * wrapped)], axis=-1)
+
+
+def quat_to_exp_map(q: ArrayLike) -> Array:
+    """Quaternion to exponential map (w made >= 0 first, so the angle is in [0, pi])."""
+    q = canonical(q)
+    vec = q[..., :3]
+    sin_half = np.linalg.norm(vec, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(sin_half, q[..., 3:4])
+    scale = np.where(sin_half > 1e-12, angle / np.where(sin_half > 1e-12, sin_half, 1.0),
+                     2.0 / np.maximum(q[..., 3:4], 1e-12))
+    return np.asarray(vec * scale)
+
+
+# ---------------------------------------------------------------------- XML
+
+
+def read(path: str | os.PathLike[str]) -> Skeleton:
+    """Read a PARC character XML into a Skeleton (with its :class:`Character` attached)."""
+    return load_character(path).to_skeleton()
+
+
+def load_character(source: Any) -> Character:
+    """A Character from a path, a Skeleton, or a Character (passed through)."""
+    if isinstance(source, Character):
+        return source
+    if isinstance(source, Skeleton):
+        return Character.from_skeleton(source)
+    data = read_bytes(source)
+    try:
+        root = SafeET.fromstring(data)
+    except ParseError as exc:
+        line, column = getattr(exc, "position", (None, None))
+        raise FormatError(f"not well-formed XML: {exc}", source, line,
+                          column + 1 if column is not None else None) from None
+    except DefusedXmlException as exc:
+        raise FormatError(f"refused XML feature: {exc}", source) from None
+    return _parse(root, source)
+
+
+def _floats(element: Element, name: str, count: int, default: list[float], path: Any) -> Array:
+    text = element.get(name)
+    if text is None:
+        return np.array(default, dtype=np.float64)
+    try:
+        values = np.array([float(v) for v in text.split()], dtype=np.float64)
+    except ValueError:
+        raise FormatError(f"<{element.tag} {name}={text!r}>: not numbers", path) from None
+    if values.size != count:
+        raise FormatError(f"<{element.tag} {name}={text!r}>: needs {count} numbers", path)
+    return values
+
+
+def _parse(root: Element, path: Any) -> Character:
+    if root.tag != "mujoco":
+        raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag}>)", path)
+    default_type = "hinge"
+    default = root.find("default")
+    if default is not None:
+        for node in default.iter("joint"):
+            default_type = node.get("type", default_type)
+    world = root.find("worldbody")
+    first = world.find("body") if world is not None else None
+    if first is None:
+        raise FormatError("no <body> inside <worldbody>", path)
+    names: list[str] = []
+    parents: list[int] = []
+    kinds: list[str] = []
+    joints: list[str] = []
+    pos: list[Array] = []
+    rot: list[Array] = []
+    axes: list[Array] = []
+    limits: list[Array] = []
+    stack: list[tuple[Element, int]] = [(first, -1)]
+    while stack:
+        element, parent = stack.pop()
+        index = len(names)
+        name = element.get("name") or f"body{index}"
+        names.append(name)
+        parents.append(parent)
+        pos.append(_floats(element, "pos", 3, [0.0, 0.0, 0.0], path))
+        wxyz = _floats(element, "quat", 4, [1.0, 0.0, 0.0, 0.0], path)
+        rot.append(quat.normalize(quat.wxyz_to_xyzw(wxyz)))
+        body_axes = np.zeros((3, 3))
+        body_limits = np.full((3, 2), np.nan)
+        hinges = element.findall("joint")
+        if parent < 0:
+            kinds.append("root")
+            free = element.find("freejoint")
+            joints.append(free.get("name", "root") if free is not None else "root")
+        elif len(hinges) == 0:
+            kinds.append("fixed")
+            joints.append(name)
+        elif len(hinges) in (1, 3):
+            for k, hinge in enumerate(hinges):
+                kind = hinge.get("type", default_type)
+                if kind == "fixed" and len(hinges) == 1:
+                    break
+                if kind != "hinge":
+                    raise FormatError(f"body {name!r}: joint type {kind!r} is not supported "
+                                      "by PARC (hinge, three hinges or fixed)", path)
+                if np.any(_floats(hinge, "pos", 3, [0.0, 0.0, 0.0], path) != 0):
+                    raise FormatError(f"body {name!r}: PARC requires joint pos 0 0 0", path)
+                axis = _floats(hinge, "axis", 3, [0.0, 0.0, 1.0], path)
+                body_axes[k] = axis / np.linalg.norm(axis)
+                if hinge.get("range") is not None:
+                    body_limits[k] = np.radians(_floats(hinge, "range", 2, [0, 0], path))
+            first_name = hinges[0].get("name", name)
+            if len(hinges) == 1:
+                is_fixed = hinges[0].get("type", default_type) == "fixed"
+                kinds.append("fixed" if is_fixed else "hinge")
+                joints.append(first_name)
+            else:
+                kinds.append("spherical")
+                joints.append(first_name.rsplit("_", 1)[0] if "_" in first_name else first_name)
+        else:
+            raise FormatError(f"body {name!r}: {len(hinges)} joints in series are not "
+                              "supported by PARC (0, 1 or 3)", path)
+        axes.append(body_axes)
+        limits.append(body_limits)
+        stack.extend((child, index) for child in reversed(element.findall("body")))
+    contacts = [node.get("name", "") for node in root.iter("custom_contact_info")
+                for node in node.findall("body")]
+    return Character(root.get("model", "character"), names, np.array(parents, dtype=np.intp),
+                     np.array(pos), np.array(rot), kinds, joints, np.array(axes),
+                     np.array(limits), contacts)

@@ -1,0 +1,542 @@
+"""PARC motion pickles: the MS container (``.pkl``) and the legacy single-dict format.
+
+MS container: a pickled dict ``{"motion_data", "terrain_data", "misc_data"}`` whose
+values are ``None`` or themselves pickles of plain dicts (see ``specs/parc-ms.md``).
+Legacy: one pickled dict with ``frames`` (root position, root exp-map, DOFs),
+``contacts``, a pickled ``SubTerrain``, ``fps``, ``loop_mode`` and misc keys.
+
+Model mapping: ``root`` pose track (root_pos + root_rot, x y z w), ``joint_rotations``
+(frames, J, 4), ``contacts`` (frames, B), ``joints`` (PARC DOF vectors; legacy frames or
+derived through a character), ``motion.terrain``, ``meta["loop_mode"]``, and
+``meta["parc"]`` = {container, fps, misc, …}. Everything is decoded by
+:mod:`.safepickle`; the writer reproduces PARC's own bytes (:mod:`.writepickle`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import atomic_write, read_bytes
+from ...errors import ConversionError, FormatError, MotionkitWarning
+from ...model import Motion, Timeline, Track
+from ...model.terrain import Terrain
+from . import safepickle, writepickle
+from .character import Character, canonical, exp_map_to_quat, load_character
+
+READ_OPTIONS = frozenset({"character", "misc"})
+WRITE_OPTIONS = frozenset({"character", "lossy"})
+
+MS_KEYS = ("motion_data", "terrain_data", "misc_data")
+MOTION_KEYS = ("root_pos", "root_rot", "joint_rot", "body_contacts", "fps", "loop_mode")
+TERRAIN_KEYS = ("hf", "hf_maxmin", "min_point", "dx")
+LOOP_MODES = ("CLAMP", "WRAP")
+_LEGACY_CORE = ("frames", "contacts", "terrain", "fps", "loop_mode")
+
+
+def sniff(head: bytes) -> bool:
+    """A pickle (protocol 2+) that looks like an MS container or a legacy PARC dict."""
+    if not head.startswith(b"\x80") or len(head) < 2 or head[1] < 2:
+        return False
+    start = head[:256]
+    return (any(key.encode() in start for key in MS_KEYS) or b"frames" in head)
+
+
+# ============================================================================ reading
+
+
+def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True) -> Motion:
+    """Read an MS or legacy PARC pickle into a Motion.
+
+    ``character`` (XML path, Skeleton or Character) labels the tracks, adds the DOF
+    track and checks shapes against the model; ``misc=False`` skips decoding misc data.
+    """
+    data = read_bytes(path)
+    outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
+                             lenient=True)
+    char = load_character(character) if character is not None else None
+    if isinstance(outer, dict) and outer and set(outer) <= set(MS_KEYS) and all(
+            v is None or isinstance(v, bytes) for v in outer.values()):
+        return _read_ms(outer, path, char, misc)
+    if isinstance(outer, dict) and "frames" in outer:
+        return _read_legacy(outer, path, char, misc)
+    raise FormatError("not a PARC motion file (neither an MS container nor a legacy dict "
+                      "with 'frames')", path)
+
+
+def _warn(path: Any, message: str) -> None:
+    warnings.warn(f"{os.fspath(path)}: {message}", MotionkitWarning, stacklevel=4)
+
+
+def _array(value: Any, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+        raise FormatError(f"{field} must be a numeric array, got {type(value).__name__}", path)
+    if ndim is not None and value.ndim == ndim + 1 and value.shape[0] == 1:
+        _warn(path, f"{field} has an extra leading axis of size 1; dropped")
+        value = value[0]
+    if ndim is not None and value.ndim != ndim:
+        raise FormatError(f"{field} must have {ndim} axes, got shape {value.shape}", path)
+    return value
+
+
+def _loop_mode(value: Any, path: Any) -> str:
+    if value is None:
+        _warn(path, "no loop_mode; using CLAMP")
+        return "CLAMP"
+    if not isinstance(value, str) or value.upper() not in LOOP_MODES:
+        raise FormatError(f"loop_mode must be CLAMP or WRAP, got {value!r:.40}", path)
+    if value != value.upper():
+        _warn(path, f"loop_mode {value!r} is not upper case (PARC would reject it); read as "
+                    f"{value.upper()!r}")
+    return value.upper()
+
+
+def _fps(value: Any, path: Any) -> float:
+    if value is None:
+        _warn(path, "no fps; using 30")
+        return 30.0
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise FormatError(f"fps must be a number, got {type(value).__name__}", path)
+    rate = float(value)
+    if not (math.isfinite(rate) and rate > 0):
+        raise FormatError(f"fps must be positive, got {value!r}", path)
+    return rate
+
+
+def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: bool) -> Motion:
+    motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
+    parc: dict[str, Any] = {"container": "ms", "blobs": [k for k in MS_KEYS if k in outer
+                                                          and outer[k] is not None]}
+    motion.meta["parc"] = parc
+    blob = outer.get("motion_data")
+    if blob is not None:
+        values = safepickle.loads(blob, path, "motion_data")
+        _motion_from_dict(motion, values, path, char)
+    blob = outer.get("terrain_data")
+    if blob is not None:
+        values = safepickle.loads(blob, path, "terrain_data")
+        motion.terrain = _terrain_from_dict(values, path)
+    blob = outer.get("misc_data")
+    if blob is not None and misc:
+        values = safepickle.loads(blob, path, "misc_data", allowed=safepickle.MISC_GLOBALS,
+                                  lenient=True)
+        if not isinstance(values, dict):
+            _warn(path, f"misc_data is a {type(values).__name__}, not a dict; ignored")
+        else:
+            parc["misc"] = _clean_misc(values, path)
+    elif blob is not None:
+        parc["misc_skipped"] = True
+    return motion
+
+
+def _motion_from_dict(motion: Motion, values: Any, path: Any, char: Character | None) -> None:
+    if not isinstance(values, dict):
+        raise FormatError(f"motion_data must be a dict, got {type(values).__name__}", path)
+    missing = [k for k in ("root_pos", "root_rot", "joint_rot") if k not in values]
+    if missing:
+        raise FormatError(f"motion_data lacks {', '.join(missing)}", path)
+    extra = [str(k) for k in values if k not in MOTION_KEYS]
+    if extra:
+        _warn(path, f"motion_data has extra keys {', '.join(extra)} (ignored)")
+    root_pos = _array(values["root_pos"], "root_pos", path, 2)
+    root_rot = _array(values["root_rot"], "root_rot", path, 2)
+    joint_rot = _array(values["joint_rot"], "joint_rot", path, 3)
+    contacts: NDArray[Any] | None = None
+    if values.get("body_contacts") is not None:
+        contacts = _array(values["body_contacts"], "body_contacts", path)
+        if contacts.ndim == 1:
+            _warn(path, "body_contacts is one-dimensional; read as one column")
+            contacts = contacts[:, None]
+        elif contacts.ndim != 2:
+            raise FormatError(f"body_contacts must be (frames, bodies), got {contacts.shape}",
+                              path)
+    _check_shapes(root_pos, root_rot, joint_rot, contacts, path)
+    rate = _fps(values.get("fps"), path)
+    motion.meta["loop_mode"] = _loop_mode(values.get("loop_mode"), path)
+    motion.meta["parc"]["fps"] = values.get("fps")
+    _fill_tracks(motion, root_pos, root_rot, joint_rot, contacts, rate, path, char)
+
+
+def _check_shapes(root_pos: NDArray[Any], root_rot: NDArray[Any], joint_rot: NDArray[Any],
+                  contacts: NDArray[Any] | None, path: Any) -> None:
+    if root_pos.shape[-1] != 3:
+        raise FormatError(f"root_pos must be (frames, 3), got {root_pos.shape}", path)
+    for name, array in (("root_rot", root_rot), ("joint_rot", joint_rot)):
+        if array.shape[-1] != 4:
+            raise FormatError(f"{name}: last dimension must be 4 (x y z w), got "
+                              f"{array.shape}", path)
+    frames = root_pos.shape[0]
+    counts = {"root_rot": root_rot.shape[0], "joint_rot": joint_rot.shape[0]}
+    if contacts is not None:
+        counts["body_contacts"] = contacts.shape[0]
+    for name, count in counts.items():
+        if count != frames:
+            raise FormatError(f"{name} has {count} frames but root_pos has {frames}", path)
+
+
+def _fill_tracks(motion: Motion, root_pos: NDArray[Any], root_rot: NDArray[Any],
+                 joint_rot: NDArray[Any], contacts: NDArray[Any] | None, rate: float,
+                 path: Any, char: Character | None) -> None:
+    timeline = Timeline.uniform(rate, root_pos.shape[0])
+    dtype = np.result_type(root_pos.dtype, root_rot.dtype, np.float32)
+    root = np.concatenate([root_pos.astype(dtype, copy=False),
+                           root_rot.astype(dtype, copy=False)], axis=1)
+    motion.add(Track("root", "pose", root, timeline))
+    joint_labels = body_labels = None
+    if char is not None:
+        count = char.body_count
+        if joint_rot.shape[1] == count:
+            _warn(path, "joint_rot has one row per body including the root; root row dropped")
+            joint_rot = joint_rot[:, 1:]
+        if joint_rot.shape[1] != count - 1:
+            raise FormatError(f"joint_rot has {joint_rot.shape[1]} joints but character "
+                              f"{char.name!r} has {count - 1} non-root bodies", path)
+        joint_labels = char.joint_labels
+        if contacts is not None:
+            if contacts.shape[1] == count:
+                body_labels = list(char.body_names)
+            elif char.contact_bodies and contacts.shape[1] == len(char.contact_bodies):
+                body_labels = list(char.contact_bodies)
+            else:
+                raise FormatError(f"body_contacts has {contacts.shape[1]} columns but character "
+                                  f"{char.name!r} has {count} bodies", path)
+        motion.skeleton = char.to_skeleton()
+    motion.add(Track("joint_rotations", "quaternion", joint_rot, timeline, joint_labels))
+    if contacts is not None:
+        motion.add(Track("contacts", "value", contacts, timeline, body_labels))
+    if char is not None:
+        dofs = char.quats_to_dofs(joint_rot)
+        motion.add(Track("joints", "value", dofs, timeline, char.dof_names,
+                         attrs={"derived_from": "joint_rotations"}))
+
+
+def _terrain_from_dict(values: Any, path: Any) -> Terrain:
+    if not isinstance(values, dict):
+        raise FormatError(f"terrain_data must be a dict, got {type(values).__name__}", path)
+    missing = [k for k in ("hf", "min_point", "dx") if k not in values]
+    if missing:
+        raise FormatError(f"terrain_data lacks {', '.join(missing)}", path)
+    extra = [str(k) for k in values if k not in (*TERRAIN_KEYS, "dy")]
+    if extra:
+        _warn(path, f"terrain_data has extra keys {', '.join(extra)} (ignored)")
+    hf = _array(values["hf"], "hf", path, 2)
+    origin = _array(values["min_point"], "min_point", path, 1)
+    if origin.shape[0] == 3:
+        _warn(path, "min_point has 3 numbers; using x and y")
+        origin = origin[:2]
+    elif origin.shape[0] != 2:
+        raise FormatError(f"min_point must hold (x, y), got shape {origin.shape}", path)
+    bounds = values.get("hf_maxmin")
+    if bounds is not None:
+        bounds = _array(bounds, "hf_maxmin", path)
+        if bounds.shape == (2,):
+            _warn(path, "hf_maxmin has shape (2,); spread over the grid")
+            bounds = np.broadcast_to(bounds, (*hf.shape, 2)).copy()
+        elif bounds.shape != (*hf.shape, 2):
+            raise FormatError(f"hf_maxmin must have shape {(*hf.shape, 2)}, got "
+                              f"{bounds.shape}", path)
+    dx = values["dx"]
+    if isinstance(dx, bool) or not isinstance(dx, (int, float, np.floating)):
+        raise FormatError(f"dx must be a number, got {type(dx).__name__}", path)
+    attrs = {"dx_type": "float32"} if isinstance(dx, np.float32) else {}
+    dy = values.get("dy")
+    try:
+        return Terrain(hf, origin, float(dx), None if dy is None else float(dy), bounds, attrs)
+    except (ValueError, TypeError) as exc:
+        raise FormatError(f"terrain_data: {exc}", path) from None
+
+
+def _clean_misc(values: dict[Any, Any], path: Any) -> dict[str, Any]:
+    """Per key: plain data kept, stand-ins made dicts, undecodable keys dropped with a warning."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        try:
+            unknown = safepickle.contains_unknown(value)
+        except safepickle.PickleProblem as exc:
+            raise safepickle.UnsafePickleError(f"misc_data[{key!r}]: {exc}", path) from None
+        if unknown is not None:
+            _warn(path, f"misc key {key!r} holds an object of unknown class {unknown}; "
+                        "it was not decoded and is left out")
+            continue
+        out[str(key)] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """Torch storages, stand-ins, OrderedDicts and sets turned into plain data."""
+    if isinstance(value, safepickle.Storage):
+        return value.data
+    if isinstance(value, safepickle.StandIn):
+        state = {k: _plain(v) for k, v in value.state().items()}
+        if isinstance(value, safepickle.BodyConstraint):
+            return {k: state.get(k) for k in ("start_frame_idx", "end_frame_idx",
+                                              "constraint_point")}
+        return state
+    if isinstance(value, dict):  # OrderedDict included
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return value
+
+
+def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
+                 misc: bool) -> Motion:
+    motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
+    parc: dict[str, Any] = {"container": "legacy"}
+    motion.meta["parc"] = parc
+    for key in ("frames", "contacts", "fps", "loop_mode"):
+        if key in values and safepickle.contains_unknown(values[key]) is not None:
+            raise FormatError(f"legacy {key} holds an object of an unknown class", path)
+    frames = _array(values["frames"], "frames", path, 2)
+    if frames.shape[1] < 6:
+        raise FormatError(f"frames must have at least 6 columns, got {frames.shape}", path)
+    rate = _fps(values.get("fps"), path)
+    if 29 < rate < 31:
+        rate = 30.0  # PARC snaps near-30 rates to 30
+    parc["fps"] = int(rate) if rate.is_integer() else rate
+    motion.meta["loop_mode"] = _loop_mode(values.get("loop_mode"), path)
+    contacts = values.get("contacts")
+    if contacts is not None:
+        contacts = _array(contacts, "contacts", path, 2)
+        if contacts.shape[0] != frames.shape[0]:
+            raise FormatError(f"contacts has {contacts.shape[0]} frames but frames has "
+                              f"{frames.shape[0]}", path)
+    dofs = frames[:, 6:]
+    root_pos = frames[:, :3]
+    root_rot = canonical(exp_map_to_quat(frames[:, 3:6])).astype(np.float32)
+    if char is not None:
+        if dofs.shape[1] != char.dof_count:
+            raise FormatError(f"frames carry {dofs.shape[1]} DOFs but character "
+                              f"{char.name!r} has {char.dof_count}", path)
+        joint_rot = canonical(char.dofs_to_quats(dofs)).astype(np.float32)
+        _fill_tracks(motion, root_pos, root_rot, joint_rot, contacts, rate, path, char)
+        motion.tracks["joints"] = motion.tracks["joints"].with_data(dofs)
+        motion.tracks["joints"].attrs.pop("derived_from", None)
+    else:
+        timeline = Timeline.uniform(rate, frames.shape[0])
+        motion.add(Track("root", "pose", np.concatenate([root_pos, root_rot], axis=1),
+                         timeline))
+        motion.add(Track("joints", "value", dofs, timeline))
+        if contacts is not None:
+            motion.add(Track("contacts", "value", contacts, timeline))
+    terrain = values.get("terrain")
+    if isinstance(terrain, safepickle.SubTerrain):
+        motion.terrain = _legacy_terrain(terrain.state(), path)
+    elif terrain is not None:
+        raise FormatError(f"legacy terrain is a {type(terrain).__name__}, not a SubTerrain",
+                          path)
+    if misc:
+        rest = {k: v for k, v in values.items() if k not in _LEGACY_CORE}
+        parc["misc"] = _clean_misc(rest, path)
+    return motion
+
+
+def _legacy_terrain(state: dict[str, Any], path: Any) -> Terrain:
+    hf = _array(_plain(state.get("hf")), "terrain.hf", path, 2)
+    origin = _array(_plain(state.get("min_point")), "terrain.min_point", path, 1)
+    dxdy = _array(_plain(state.get("dxdy")), "terrain.dxdy", path, 1)
+    bounds = state.get("hf_maxmin")
+    if bounds is not None:
+        bounds = _array(_plain(bounds), "terrain.hf_maxmin", path, 3)
+    attrs = {"name": state["terrain_name"]} if isinstance(state.get("terrain_name"), str) else {}
+    try:
+        return Terrain(hf, origin[:2], float(dxdy[0]),
+                       float(dxdy[1]) if dxdy.size > 1 else None, bounds, attrs)
+    except (ValueError, TypeError) as exc:
+        raise FormatError(f"legacy terrain: {exc}", path) from None
+
+
+# ============================================================================ writing
+
+
+def write(path: str | os.PathLike[str], obj: Any, character: Any = None,
+          lossy: bool = False) -> None:
+    """Write an MS container exactly as PARC does (protocol 4, NumPy 1.x names).
+
+    Refuses (ConversionError) what PARC cannot hold — other tracks, a non-integral or
+    stamped rate, dy != dx, misc values that are not plain data — unless ``lossy``.
+    """
+    if isinstance(obj, Terrain):
+        obj = Motion(terrain=obj)
+    if not isinstance(obj, Motion):
+        raise ConversionError(f"PARC files hold motions, not {type(obj).__name__}")
+    blobs = encode(obj, character=character, lossy=lossy)
+    with atomic_write(path, "wb") as handle:
+        handle.write(blobs)
+
+
+def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
+    """The bytes of the MS container for ``motion``."""
+    lost: list[str] = []
+    char = _writer_character(motion, character)
+    motion_dict = _motion_dict(motion, char, lost) if motion.tracks else None
+    terrain_dict = _terrain_dict(motion.terrain, lost) if motion.terrain is not None else None
+    found = motion.meta.get("parc")
+    parc: dict[str, Any] = found if isinstance(found, dict) else {}
+    misc = parc.get("misc", {})
+    if misc is None:
+        misc = {}
+    if not isinstance(misc, dict):
+        raise ConversionError("meta['parc']['misc'] must be a dict")
+    if parc.get("misc_skipped"):
+        lost.append("misc data (the file was read with misc=False)")
+    for key, value in misc.items():
+        problem = _not_plain(value)
+        if problem:
+            raise ConversionError(f"misc value {key!r} is not plain data ({problem}); PARC "
+                                  "files only hold numpy arrays, dicts, lists, str and numbers")
+    if lost:
+        message = "PARC files cannot hold: " + "; ".join(lost)
+        if not lossy:
+            raise ConversionError(message + " (pass lossy=True / --lossy to drop them)")
+        warnings.warn(message + " (dropped)", MotionkitWarning, stacklevel=3)
+    misc_present = not (parc.get("container") == "ms" and "misc_data" not in
+                        parc.get("blobs", MS_KEYS))
+    container = {
+        "motion_data": writepickle.dumps(motion_dict) if motion_dict is not None else None,
+        "terrain_data": writepickle.dumps(terrain_dict) if terrain_dict is not None else None,
+        "misc_data": writepickle.dumps(dict(misc)) if misc_present else None,
+    }
+    return writepickle.dumps(container)
+
+
+def _writer_character(motion: Motion, character: Any) -> Character | None:
+    if character is not None:
+        return load_character(character)
+    if motion.skeleton is not None:
+        try:
+            return load_character(motion.skeleton)
+        except ConversionError:
+            return None
+    return None
+
+
+def _motion_dict(motion: Motion, char: Character | None, lost: list[str]) -> dict[str, Any]:
+    root = motion.root_pose()
+    if root is None:
+        raise ConversionError("a PARC motion needs a root pose track ('root')")
+    timeline = root.timeline
+    fps = _writer_fps(timeline, lost)
+    joint_rot = _joint_rotations(motion, char)
+    frames = root.frames
+    if joint_rot.shape[0] != frames:
+        raise ConversionError(f"joint rotations have {joint_rot.shape[0]} frames, root has "
+                              f"{frames}")
+    contacts = motion.tracks.get("contacts")
+    if contacts is not None and contacts.frames != frames:
+        raise ConversionError(f"contacts have {contacts.frames} frames, root has {frames}")
+    kept = {"root", "joint_rotations", "contacts", "joints"}
+    if char is not None:
+        kept.add("links")  # derivable by forward kinematics
+    lost.extend(f"track {name!r}" for name in motion.tracks if name not in kept)
+    if "joint_rotations" in motion.tracks and "joints" in motion.tracks and char is None:
+        lost.append("track 'joints' (no character to relate it to the joint rotations)")
+    loop = str(motion.meta.get("loop_mode") or "CLAMP").upper()
+    if loop not in LOOP_MODES:
+        lost.append(f"loop mode {loop!r} (PARC knows CLAMP and WRAP; CLAMP written)")
+        loop = "CLAMP"
+    data = np.asarray(root.data)
+    return {
+        "root_pos": np.array(data[:, :3], dtype=np.float32, order="C"),
+        "root_rot": np.array(data[:, 3:7], dtype=np.float32, order="C"),
+        "joint_rot": np.array(joint_rot, dtype=np.float32, order="C"),
+        "body_contacts": (np.array(contacts.data.reshape(frames, -1), dtype=np.float32,
+                                   order="C") if contacts is not None else None),
+        "fps": fps,
+        "loop_mode": loop,
+    }
+
+
+def _writer_fps(timeline: Timeline, lost: list[str]) -> int:
+    if not timeline.is_uniform or timeline.rate is None:
+        lost.append("time stamps (PARC needs a fixed frame rate; resample with --rate)")
+        rate = timeline.rate or (timeline.count - 1) / max(timeline.duration, 1e-12)
+    else:
+        rate = timeline.rate
+    if timeline.start != 0.0:
+        lost.append(f"start time {timeline.start:g} s (PARC motions start at 0)")
+    if abs(rate - round(rate)) > 1e-9 or round(rate) < 1:
+        lost.append(f"frame rate {rate:g} Hz (PARC stores an integer fps; {round(rate)} written)")
+    return max(1, round(rate))
+
+
+def _joint_rotations(motion: Motion, char: Character | None) -> NDArray[Any]:
+    track = motion.tracks.get("joint_rotations")
+    if track is not None:
+        if track.kind != "quaternion" or track.data.ndim != 3:
+            raise ConversionError("joint_rotations must be a (frames, joints, 4) quaternion "
+                                  "track")
+        if char is not None and track.data.shape[1] != char.body_count - 1:
+            raise ConversionError(f"joint_rotations has {track.data.shape[1]} joints but "
+                                  f"character {char.name!r} has {char.body_count - 1}")
+        return np.asarray(track.data)
+    joints = motion.tracks.get("joints")
+    if joints is None:
+        raise ConversionError("a PARC motion needs joint rotations: a 'joint_rotations' track, "
+                              "or a 'joints' track with a character (--character)")
+    if char is None:
+        raise ConversionError("joint values need a character to become PARC joint rotations; "
+                              "pass character=... / --character humanoid.xml")
+    dofs = np.asarray(joints.data, dtype=np.float64).reshape(joints.frames, -1)
+    if joints.labels and set(char.dof_names) <= set(joints.labels):
+        order = [joints.labels.index(name) for name in char.dof_names]
+        dofs = dofs[:, order]
+    elif dofs.shape[1] != char.dof_count:
+        raise ConversionError(f"'joints' has {dofs.shape[1]} values per frame but character "
+                              f"{char.name!r} has {char.dof_count} DOFs")
+    return canonical(char.dofs_to_quats(dofs))
+
+
+def _terrain_dict(terrain: Any, lost: list[str]) -> dict[str, Any]:
+    if not isinstance(terrain, Terrain):
+        raise ConversionError(f"motion.terrain must be a Terrain, not {type(terrain).__name__}")
+    dx = float(terrain.dx)
+    if terrain.dy is not None and not math.isclose(float(terrain.dy), dx, rel_tol=1e-6):
+        lost.append(f"dy = {float(terrain.dy):g} (PARC cells are square; dx = {dx:g} kept)")
+    bounds = terrain.bounds
+    if bounds is None:
+        bounds = np.stack([np.ones(terrain.shape), -np.ones(terrain.shape)], axis=-1)
+    return {
+        "hf": np.array(terrain.heights, dtype=np.float32, order="C"),
+        "hf_maxmin": np.array(bounds, dtype=np.float32, order="C"),
+        "min_point": np.array(terrain.origin, dtype=np.float32, order="C"),
+        "dx": np.float32(dx) if terrain.attrs.get("dx_type") == "float32" else dx,
+    }
+
+
+def _not_plain(value: Any, depth: int = 0) -> str | None:
+    """Why ``value`` is not plain data PARC can load (None when it is)."""
+    if depth > 64:
+        return "nested too deeply"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return None
+    if isinstance(value, np.ndarray):
+        return None if value.dtype.kind in "biufc" else f"array of dtype {value.dtype}"
+    if isinstance(value, np.generic):
+        return None if value.dtype.kind in "biufc" else f"numpy {type(value).__name__}"
+    if isinstance(value, dict) and type(value) in (dict, OrderedDict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int)):
+                return f"dict key of type {type(key).__name__}"
+            problem = _not_plain(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    if type(value) in (list, tuple):
+        for item in value:
+            problem = _not_plain(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"a {type(value).__module__}.{type(value).__qualname__}"
