@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..model.skeleton import Skeleton
+from ._fast import forward_quat
 from .joints import MOTIONS, exp_map, joint_motion, log_map
 
 __all__ = ["MOTIONS", "exp_map", "forward", "forward_transforms", "joint_motion", "log_map",
@@ -19,71 +20,41 @@ __all__ = ["MOTIONS", "exp_map", "forward", "forward_transforms", "joint_motion"
 Array = NDArray[np.float64]
 
 
-def forward_transforms(skeleton: Skeleton, q: ArrayLike,
-                       root_pose: ArrayLike | None = None) -> tuple[Array, Array]:
-    """World rotations ``(frames, bodies, 3, 3)`` and positions ``(frames, bodies, 3)``.
-
-    ``q`` is ``(frames, dof_count)``. ``root_pose`` ``(frames, 7)`` (x y z qx qy qz qw), when
-    given, is the world pose of the first body and replaces what its own joint would give
-    (the usual case: a free-floating root whose pose comes from the motion's root track).
-    """
+def _coords(skeleton: Skeleton, q: ArrayLike) -> Array:
     coords = np.asarray(q, dtype=float)
     if coords.ndim == 1:
         coords = coords[None, :]
     if coords.ndim != 2 or coords.shape[1] != skeleton.dof_count:
         raise ValueError(f"skeleton {skeleton.name!r} has {skeleton.dof_count} coordinates; "
                          f"q has shape {np.shape(q)}")
-    frames = coords.shape[0]
-    count = len(skeleton.bodies)
-    rotations = np.empty((frames, count, 3, 3))
-    positions = np.empty((frames, count, 3))
-    root = None
-    if root_pose is not None:
-        root = np.asarray(root_pose, dtype=float).reshape(frames, 7)
-        if not skeleton.bodies:
-            raise ValueError("root_pose given for a skeleton without bodies")
-    for index, body in enumerate(skeleton.bodies):
-        if index == 0 and root is not None:
-            rotations[:, 0] = _quat_to_matrix(root[:, 3:7])
-            positions[:, 0] = root[:, :3]
-            continue
-        joint = body.joint
-        p_rot = joint.parent_to_joint[:3, :3]
-        p_pos = joint.parent_to_joint[:3, 3]
-        if body.parent < 0:
-            rot: Array = np.broadcast_to(p_rot, (frames, 3, 3))
-            pos: Array = np.broadcast_to(p_pos, (frames, 3))
-        else:
-            parent_rot = rotations[:, body.parent]
-            parent_pos = positions[:, body.parent]
-            rot = parent_rot @ p_rot
-            pos = parent_rot @ p_pos + parent_pos
-        q_rot, q_pos = joint_motion(joint, coords[:, joint.dof_slice])
-        if q_pos is not None:
-            pos = np.einsum("fij,fj->fi", rot, q_pos) + pos
-        if q_rot is not None:
-            rot = rot @ q_rot
-        c_inv_rot = joint.child_to_joint[:3, :3].T
-        c_inv_pos = -c_inv_rot @ joint.child_to_joint[:3, 3]
-        if np.any(c_inv_pos):
-            pos = rot @ c_inv_pos + pos
-        if not np.array_equal(c_inv_rot, np.eye(3)):
-            rot = rot @ c_inv_rot
-        rotations[:, index] = rot
-        positions[:, index] = pos
-    return rotations, positions
+    return coords
 
 
 def forward(skeleton: Skeleton, q: ArrayLike, root_pose: ArrayLike | None = None) -> Array:
-    """World poses of every body: ``(frames, bodies, 7)`` as x y z qx qy qz qw.
+    """World poses of every body: ``(frames, bodies, 7)`` as x y z qx qy qz qw (w >= 0).
 
     ``q`` is ``(frames, dof_count)`` in the skeleton's coordinate layout (a 1-D ``q`` is one
-    frame and gives ``(bodies, 7)``). See :func:`forward_transforms` for ``root_pose``.
+    frame and gives ``(bodies, 7)``). ``root_pose`` ``(frames, 7)``, when given, is the
+    world pose of the first body and replaces what its own joint would give (the usual
+    case: a free-floating root whose pose comes from a motion's root track).
     """
-    single = np.ndim(q) == 1
-    rotations, positions = forward_transforms(skeleton, q, root_pose)
-    poses = matrices_to_poses(rotations, positions)
-    return poses[0] if single else poses
+    coords = _coords(skeleton, q)
+    root = None
+    if root_pose is not None:
+        if not skeleton.bodies:
+            raise ValueError("root_pose given for a skeleton without bodies")
+        root = np.asarray(root_pose, dtype=float).reshape(coords.shape[0], 7)
+    poses = forward_quat(skeleton, coords, root)
+    return poses[0] if np.ndim(q) == 1 else poses
+
+
+def forward_transforms(skeleton: Skeleton, q: ArrayLike,
+                       root_pose: ArrayLike | None = None) -> tuple[Array, Array]:
+    """Like :func:`forward`, as rotation matrices ``(frames, bodies, 3, 3)`` and positions
+    ``(frames, bodies, 3)`` (what DART reports)."""
+    poses = forward(skeleton, _coords(skeleton, q), root_pose)
+    return _quat_to_matrix(poses[..., 3:].reshape(-1, 4)).reshape(*poses.shape[:-1], 3, 3), \
+        poses[..., :3]
 
 
 def matrices_to_poses(rotations: Array, positions: Array) -> Array:
