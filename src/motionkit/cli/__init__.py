@@ -20,7 +20,7 @@ Examples:
   motionkit info walk.seq
   motionkit info --json walk.seq
   motionkit validate motions/*.seq
-  motionkit convert walk.seq walk_v4.seq --version 4
+  motionkit convert walk.seq walk_v4.seq -O version=4
   motionkit resample stamped.seq uniform.seq --rate 100 --method linear
 """
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", MotionkitWarning)
     try:
-        cli.main(args=argv, prog_name="motionkit", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="motionkit", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("motionkit: interrupted", err=True)
         sys.exit(130)
@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"motionkit: internal error ({type(exc).__name__}: {_one_line(exc)}); "
                    "rerun with --debug and report it", err=True)
         sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -74,6 +74,8 @@ class Timeline:
         """Seconds from the first to the last frame (0 for fewer than two frames)."""
         if self.count < 2:
             return 0.0
+        if self.stamps_ns is not None:
+            return int(self.stamps_ns[-1] - self.stamps_ns[0]) / 1e9
         if self.stamps is not None:
             return float(self.stamps[-1] - self.stamps[0])
         assert self.rate is not None

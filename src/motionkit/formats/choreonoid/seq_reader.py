@@ -25,7 +25,7 @@ from ...errors import FormatError, MotionkitWarning
 from ...model import Motion, Timeline, Track
 from ...spatial.quaternion import from_rpy, wxyz_to_xyzw
 from .seq_frames import FrameBlock, cut_frame_blocks, line_pattern, parse_block
-from .yamlnodes import Document
+from .yamlnodes import BaseLoader, Document
 
 JOINT_CONTENTS = frozenset({"JointDisplacement", "MultiJointDisplacementSeq", "JointPosition"})
 LINK_CONTENTS = frozenset({"LinkPosition", "MultiLinkPositionSeq"})
@@ -44,7 +44,7 @@ class _NotCanonical(Exception):
 @dataclass
 class _Frames:
     values: NDArray[np.float64]
-    line_of: Callable[[int], int | None]
+    position_of: Callable[[int], tuple[int, int]]  # frame index -> (line, column), 1-based
 
 
 Entries = dict[str, tuple[yaml.Node, yaml.Node]]
@@ -175,7 +175,7 @@ class _Reader:
             warnings.warn(f'{doc.path}:{node.start_mark.line + 1}: component type "{seq_type}" '
                           "is not motion data Choreonoid loads; kept verbatim for writing back",
                           MotionkitWarning, stacklevel=4)
-            motion.meta["choreonoid"]["opaque"].append(doc.plain(node))
+            motion.meta["choreonoid"]["opaque"].append(self._plain(node))
             return
         timed = self._timed(entries, version)
         rate_node = self._find(entries, "frame_rate", "frameRate")
@@ -226,8 +226,8 @@ class _Reader:
         elif self.timed_mode == "choreonoid":
             data, timeline = self._choreonoid_import(values[:, 0], data, rate, kind, node)
         else:
-            timeline = self._stamps(values[:, 0], rate, frames.line_of)
-        if name == "links" and parts == 1 and not extension:
+            timeline = self._stamps(values[:, 0], rate, frames.position_of)
+        if name == "links" and parts == 1 and "shape" not in extension:
             name, data = "root", data[:, 0, :]
         labels_node = self._find(entries, "part_labels", "partLabels")
         labels = [doc.text(n, "a part label") for n in doc.sequence(labels_node, "part labels")] \
@@ -241,6 +241,19 @@ class _Reader:
             motion.add(Track(name, extension.get("kind", kind), data, timeline, labels, attrs))
         except ValueError as exc:
             raise doc.error(node, f"{name}: {exc}") from None
+
+    def _plain(self, node: yaml.Node) -> Any:
+        """An opaque component as plain data, with any cut-out frame block put back."""
+        if not isinstance(node, yaml.MappingNode):
+            return self.doc.plain(node)
+        tree: dict[str, Any] = {}
+        for key, value in node.value:
+            block = self.blocks.get(key.start_mark.line + 1)
+            if block is not None and isinstance(value, yaml.ScalarNode) and value.value == "":
+                tree[str(key.value)] = yaml.load(block.text, Loader=BaseLoader)
+            else:
+                tree[str(key.value)] = self._plain(value)
+        return tree
 
     def _timed(self, entries: Entries, version: float) -> bool:
         flag = self._find(entries, "has_frame_time", "hasFrameTime")
@@ -278,7 +291,8 @@ class _Reader:
             values = parse_block(block, line_pattern(parts, width, timed, nested), columns)
             if values is None:
                 raise _NotCanonical
-            return _Frames(values, lambda i: block.first_line + i)
+            column = block.text.index(b"[") + 1
+            return _Frames(values, lambda i: (block.first_line + i, column))
         return self._slow_frames(node, parts, width, timed, nested, columns)
 
     def _slow_frames(self, node: yaml.Node, parts: int, width: int, timed: bool,
@@ -311,18 +325,21 @@ class _Reader:
                                     f"{width} are expected")
                 numbers.extend(doc.number(x, "an SE3 value") for x in entry)
             values[row] = numbers
-        return _Frames(values, lambda i: frames[i].start_mark.line + 1)
+        return _Frames(values, lambda i: (frames[i].start_mark.line + 1,
+                                          frames[i].start_mark.column + 1))
 
     def _stamps(self, times: NDArray[np.float64], rate: float | None,
-                line_of: Callable[[int], int | None]) -> Timeline:
+                position_of: Callable[[int], tuple[int, int]]) -> Timeline:
+        bad = np.flatnonzero(~np.isfinite(times))
+        if bad.size:
+            raise FormatError("frame times must be finite", self.doc.path,
+                              *position_of(int(bad[0])))
         bad = np.flatnonzero(~(np.diff(times) > 0))
         if bad.size:
             i = int(bad[0]) + 1
             raise FormatError(f"frame time {times[i]:g} does not come after {times[i - 1]:g}; "
                               'read with timed="choreonoid" to apply Choreonoid\'s own import '
-                              "rule (later samples overwrite)", self.doc.path, line_of(i))
-        if not np.all(np.isfinite(times)):
-            raise FormatError("frame times must be finite", self.doc.path)
+                              "rule (later samples overwrite)", self.doc.path, *position_of(i))
         return Timeline.stamped(times, rate, check=False)
 
     def _choreonoid_import(self, times: NDArray[np.float64], data: NDArray[np.float64],

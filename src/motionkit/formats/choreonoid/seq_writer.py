@@ -172,8 +172,11 @@ class _Writer:
         if track.kind == "pose":
             seq_type = "MultiSE3Seq"
             native = data if data.ndim == 3 else data[:, None, :]
-            if data.ndim == 2 and content not in ("LinkPosition", "MultiLinkPositionSeq"):
+            is_links = content in ("LinkPosition", "MultiLinkPositionSeq")
+            if data.ndim == 2 and not is_links:
                 extension["shape"] = [7]
+            elif data.ndim == 3 and data.shape[1] == 1 and is_links:
+                extension["shape"] = [1, 7]  # one link, but not the root-only layout
             parts = native.shape[1]
             rows = np.concatenate([native[..., :3], xyzw_to_wxyz(native[..., 3:])], axis=-1)
             rows = rows.reshape(frames, parts * 7)
@@ -306,4 +309,4 @@ def _flow(value: Any) -> str:
     if isinstance(value, dict):
         items = ", ".join(f"{_plain(k)}: {_flow(v)}" for k, v in value.items())
         return "{ " + items + " }" if value else "{ }"
-    return _plain(str(value))
+    return _plain(value if isinstance(value, str) else str(value))

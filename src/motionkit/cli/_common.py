@@ -1,0 +1,70 @@
+"""Pieces shared by the commands: option parsing, progress display, object summaries."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import MotionkitError
+
+T = TypeVar("T")
+
+
+def parse_options(pairs: Iterable[str]) -> dict[str, Any]:
+    """``-O key=value`` pairs; values are JSON when they parse as JSON (numbers, true), else text."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise MotionkitError(f"option {pair!r} is not KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+@contextlib.contextmanager
+def busy(label: str, after: float = 1.0) -> Iterator[None]:
+    """Show an elapsed-time line on a terminal's stderr when work takes more than ``after`` s."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    done = threading.Event()
+    start = time.monotonic()
+
+    def tick() -> None:
+        if done.wait(after):
+            return
+        while not done.wait(0.2):
+            sys.stderr.write(f"\r{label} … {time.monotonic() - start:.1f} s")
+            sys.stderr.flush()
+        sys.stderr.write("\r\033[K")
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def progress(items: list[T], label: str) -> Iterable[T]:
+    """A progress bar on stderr over many items, shown only when the work passes a second."""
+    if len(items) < 2:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=label, unit="file", delay=1.0, file=sys.stderr, leave=False)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))

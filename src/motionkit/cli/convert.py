@@ -1,0 +1,49 @@
+"""``motionkit convert``: one format to another (and ``resample``, which shares it)."""
+
+from __future__ import annotations
+
+import click
+
+from .. import api
+from ..ops import METHODS
+from ._common import busy, parse_options
+
+
+@click.command(epilog="""\b
+Examples:
+  motionkit convert SR1WalkPattern.yaml walk_v4.seq -O version=4
+  motionkit convert walk.seq walk.seq -O precision=9      (Choreonoid's own digits)
+  motionkit convert stamped.seq uniform.seq --rate 100
+  motionkit convert run.pkl run.seq --character humanoid.xml""")
+@click.argument("source", type=click.Path(dir_okay=True))
+@click.argument("target", type=click.Path(dir_okay=False))
+@click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
+@click.option("--to", "to_format", metavar="FORMAT", help="Write TARGET as this format.")
+@click.option("--rate", type=float, help="Resample every track to this rate (Hz).")
+@click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
+              help="Interpolation when resampling.")
+@click.option("--character", type=click.Path(exists=True, dir_okay=False),
+              help="Character/model file that gives joints their meaning.")
+@click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A reader/writer option, e.g. -O version=4 -O precision=9.")
+def command(source: str, target: str, from_format: str | None, to_format: str | None,
+            rate: float | None, method: str, character: str | None, lossy: bool,
+            options: tuple[str, ...]) -> None:
+    """Convert SOURCE to TARGET (formats from the extensions unless named)."""
+    run(source, target, from_format, to_format, rate, method, character, lossy, options)
+
+
+def run(source: str, target: str, from_format: str | None, to_format: str | None,
+        rate: float | None, method: str, character: str | None, lossy: bool,
+        options: tuple[str, ...]) -> None:
+    """Do one conversion and report it in one line."""
+    extra = parse_options(options)
+    if character:
+        extra["character"] = character
+    with busy(f"converting {source}"):
+        motion = api.convert(source, target, from_format=from_format, to_format=to_format,
+                             rate=rate, method=method, lossy=lossy, **extra)
+    frames = getattr(motion, "frames", None)
+    detail = f" ({frames} frames)" if frames is not None else ""
+    click.echo(f"wrote {target}{detail}")

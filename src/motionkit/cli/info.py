@@ -1,0 +1,102 @@
+"""``motionkit info``: what a file holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .. import api
+from ..formats import registry
+from ..model import Motion
+from ._common import busy, echo_json
+
+
+@click.command(epilog="""\b
+Examples:
+  motionkit info walk.seq
+  motionkit info --json walk.seq
+  motionkit info robot.skel""")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--from", "from_format", metavar="FORMAT", help="Read as this format.")
+def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> None:
+    """Show format, timing and tracks of motion files, or the structure of models."""
+    results = []
+    for path in files:
+        fmt = registry.for_reading(path, from_format).name
+        with busy(f"reading {path}"):
+            obj = api.read(path, format=from_format)
+        results.append((path, fmt, obj))
+    if as_json:
+        docs = [describe(fmt, obj) for _, fmt, obj in results]
+        echo_json(docs[0] if len(docs) == 1 else docs)
+        return
+    for index, (path, fmt, obj) in enumerate(results):
+        if index:
+            click.echo()
+        click.echo(render(path, fmt, obj))
+
+
+def describe(fmt: str, obj: Any) -> dict[str, Any]:
+    """The ``info --json`` document (layout fixed by DESIGN.md's public API contract)."""
+    if isinstance(obj, Motion):
+        doc: dict[str, Any] = {"format": fmt, "frames": obj.frames, "duration": obj.duration,
+                               "tracks": {n: t.describe() for n, t in obj.tracks.items()}}
+        meta = {k: v for k, v in obj.meta.items() if k != "source_format"}
+        if meta:
+            doc["meta"] = meta
+        if obj.terrain is not None and hasattr(obj.terrain, "describe"):
+            doc["terrain"] = obj.terrain.describe()
+        return doc
+    if hasattr(obj, "skeletons"):
+        return {"format": fmt, **obj.describe()}
+    if hasattr(obj, "describe"):
+        described = obj.describe()
+        if hasattr(obj, "bodies"):  # a single skeleton
+            return {"format": fmt, "skeletons": [described]}
+        return {"format": fmt, **described}
+    return {"format": fmt, "type": type(obj).__name__}
+
+
+def render(path: str, fmt: str, obj: Any) -> str:
+    """A readable summary for people."""
+    if not isinstance(obj, Motion):
+        body = obj.summary_text() if hasattr(obj, "summary_text") else repr(obj)
+        return f"{path}  ({fmt})\n{body}"
+    lines = [f"{path}  ({fmt})"]
+    version = obj.meta.get("choreonoid", {}).get("version")
+    if version is not None:
+        lines.append(f"  format version: {version:g}")
+    lines.append(f"  frames: {obj.frames}   duration: {obj.duration:.6g} s")
+    for name, track in obj.tracks.items():
+        timing = (f"{track.timeline.rate:g} Hz" if track.timeline.is_uniform
+                  else f"stamped ({track.frames} stamps)")
+        shape = "x".join(str(n) for n in track.data.shape)
+        summary = track.describe()
+        span = (f"  range [{summary['min']:.6g}, {summary['max']:.6g}]"
+                if "min" in summary else "")
+        lines.append(f"  track {name}: {track.kind} {shape}, {timing}{span}")
+        if track.labels:
+            shown = ", ".join(track.labels[:8]) + (" …" if len(track.labels) > 8 else "")
+            lines.append(f"    labels: {shown}")
+        for key, value in track.attrs.items():
+            lines.append(f"    {key}: {value}")
+    for key, value in obj.meta.items():
+        if key in ("source_format", "choreonoid"):
+            continue
+        lines.append(f"  {key}: {_short(value)}")
+    opaque = obj.meta.get("choreonoid", {}).get("opaque", [])
+    for tree in opaque:
+        lines.append(f"  kept verbatim: {tree.get('type')} ({tree.get('content', '')})")
+    if obj.terrain is not None:
+        terrain = obj.terrain
+        lines.append(f"  terrain: {terrain.describe() if hasattr(terrain, 'describe') else terrain}")
+    if obj.skeleton is not None:
+        lines.append(f"  skeleton: {getattr(obj.skeleton, 'name', type(obj.skeleton).__name__)}")
+    return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, dict) else "{" + ", ".join(value) + "}"
+    return text if len(text) <= 100 else text[:97] + "..."

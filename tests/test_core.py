@@ -1,0 +1,130 @@
+"""The front door: registry, options, atomic writes, the model's own checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from motionkit._io import atomic_write
+from motionkit.formats import registry
+from seqfiles import V4_ALL
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
+    target = tmp_path / "keep.seq"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), atomic_write(target, "w") as handle:
+        handle.write("half")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["keep.seq"]
+
+
+def test_refused_write_leaves_no_file(tmp_path: Path) -> None:
+    motion = mk.Motion()
+    motion.add(mk.Track("joints", "value", np.array([[np.nan]]), mk.Timeline.uniform(10, 1)))
+    target = tmp_path / "nan.seq"
+    target.write_text("old")
+    with pytest.raises(mk.ConversionError, match="non-finite"):
+        mk.write(target, motion)
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["nan.seq"]
+
+
+@pytest.mark.parametrize("mode,spelling", [("choreonoid", "nan, inf, -inf"),
+                                           ("yaml", ".nan, .inf, -.inf")])
+def test_non_finite_values_when_asked(tmp_path: Path, mode: str, spelling: str) -> None:
+    motion = mk.Motion()
+    values = np.array([[np.nan, np.inf, -np.inf]])
+    motion.add(mk.Track("joints", "value", values, mk.Timeline.uniform(10, 1)))
+    target = tmp_path / "nan.seq"
+    mk.write(target, motion, nonfinite=mode)
+    assert f"- [ {spelling} ]" in target.read_text()
+    data = mk.read(target).tracks["joints"].data[0]
+    assert np.isnan(data[0]) and data[1] == np.inf and data[2] == -np.inf
+
+
+def test_what_a_seq_cannot_hold_is_refused_unless_lossy(tmp_path: Path) -> None:
+    path = tmp_path / "in.seq"
+    path.write_text(V4_ALL)
+    motion = mk.read(path)
+    motion.terrain = object()
+    motion.meta["misc"] = {"array": np.zeros(2)}
+    with pytest.raises(mk.ConversionError, match="terrain.*metadata 'misc'"):
+        mk.write(tmp_path / "out.seq", motion)
+    with pytest.warns(mk.MotionkitWarning, match="dropped"):
+        mk.write(tmp_path / "out.seq", motion, lossy=True)
+    assert "misc" not in mk.read(tmp_path / "out.seq").meta
+
+
+def test_stamped_tracks_in_version_1_need_lossy(tmp_path: Path) -> None:
+    motion = mk.Motion()
+    motion.add(mk.Track("joints", "value", np.zeros((3, 1)), mk.Timeline.stamped([0, 0.1, 0.3])))
+    with pytest.raises(mk.ConversionError, match="time stamps"):
+        mk.write(tmp_path / "v1.seq", motion, version=1)
+    with pytest.warns(mk.MotionkitWarning):
+        mk.write(tmp_path / "v1.seq", motion, version=1, lossy=True)
+    assert mk.read(tmp_path / "v1.seq").tracks["joints"].timeline.is_uniform
+
+
+def test_registry_by_extension_name_and_content(tmp_path: Path) -> None:
+    assert registry.for_reading("x.seq").name == "seq"
+    assert registry.for_reading("x", "SEQ").name == "seq"
+    assert registry.for_writing("x.yaml").name == "seq"
+    assert registry.by_name("yaml").name == "seq"
+    unknown = tmp_path / "x.weird"
+    unknown.write_text("hello")
+    with pytest.raises(mk.FormatError, match="unknown file type"):
+        mk.read(unknown)
+    with pytest.raises(mk.MotionkitError, match="unknown format"):
+        registry.by_name("nope")
+
+
+def test_options_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "in.seq"
+    path.write_text(V4_ALL)
+    with pytest.raises(mk.MotionkitError, match="does not take option"):
+        mk.read(path, colour="red")
+    with pytest.raises(mk.MotionkitError, match="does not take option"):
+        mk.convert(path, tmp_path / "out.seq", colour="red")
+
+
+def test_convert_routes_options_and_resamples(tmp_path: Path) -> None:
+    path = tmp_path / "in.seq"
+    path.write_text(V4_ALL)
+    out = tmp_path / "out.seq"
+    mk.convert(path, out, version=4, precision=9, rate=1000, fast=False)
+    motion = mk.read(out)
+    assert motion.meta["choreonoid"]["version"] == 4
+    assert motion.tracks["joints"].frames == 5 and motion.tracks["joints"].timeline.rate == 1000
+
+
+def test_track_checks_shapes_and_labels() -> None:
+    timeline = mk.Timeline.uniform(10, 2)
+    with pytest.raises(ValueError, match="needs 7"):
+        mk.Track("root", "pose", np.zeros((2, 6)), timeline)
+    with pytest.raises(ValueError, match="frames"):
+        mk.Track("joints", "value", np.zeros((3, 2)), timeline)
+    with pytest.raises(ValueError, match="labels"):
+        mk.Track("joints", "value", np.zeros((2, 2)), timeline, labels=["a"])
+    with pytest.raises(ValueError, match="increasing"):
+        mk.Timeline.stamped([0, 1, 1])
+
+
+def test_timeline_keeps_nanoseconds_exactly() -> None:
+    ns = np.array([1_700_000_000_123_456_789, 1_700_000_000_223_456_789])
+    timeline = mk.Timeline.from_nanoseconds(ns)
+    assert timeline.stamps_ns is not None and timeline.stamps_ns.tolist() == ns.tolist()
+    assert timeline.duration == pytest.approx(0.1)
+
+
+def test_import_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, motionkit; print(sorted(m for m in ('scipy', 'yaml', 'click') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,133 @@
+"""Property tests: any motion the model can hold survives a .seq round trip exactly."""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import motionkit as mk
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+names = st.text(st.sampled_from("abcdefghijXYZ_"), min_size=1, max_size=8).filter(
+    lambda n: n not in ("root", "links", "joints", "zmp"))
+
+
+@st.composite
+def timelines(draw: st.DrawFn, frames: int, stamped_ok: bool) -> mk.Timeline:
+    if stamped_ok and draw(st.booleans()):
+        steps = draw(arrays(np.float64, frames, elements=st.floats(1e-4, 10.0)))
+        start = draw(st.floats(0, 100))
+        return mk.Timeline.stamped(start + np.concatenate([[0.0], np.cumsum(steps[1:])]),
+                                   rate=draw(st.sampled_from([None, 30.0, 100.0])))
+    rate = draw(st.floats(0.5, 5000.0))
+    start = draw(st.sampled_from([0.0, 0.0, 1.5, draw(st.floats(0, 1e4))]))
+    return mk.Timeline.uniform(rate, frames, start)
+
+
+def unit_quaternions(data: np.ndarray) -> np.ndarray:
+    quats = np.clip(data, -1e6, 1e6)
+    norms = np.linalg.norm(quats, axis=-1, keepdims=True)
+    quats = np.where(norms > 1e-3, quats / np.where(norms == 0, 1, norms), [0, 0, 0, 1])
+    return quats
+
+
+@st.composite
+def motions(draw: st.DrawFn, stamped_ok: bool = True) -> mk.Motion:
+    motion = mk.Motion()
+    if draw(st.booleans()):
+        motion.meta["name"] = draw(st.text(max_size=10))
+        motion.meta["loop_mode"] = draw(st.sampled_from(["CLAMP", "WRAP"]))
+    plan = draw(st.lists(st.sampled_from(
+        ["root", "links", "joints", "zmp", "value", "vector3", "pose", "quaternion"]),
+        min_size=1, max_size=5, unique=True))
+    for what in plan:
+        frames = draw(st.integers(1, 6))
+        timeline = draw(timelines(frames, stamped_ok))
+        parts = draw(st.integers(1, 4))
+        if what in ("root", "links", "pose"):
+            shape: tuple[int, ...] = (frames, 7) if what == "root" else (frames, parts, 7)
+            if what == "pose" and draw(st.booleans()):
+                shape = (frames, 7)
+            data = draw(arrays(np.float64, shape, elements=finite))
+            data[..., 3:] = unit_quaternions(data[..., 3:])
+            kind = "pose"
+        elif what == "quaternion":
+            data = unit_quaternions(draw(arrays(np.float64, (frames, parts, 4), elements=finite)))
+            kind = "quaternion"
+        elif what in ("zmp", "vector3"):
+            data = draw(arrays(np.float64, (frames, 3), elements=finite))
+            kind = "vector3"
+        else:
+            data = draw(arrays(np.float64, (frames, parts), elements=finite))
+            kind = "value"
+        name = what if what in ("root", "links", "joints", "zmp") else draw(names)
+        if name in motion.tracks:
+            continue
+        labels = None
+        if draw(st.booleans()):
+            count = data.shape[1] if data.ndim == 3 or kind == "value" else 1
+            labels = [f"part {i}" for i in range(count)]
+        attrs = {"root_relative": draw(st.booleans())} if name == "zmp" else {}
+        motion.add(mk.Track(name, kind, data, timeline, labels, attrs))  # type: ignore[arg-type]
+    return motion
+
+
+def assert_same(a: mk.Motion, b: mk.Motion) -> None:
+    if "root" in a.tracks and "root" not in b.tracks:  # written once, as part 0 of links
+        derived = b.root_pose()
+        assert derived is not None
+        assert derived.data.tobytes() == a.tracks["root"].data.tobytes()
+        assert derived.timeline.same_as(a.tracks["root"].timeline)
+        a = mk.Motion({k: v for k, v in a.tracks.items() if k != "root"}, meta=a.meta)
+    assert set(a.tracks) == set(b.tracks)
+    for name, track in a.tracks.items():
+        other = b.tracks[name]
+        assert other.kind == track.kind, name
+        assert other.data.shape == track.data.shape, name
+        assert other.data.tobytes() == track.data.astype(np.float64).tobytes(), name
+        assert other.timeline.is_uniform == track.timeline.is_uniform
+        assert other.times.tobytes() == track.times.tobytes(), name
+        assert other.labels == track.labels
+        assert other.attrs == track.attrs
+    assert {k: v for k, v in b.meta.items() if k not in ("source_format", "choreonoid")} == \
+        {k: v for k, v in a.meta.items() if k not in ("source_format", "choreonoid")}
+
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@SETTINGS
+@given(motion=motions(), version=st.sampled_from([2, 3, 4]), fast=st.booleans())
+def test_round_trip_is_exact(motion: mk.Motion, version: int, fast: bool) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.seq"
+        mk.write(path, motion, version=version)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            again = mk.read(path, fast=fast)
+    assert_same(motion, again)
+
+
+@SETTINGS
+@given(motion=motions(stamped_ok=False))
+def test_version_1_round_trip_is_exact(motion: mk.Motion) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.yaml"
+        mk.write(path, motion, format="seq", version=1)
+        assert_same(motion, mk.read(path))
+
+
+@SETTINGS
+@given(motion=motions())
+def test_fast_and_full_yaml_paths_agree(motion: mk.Motion) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.seq"
+        mk.write(path, motion, precision=9)
+        assert_same(mk.read(path, fast=False), mk.read(path, fast=True))
