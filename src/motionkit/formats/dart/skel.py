@@ -68,6 +68,7 @@ def read(path: str | os.PathLike[str]) -> World:
 class _Reader:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
+        self.legacy_damping: list[int] = []
 
     # ----------------------------------------------------------------- helpers
     def error(self, node: Node, message: str) -> FormatError:
@@ -154,6 +155,12 @@ class _Reader:
                 self.warn(node, f"a second skeleton named {skeleton.name!r}; DART renames it")
             names.add(skeleton.name)
             world.skeletons.append(skeleton)
+        if self.legacy_damping:
+            lines = ", ".join(str(n) for n in self.legacy_damping[:5])
+            more = "…" if len(self.legacy_damping) > 5 else ""
+            warnings.warn(f"{os.fspath(self.path)}: legacy <axis><damping> (lines {lines}{more}) "
+                          "read as <axis><dynamics><damping>, as DART does", MotionkitWarning,
+                          stacklevel=3)
         return world
 
     # ---------------------------------------------------------------- skeleton
@@ -315,6 +322,7 @@ class _Reader:
                                      for s in g.findall("sphere")]
             if kind == "mesh":
                 params["file_name"] = self.child(g, "file_name").text
+                params["base"] = os.path.dirname(os.path.abspath(self.path))
                 params["scale"] = self.vector(self.child(g, "scale"), 3)
             if soft:
                 if kind == "box":
@@ -467,8 +475,7 @@ class _Reader:
             dof.upper = self.child_number(limit, "upper", math.inf)
         legacy = node.find("damping")
         if legacy is not None:
-            self.warn(legacy, "<damping> directly under <axis> is a legacy form; read as "
-                      "<dynamics><damping>")
+            self.legacy_damping.append(legacy.line)
             dof.damping = self.number(legacy)
         dynamics = node.find("dynamics")
         if dynamics is not None:

@@ -1,0 +1,94 @@
+"""``motionkit fk MODEL MOTION OUT``: world poses of every link (or one body) of a motion."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import click
+import numpy as np
+from tqdm import tqdm
+
+from .. import api
+from ..errors import ConversionError, FormatError, MotionkitWarning
+from ..model.motion import Motion
+from ..model.skeleton import Skeleton, World
+from ..model.track import Track
+
+CHUNK = 20_000
+
+
+@click.command("fk")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("motion", type=click.Path())
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--body", "body_name", help="Write only this body's pose (a trajectory).")
+@click.option("--skeleton", "skeleton_name", help="Which skeleton of a multi-skeleton world.")
+@click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
+def command(model: str, motion: str, out: str, body_name: str | None,
+            skeleton_name: str | None, lossy: bool) -> None:
+    """Forward kinematics: MODEL (.skel, .body, …) + MOTION (joint values) → link poses.
+
+    \b
+    Examples:
+      motionkit fk SR1.body SR1WalkPattern1.seq links.seq
+      motionkit fk SR1.body SR1WalkPattern1.seq foot.traj --body RLEG_ANKLE_R
+    """
+    from ..kinematics import forward
+    from ..kinematics.motion import coordinates
+
+    skeleton = _skeleton(api.read(model), model, skeleton_name)
+    source = api.read(motion)
+    if not isinstance(source, Motion):
+        raise FormatError("is a model, not a motion", motion)
+    q, root = coordinates(skeleton, source)
+    frames = len(q)
+    poses = np.empty((frames, len(skeleton.bodies), 7))
+    for start in tqdm(range(0, frames, CHUNK), desc="fk", unit="chunk", delay=1.0,
+                      file=sys.stderr, disable=frames <= CHUNK):
+        stop = min(start + CHUNK, frames)
+        poses[start:stop] = forward(skeleton, q[start:stop],
+                                    None if root is None else root[start:stop])
+    main = source.tracks.get("joints") or source.root_pose()
+    assert main is not None
+    result = Motion(meta={"name": source.meta.get("name") or skeleton.name})
+    if body_name is not None:
+        try:
+            index = skeleton.body_index(body_name)
+        except KeyError:
+            names = ", ".join(b.name for b in skeleton.bodies[:12])
+            raise ConversionError(f"skeleton {skeleton.name!r} has no body {body_name!r} "
+                                  f"(bodies: {names}…)") from None
+        result.add(Track("root", "pose", poses[:, index], main.timeline, labels=[body_name]))
+    else:
+        result.skeleton = skeleton
+        result.add(Track("links", "pose", poses, main.timeline,
+                         labels=[b.name for b in skeleton.bodies]))
+        if "joints" in source.tracks:
+            result.add(source.tracks["joints"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", MotionkitWarning)
+        if lossy:
+            api.write(out, result, lossy=True)
+        else:
+            api.write(out, result)
+    click.echo(f"{out}: {frames} frames, "
+               f"{1 if body_name else len(skeleton.bodies)} pose(s) per frame", err=True)
+
+
+def _skeleton(obj: object, path: str, name: str | None) -> Skeleton:
+    if isinstance(obj, Skeleton):
+        return obj
+    if isinstance(obj, World):
+        candidates = [s for s in obj.skeletons if s.bodies]
+        if name is not None:
+            candidates = [s for s in obj.skeletons if s.name == name]
+        if not candidates:
+            raise FormatError("no skeleton " + (repr(name) if name else "with bodies"), path)
+        if len(candidates) > 1 and name is None:
+            best = max(candidates, key=lambda s: s.dof_count)
+            warnings.warn(f"{path} has {len(candidates)} skeletons; using {best.name!r} "
+                          "(choose with --skeleton)", MotionkitWarning, stacklevel=2)
+            return best
+        return candidates[0]
+    raise FormatError("is not a model (no skeleton)", path)
