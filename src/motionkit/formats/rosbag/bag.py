@@ -173,7 +173,7 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     ns = np.asarray(stamps, dtype=np.int64)
     data = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
     twist = np.asarray(twists, dtype=np.float64).reshape(-1, 6) if twists else None
-    order = common.order_stamps(ns.astype(np.float64), sort=sort, dedupe=dedupe,
+    order = common.order_stamps(ns, sort=sort, dedupe=dedupe,
                                 path=f"{base}:{topic_name}")
     if order is not None:
         ns, data = ns[order], data[order]

@@ -29,9 +29,9 @@ def time_scale(unit: str, path: object = None) -> float:
                           str(path) if path is not None else None) from None
 
 
-def order_stamps(times: NDArray[np.float64], *, sort: bool, dedupe: bool, path: object,
+def order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
                  ) -> NDArray[np.int64] | None:
-    """Row order to keep: None for all rows as they are.
+    """Row order to keep: None for all rows as they are (``times`` may be integer ns).
 
     Duplicate and unsorted stamps are kept with a warning unless ``dedupe`` (drop later
     duplicates) or ``sort`` (stable time sort) is asked for.

@@ -56,7 +56,7 @@ def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     ns = parse_int_column(table, delimiter, 0) if table.rows else np.empty(0, np.int64)
     quat = common.normalized_quaternions(values[:, [5, 6, 7, 4]], path, table.line_of)
     position = values[:, 1:4]
-    order = common.order_stamps(ns.astype(np.float64), sort=sort, dedupe=dedupe, path=path)
+    order = common.order_stamps(ns, sort=sort, dedupe=dedupe, path=path)
     if order is not None:
         ns, values, quat, position = ns[order], values[order], quat[order], position[order]
     timeline = common.stamped_timeline(None, ns)

@@ -241,7 +241,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     sorting_raw = (header.get("sorting") or "time").lower()
     if sorting_raw not in _SORTING:
         raise header.error("sorting", f"unknown #sorting {sorting_raw!r} (time, arc_length)")
-    order = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+    order = common.order_stamps(times if ns is None else ns, sort=sort, dedupe=dedupe, path=path)
     if order is not None:
         times = times[order]
         ns = ns[order] if ns is not None else None
