@@ -1,0 +1,166 @@
+"""PARC motion lists: ``motions: [{file: path, weight: w}, ...]`` in YAML.
+
+Paths may contain ``$VAR`` / ``${VAR}`` (PARC's ``$DATA_DIR``), taken from the
+environment (or from ``variables=``); relative paths are relative to the list's folder.
+Weights must be >= 0 and are normalised to sum 1. Other top-level keys (PARC's old
+``terrain:``) and other entry keys (``name`` …) are kept in ``extras``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..._io import atomic_write, read_bytes
+from ...errors import ConversionError, FormatError
+
+READ_OPTIONS = frozenset({"variables"})
+WRITE_OPTIONS: frozenset[str] = frozenset()
+
+#: Largest motion list read (YAML is parsed in memory).
+MAX_BYTES = 32 * 1024 * 1024
+_VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+
+
+def sniff(head: bytes) -> bool:
+    """A YAML document with a top-level ``motions:`` key."""
+    return re.search(rb"(?m)^motions\s*:", head) is not None
+
+
+@dataclass(eq=False)
+class MotionEntry:
+    """One motion of a list: its resolved path, normalised weight, and other keys."""
+
+    path: Path
+    weight: float
+    source: str
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class MotionList:
+    """A weighted list of motion files."""
+
+    entries: list[MotionEntry]
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> list[Path]:
+        return [entry.path for entry in self.entries]
+
+    @property
+    def weights(self) -> list[float]:
+        return [entry.weight for entry in self.entries]
+
+
+def _expand(text: str, variables: Mapping[str, str], path: Any, line: int | None) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in variables:
+            raise FormatError(f"variable ${name} in {text!r} is not set", path, line)
+        return variables[name]
+
+    return _VARIABLE.sub(replace, text)
+
+
+#: Most YAML aliases accepted in one list.
+MAX_ALIASES = 100
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loader that remembers the line of every mapping and limits aliases."""
+
+    aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases")
+        return super().compose_node(parent, index)
+
+
+def _mapping_with_line(loader: _Loader, node: yaml.MappingNode) -> dict[Any, Any]:
+    value = loader.construct_mapping(node, deep=True)
+    value["__line__"] = node.start_mark.line + 1
+    return value
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+
+
+def read(path: str | os.PathLike[str], variables: Mapping[str, str] | None = None) -> MotionList:
+    """Read a motion list; variables default to the environment."""
+    data = read_bytes(path)
+    if len(data) > MAX_BYTES:
+        raise FormatError(f"motion list larger than {MAX_BYTES} bytes", path)
+    try:
+        document = yaml.load(data, Loader=_Loader)  # _Loader is a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise FormatError(f"YAML error: {exc.problem}", path,
+                          mark.line + 1 if mark else None,
+                          mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise FormatError(f"YAML error: {exc}", path) from None
+    if not isinstance(document, dict) or not isinstance(document.get("motions"), list):
+        raise FormatError("a motion list needs a top-level 'motions:' list", path)
+    env = dict(os.environ) if variables is None else dict(variables)
+    base = Path(path).resolve().parent
+    entries: list[MotionEntry] = []
+    for item in document["motions"]:
+        line = item.get("__line__") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str):
+            raise FormatError("each motion needs a 'file:' string", path, line)
+        weight = item.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
+                math.isfinite(weight) and weight >= 0):
+            raise FormatError(f"weight must be a number >= 0, got {weight!r}", path, line)
+        target = Path(_expand(item["file"], env, path, line)).expanduser()
+        extras = {k: v for k, v in item.items() if k not in ("file", "weight", "__line__")}
+        entries.append(MotionEntry(target if target.is_absolute() else base / target,
+                                   float(weight), item["file"], extras))
+    total = sum(entry.weight for entry in entries)
+    if not entries or total <= 0:
+        raise FormatError("a motion list needs at least one motion with weight > 0", path)
+    for entry in entries:
+        entry.weight /= total
+    seen: dict[int, Any] = {}
+    extras = {k: _strip_lines(v, seen) for k, v in document.items()
+              if k not in ("motions", "__line__")}
+    for entry in entries:
+        entry.extras = {k: _strip_lines(v, seen) for k, v in entry.extras.items()}
+    return MotionList(entries, extras)
+
+
+def _strip_lines(value: Any, seen: dict[int, Any]) -> Any:
+    """Drop the ``__line__`` bookkeeping, keeping shared (aliased) values shared."""
+    if id(value) in seen:
+        return seen[id(value)]
+    out: Any = value
+    if isinstance(value, dict):
+        out = {k: _strip_lines(v, seen) for k, v in value.items() if k != "__line__"}
+    elif isinstance(value, list):
+        out = [_strip_lines(v, seen) for v in value]
+    seen[id(value)] = out
+    return out
+
+
+def write(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write a motion list (files as given in ``source``, weights as stored)."""
+    if not isinstance(obj, MotionList):
+        raise ConversionError(f"a motion list file holds a MotionList, not {type(obj).__name__}")
+    document: dict[str, Any] = {
+        "motions": [{"file": entry.source or str(entry.path), "weight": float(entry.weight),
+                     **entry.extras} for entry in obj.entries],
+        **obj.extras,
+    }
+    with atomic_write(path, "w") as handle:
+        yaml.safe_dump(document, handle, sort_keys=False)

@@ -1,0 +1,318 @@
+"""MotionLib: batched frame sampling from a set of motions, with PARC's semantics.
+
+All motions are packed into flat per-frame arrays once; a query ``(motion id, time)``
+then costs a few gathers and one vectorised slerp, for any batch size.
+
+Semantics (PARC's ``MotionLib``): a motion of ``N`` frames at ``fps`` lasts
+``(N - 1) / fps``; frame ``k`` is at ``k / fps``. ``CLAMP`` clips the time to the motion;
+``WRAP`` wraps it and shifts the root by the whole-loop displacement per completed loop
+(its z component zeroed). Root position and contacts are interpolated linearly,
+rotations by slerp; velocities are those of the frame at or before the query time
+(root velocity by forward differences, angular velocities from consecutive
+quaternions, last frame repeating the previous one).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ConversionError, FormatError, MotionkitError
+from ..formats.parc.character import Character, canonical, load_character, quat_to_exp_map
+from ..model import Motion
+from ..spatial import quaternion as quat
+
+Array = NDArray[np.float64]
+
+
+@dataclass(eq=False)
+class MotionFrames:
+    """A batch of frames; arrays have the batch on axis 0 (NumPy or torch tensors)."""
+
+    root_pos: Any
+    root_rot: Any
+    root_vel: Any
+    root_ang_vel: Any
+    joint_rot: Any
+    dof_vel: Any
+    contacts: Any
+    body_pos: Any = None
+    body_rot: Any = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Field name -> array (bodies only when computed)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+
+class MotionLib:
+    """Motions packed for sampling: ``sample_motions``, ``sample_time``, ``frames_at``."""
+
+    def __init__(self, motions: Sequence[Motion], weights: ArrayLike | None = None,
+                 character: Any = None, names: Sequence[str] | None = None) -> None:
+        if not motions:
+            raise MotionkitError("a motion library needs at least one motion")
+        self.character: Character | None = None
+        if character is not None:
+            self.character = load_character(character)
+        else:
+            for motion in motions:
+                if motion.skeleton is not None:
+                    try:
+                        self.character = load_character(motion.skeleton)
+                    except ConversionError:
+                        continue
+                    break
+        raw = np.ones(len(motions)) if weights is None else np.asarray(weights, dtype=float)
+        if raw.shape != (len(motions),) or np.any(raw < 0) or not np.isfinite(raw).all() \
+                or raw.sum() <= 0:
+            raise MotionkitError("weights must be one number >= 0 per motion, not all zero")
+        self.weights = raw / raw.sum()
+        self.names = list(names) if names is not None else [
+            str(m.meta.get("name", f"motion{i}")) for i, m in enumerate(motions)]
+        self._pack(motions)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def load(cls, source: str | os.PathLike[str], character: Any = None) -> MotionLib:
+        """From one motion file, a folder of ``.pkl`` files, or a motion-list YAML."""
+        from .. import api
+        from ..formats.parc import motionlist
+
+        target = Path(source)
+        char = load_character(character) if character is not None else None
+        options = {"character": char} if char is not None else {}
+        if target.is_dir():
+            files = sorted(p for p in target.rglob("*") if p.suffix.lower() in (".pkl", ".ms"))
+            if not files:
+                raise FormatError("no .pkl motion files in this folder", target)
+            motions = [api.read(p, format="parc", **options) for p in files]
+            return cls(motions, character=char, names=[p.stem for p in files])
+        if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
+                target.read_bytes()[:65536] if target.is_file() else b""):
+            listing = motionlist.read(target)
+            motions = [api.read(p, **_options_for(p, char)) for p in listing.paths]
+            return cls(motions, listing.weights, character=char,
+                       names=[p.stem for p in listing.paths])
+        return cls([api.read(target, **_options_for(target, char))], character=char)
+
+    def _pack(self, motions: Sequence[Motion]) -> None:
+        root_pos, root_rot, joint_rot, contacts = [], [], [], []
+        counts, rates, loops = [], [], []
+        for index, motion in enumerate(motions):
+            rp, rr, jr, ct, rate = self._arrays(motion, index)
+            root_pos.append(rp)
+            root_rot.append(rr)
+            joint_rot.append(jr)
+            contacts.append(ct)
+            counts.append(rp.shape[0])
+            rates.append(rate)
+            loops.append(str(motion.meta.get("loop_mode", "CLAMP")).upper() == "WRAP")
+        widths = {c.shape[1] for c in contacts if c is not None}
+        joints = {j.shape[1] for j in joint_rot}
+        if len(joints) != 1:
+            raise MotionkitError(f"motions have different joint counts {sorted(joints)}")
+        width = widths.pop() if len(widths) == 1 else None
+        if len(widths) > 1:
+            raise MotionkitError("motions have different contact columns")
+        if width is None:
+            width = self.character.body_count if self.character else joint_rot[0].shape[1] + 1
+        filled = [c if c is not None else np.zeros((n, width)) for c, n in
+                  zip(contacts, counts, strict=True)]
+        self.frame_counts = np.array(counts, dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self.fps = np.array(rates, dtype=np.float64)
+        self.lengths = (self.frame_counts - 1) / self.fps
+        self.wrap = np.array(loops, dtype=bool)
+        self._root_pos = np.concatenate(root_pos)
+        self._root_rot = np.concatenate(root_rot)
+        self._joint_rot = np.concatenate(joint_rot)
+        self._contacts = np.concatenate(filled).astype(np.float64)
+        self._loop_shift = np.stack([rp[-1] - rp[0] for rp in root_pos])
+        self._loop_shift[:, 2] = 0.0
+        self._root_vel, self._root_ang_vel, self._dof_vel = self._velocities()
+        after = np.arange(self._root_pos.shape[0]) + 1
+        after[self.starts + self.frame_counts - 1] -= 1
+        self._root_slerp = _SlerpTable(self._root_rot, after)
+        self._joint_slerp = _SlerpTable(self._joint_rot, after)
+
+    def _arrays(self, motion: Motion, index: int) -> tuple[Array, Array, Array,
+                                                           Array | None, float]:
+        root = motion.root_pose()
+        if root is None:
+            raise MotionkitError(f"motion {index} has no root pose")
+        if not root.timeline.is_uniform or root.timeline.rate is None:
+            raise MotionkitError(f"motion {index} is time-stamped; resample it first")
+        track = motion.tracks.get("joint_rotations")
+        if track is not None:
+            joint_rot = canonical(quat.normalize(track.data))
+        elif "joints" in motion.tracks and self.character is not None:
+            joint_rot = self.character.dofs_to_quats(motion.tracks["joints"].data)
+        else:
+            raise MotionkitError(f"motion {index} has no joint rotations (and no character "
+                                 "to derive them from joint values)")
+        contacts = motion.tracks.get("contacts")
+        data = np.asarray(root.data, dtype=np.float64)
+        return (data[:, :3], canonical(quat.normalize(data[:, 3:7])), joint_rot,
+                None if contacts is None else np.asarray(contacts.data, dtype=np.float64)
+                .reshape(root.frames, -1), float(root.timeline.rate))
+
+    def _velocities(self) -> tuple[Array, Array, Array]:
+        total = self._root_pos.shape[0]
+        index = np.arange(total)
+        ends = self.starts + self.frame_counts - 1
+        is_end = np.zeros(total, dtype=bool)
+        is_end[ends] = True
+        motion_start = np.repeat(self.starts, self.frame_counts)
+        first = np.where(is_end, np.maximum(index - 1, motion_start), index)
+        second = np.where(is_end, index, index + 1)
+        fps = np.repeat(self.fps, self.frame_counts)[:, None]
+        root_vel = (self._root_pos[second] - self._root_pos[first]) * fps
+        delta = quat.multiply(self._root_rot[second], quat.conjugate(self._root_rot[first]))
+        root_ang_vel = quat_to_exp_map(delta) * fps
+        local = quat.multiply(self._joint_rot[second], quat.conjugate(self._joint_rot[first]))
+        joint_vel = quat_to_exp_map(local) * fps[:, :, None]
+        if self.character is not None:
+            dof_vel = np.zeros((total, self.character.dof_count))
+            for body in range(1, self.character.body_count):
+                kind, start = self.character.kinds[body], int(self.character.dof_offsets[body])
+                if kind == "hinge":
+                    dof_vel[:, start] = joint_vel[:, body - 1] @ self.character.axes[body, 0]
+                elif kind == "spherical":
+                    dof_vel[:, start:start + 3] = joint_vel[:, body - 1]
+        else:
+            dof_vel = joint_vel.reshape(total, -1)
+        return root_vel, root_ang_vel, dof_vel
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def num_motions(self) -> int:
+        return int(self.frame_counts.size)
+
+    def sample_motions(self, n: int, rng: np.random.Generator | int | None = None) -> NDArray[
+            np.int64]:
+        """``n`` motion ids drawn with the library's weights."""
+        generator = np.random.default_rng(rng)
+        return generator.choice(self.num_motions, size=n, p=self.weights).astype(np.int64)
+
+    def sample_time(self, ids: ArrayLike, truncate_time: float | None = None,
+                    rng: np.random.Generator | int | None = None) -> Array:
+        """Uniform times in ``[0, length - truncate_time]`` (at least 0) of motions ``ids``."""
+        generator = np.random.default_rng(rng)
+        ids = np.asarray(ids, dtype=np.int64)
+        lengths = self.lengths[ids]
+        if truncate_time is not None:
+            if truncate_time < 0:
+                raise MotionkitError("truncate_time must be >= 0")
+            lengths = np.maximum(lengths - truncate_time, 0.0)
+        return np.asarray(generator.random(ids.shape) * lengths)
+
+    def frames_at(self, ids: ArrayLike, times: ArrayLike, device: Any = None) -> MotionFrames:
+        """Interpolated frames of motions ``ids`` at ``times`` (seconds), batched."""
+        ids = np.asarray(ids, dtype=np.int64)
+        times = np.broadcast_to(np.asarray(times, dtype=np.float64), ids.shape)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_motions):
+            raise MotionkitError(f"motion ids must be in [0, {self.num_motions})")
+        lengths = self.lengths[ids]
+        wrap = self.wrap[ids]
+        safe = np.where(lengths > 0, lengths, 1.0)
+        loops = np.where(wrap & (lengths > 0), np.floor(times / safe), 0.0)
+        local = np.where(wrap, times - loops * lengths, np.clip(times, 0.0, lengths))
+        position = local * self.fps[ids]
+        last = self.frame_counts[ids] - 1
+        low = np.clip(np.floor(position).astype(np.int64), 0, last)
+        high = np.minimum(low + 1, last)
+        blend = np.clip(position - low, 0.0, 1.0)
+        i0 = self.starts[ids] + low
+        i1 = self.starts[ids] + high
+        b = blend[:, None]
+        root_pos = self._root_pos[i0] * (1 - b) + self._root_pos[i1] * b
+        root_pos += loops[:, None] * self._loop_shift[ids]
+        root_rot = self._root_slerp.at(i0, blend)
+        joint_rot = self._joint_slerp.at(i0, blend[:, None])
+        contacts = self._contacts[i0] * (1 - b) + self._contacts[i1] * b
+        frames = MotionFrames(root_pos, root_rot, self._root_vel[i0], self._root_ang_vel[i0],
+                              joint_rot, self._dof_vel[i0], contacts)
+        return _to_device(frames, device)
+
+    def frames_for(self, motion_id: int, fk: bool = True, device: Any = None) -> MotionFrames:
+        """Every frame of one motion; with ``fk`` also world body positions and rotations."""
+        if not 0 <= motion_id < self.num_motions:
+            raise MotionkitError(f"motion id must be in [0, {self.num_motions})")
+        span = slice(int(self.starts[motion_id]),
+                     int(self.starts[motion_id] + self.frame_counts[motion_id]))
+        frames = MotionFrames(self._root_pos[span].copy(), self._root_rot[span].copy(),
+                              self._root_vel[span].copy(), self._root_ang_vel[span].copy(),
+                              self._joint_rot[span].copy(), self._dof_vel[span].copy(),
+                              self._contacts[span].copy())
+        if fk:
+            if self.character is None:
+                raise MotionkitError("forward kinematics needs a character (character=...)")
+            frames.body_pos, frames.body_rot = self.character.forward_kinematics(
+                frames.root_pos, frames.root_rot, frames.joint_rot)
+        return _to_device(frames, device)
+
+    def __len__(self) -> int:
+        return self.num_motions
+
+    def __repr__(self) -> str:
+        return (f"MotionLib({self.num_motions} motions, {int(self.frame_counts.sum())} frames, "
+                f"{float(self.lengths.sum()):.1f} s)")
+
+
+class _SlerpTable:
+    """Slerp between each frame and the next, with the per-pair angle precomputed.
+
+    Queries then cost two sines per quaternion. Rotations are kept in float32, which is
+    what training code consumes; for nearly equal pairs the angle is floored at 1e-4 rad,
+    where slerp and its linear limit agree to ~1e-9.
+    """
+
+    def __init__(self, rotations: Array, after: NDArray[np.int64]) -> None:
+        start = rotations.astype(np.float32)
+        end = start[after]
+        dot = np.sum(start.astype(np.float64) * end, axis=-1)
+        end = np.where((dot < 0)[..., None], -end, end)
+        theta = np.maximum(np.arccos(np.clip(np.abs(dot), 0.0, 1.0)), 1e-4)
+        self.start = start
+        self.end = end
+        self.theta = theta.astype(np.float32)
+        self.inv_sin = (1.0 / np.sin(theta)).astype(np.float32)
+
+    def at(self, index: NDArray[np.int64], blend: Array) -> NDArray[np.float32]:
+        """Slerp from frame ``index`` towards the next one by ``blend`` in [0, 1]."""
+        theta = self.theta[index]
+        inv = self.inv_sin[index]
+        t = blend.astype(np.float32)
+        w0 = np.sin((1.0 - t) * theta) * inv
+        w1 = np.sin(t * theta) * inv
+        return np.asarray(self.start[index] * w0[..., None] + self.end[index] * w1[..., None])
+
+
+def _options_for(path: Path, char: Character | None) -> dict[str, Any]:
+    from ..formats import registry
+
+    if char is not None and registry.for_reading(path).name == "parc":
+        return {"character": char}
+    return {}
+
+
+def _to_device(frames: MotionFrames, device: Any) -> MotionFrames:
+    if device is None:
+        return frames
+    try:
+        import torch
+    except ImportError:
+        raise MotionkitError("device= needs torch, which is not installed") from None
+    for name, value in frames.as_dict().items():
+        setattr(frames, name, torch.as_tensor(np.ascontiguousarray(value),
+                                              dtype=torch.float32, device=device))
+    return frames
