@@ -6,6 +6,7 @@ centre of mass (rotation by the shape pose, parallel-axis theorem)."""
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -45,10 +46,34 @@ def _volume_and_unit_moment(shape: Shape) -> tuple[float, Array] | None:
                 + m_sph * (0.4 * r * r + h * h / 4.0 + 3.0 * h * r / 8.0))
         axial = m_cyl * r * r / 2.0 + m_sph * 0.4 * r * r
         return volume, np.diag([side, side, axial])
-    if shape.kind == "cone":
+    if shape.kind == "cone":  # DART's moment is about the centre of the base
         r, h = float(p["radius"]), float(p["height"])
-        side = 3.0 / 20.0 * r * r + 3.0 / 80.0 * h * h
+        side = 3.0 / 20.0 * r * r + h * h / 10.0
         return math.pi * r * r * h / 3.0, np.diag([side, side, 0.3 * r * r])
+    box = _bounding_box(shape)
+    if box is not None:  # DART uses the bounding box for multi-spheres and meshes
+        x, y, z = box
+        return x * y * z, np.diag([y * y + z * z, x * x + z * z, x * x + y * y]) / 12.0
+    return None
+
+
+def _bounding_box(shape: Shape) -> Array | None:
+    """Edge lengths of the axis-aligned bounding box of a multi-sphere or an OBJ mesh."""
+    p = shape.params
+    if shape.kind == "multi_sphere" and p.get("spheres"):
+        lo = np.min([np.asarray(c) - r for r, c in p["spheres"]], axis=0)
+        hi = np.max([np.asarray(c) + r for r, c in p["spheres"]], axis=0)
+        return np.asarray(hi - lo, dtype=float)
+    if shape.kind == "mesh" and str(p.get("file_name", "")).lower().endswith(".obj"):
+        path = os.path.join(str(p.get("base", "")), str(p["file_name"]))
+        try:
+            with open(path, "rb") as handle:
+                points = [line.split()[1:4] for line in handle if line.startswith(b"v ")]
+            vertices = np.array(points, dtype=float) * np.asarray(p["scale"], dtype=float)
+        except (OSError, ValueError):
+            return None
+        if len(vertices):
+            return np.asarray(vertices.max(axis=0) - vertices.min(axis=0), dtype=float)
     return None
 
 
@@ -58,9 +83,9 @@ def derived_moment(shapes: list[Shape], mass: float, com: Array) -> Array:
     for shape in shapes:
         found = _volume_and_unit_moment(shape)
         if found is None:
-            if shape.kind in ("pyramid", "multi_sphere", "mesh"):
-                warnings.warn(f"inertia of a {shape.kind} shape is not computed; it is left "
-                              "out of the derived moment of inertia", MotionkitWarning,
+            if shape.kind != "plane":
+                warnings.warn(f"inertia of a {shape.kind} shape could not be computed; it is "
+                              "left out of the derived moment of inertia", MotionkitWarning,
                               stacklevel=3)
             continue
         parts.append((shape, *found))

@@ -78,6 +78,7 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
     parser.EntityDeclHandler = refuse_entity
     parser.UnparsedEntityDeclHandler = refuse_entity
     parser.ExternalEntityRefHandler = refuse_external
+    parser.SkippedEntityHandler = refuse_external
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     try:
         parser.Parse(data, True)

@@ -37,7 +37,7 @@ def write(path: str | os.PathLike[str], obj: World | Skeleton, lossy: bool = Fal
                                   "(a motion has no skeleton to write)")
         world = World([obj], gravity=np.array([0.0, 0.0, -9.81]))
     problems: list[str] = []
-    text = _Writer(problems).world(world)
+    text = _Writer(problems, os.path.dirname(os.path.abspath(path))).world(world)
     if problems:
         if not lossy:
             raise ConversionError("DART cannot load this as .skel: " + "; ".join(problems) +
@@ -63,16 +63,19 @@ def _vec(values: Array) -> str:
 
 
 def euler_xyz(rotation: Array) -> Array:
-    """Angles (a, b, c) with ``rotation = Rx(a)·Ry(b)·Rz(c)`` (DART's <transformation>)."""
+    """Angles (a, b, c) with ``rotation = Rx(a)·Ry(b)·Rz(c)`` (DART's <transformation>).
+
+    ``b`` comes from a well-conditioned atan2 and ``c`` from what is left after ``a`` and
+    ``b``, so the angles rebuild the matrix to rounding error even at gimbal lock.
+    """
     r = rotation
-    b = math.asin(max(-1.0, min(1.0, float(r[0, 2]))))
-    if math.cos(b) > 1e-12:
-        a = math.atan2(-r[1, 2], r[2, 2])
-        c = math.atan2(-r[0, 1], r[0, 0])
-    else:  # gimbal lock: only a ± c is defined; put it all in a
-        a = math.atan2(r[2, 1], r[1, 1])
-        c = 0.0
-    return np.array([a, b, c])
+    cos_b = math.hypot(r[0, 0], r[0, 1])
+    b = math.atan2(r[0, 2], cos_b)
+    a = math.atan2(-r[1, 2], r[2, 2]) if cos_b > 1e-12 else math.atan2(r[2, 1], r[1, 1])
+    ca, sa, cb, sb = math.cos(a), math.sin(a), math.cos(b), math.sin(b)
+    rx_ry = np.array([[cb, 0.0, sb], [sa * sb, ca, -sa * cb], [-ca * sb, sa, ca * cb]])
+    rest = rx_ry.T @ r  # = Rz(c)
+    return np.array([a, b, math.atan2(rest[1, 0], rest[0, 0])])
 
 
 def transformation(matrix: Array) -> str:
@@ -91,8 +94,9 @@ def rest_poses(skeleton: Skeleton) -> list[Array]:
 
 
 class _Writer:
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], folder: str) -> None:
         self.problems = problems
+        self.folder = folder
         self.lines: list[str] = []
 
     def add(self, depth: int, text: str) -> None:
@@ -171,7 +175,9 @@ class _Writer:
                     self.add(inner, f"<sphere><radius>{fmt(radius)}</radius><position>"
                              f"{_vec(position)}</position></sphere>")
             elif key == "file_name":
-                self.add(inner, f"<file_name>{escape(str(value))}</file_name>")
+                self.add(inner, f"<file_name>{escape(self.mesh_path(params))}</file_name>")
+            elif key == "base":
+                continue
             elif key in ("frags", "num_slices", "num_stacks", "num_rings"):
                 ints = " ".join(str(int(v)) for v in np.atleast_1d(value))  # type: ignore[call-overload]
                 self.add(inner, f"<{key}>{ints}</{key}>")
@@ -179,6 +185,15 @@ class _Writer:
                 self.add(inner, f"<{key}>{_vec(value)}</{key}>")  # type: ignore[arg-type]
         self.add(depth + 1, f"</{kind}>")
         self.add(depth, "</geometry>")
+
+    def mesh_path(self, params: dict[str, object]) -> str:
+        """A mesh path that still finds the file from the folder being written to."""
+        name = str(params["file_name"])
+        base = params.get("base")
+        if base is None or "://" in name or os.path.isabs(name):
+            return name
+        target = os.path.normpath(os.path.join(str(base), name))
+        return os.path.relpath(target, self.folder).replace(os.sep, "/")
 
     def shape(self, shape: Shape) -> None:
         tag = "collision_shape" if shape.role == "collision" else "visualization_shape"
