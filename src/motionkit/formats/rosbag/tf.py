@@ -79,17 +79,17 @@ class TfBuffer:
         return steps[::-1]
 
     def lookup(self, parent: str, child: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """Poses of ``child`` in ``parent`` (n, 7) at the stamps of the chain's busiest
-        dynamic edge, limited to the time span every dynamic edge covers."""
+        """Poses of ``child`` in ``parent`` (n, 7) at every stamp of the chain's dynamic
+        edges that falls in the time span all of them cover."""
         parent, child = parent.lstrip("/"), child.lstrip("/")
         steps = self._path(parent, child)
         series = [(self.edges[(a, b)], forward) for a, b, forward in steps]
         dynamic = [edge.arrays() for edge, _ in series if not edge.static]
         if dynamic:
-            stamps = max(dynamic, key=lambda item: item[0].size)[0]
             lo = max(int(s[0]) for s, _ in dynamic)
             hi = min(int(s[-1]) for s, _ in dynamic)
-            stamps = np.unique(stamps[(stamps >= lo) & (stamps <= hi)])
+            stamps = np.unique(np.concatenate([s for s, _ in dynamic]))
+            stamps = stamps[(stamps >= lo) & (stamps <= hi)]
         else:
             stamps = np.zeros(1, dtype=np.int64)
         pose = np.zeros((stamps.size, 7))

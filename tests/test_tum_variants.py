@@ -1,0 +1,157 @@
+"""TUM / KITTI / EuRoC: tolerant reading of variants, canonical writing, round trips."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import motionkit as mk
+from motionkit.errors import FormatError, MotionkitWarning
+from motionkit.model import Motion, Timeline, Track
+
+ROW = "1305031102.160407 1.5 -2.25 3 0 0 0.6 0.8"
+
+
+def _write(tmp_path: Path, text: str, name: str = "t.tum") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text", [
+    ROW + "\n",
+    ROW.replace(" ", ",") + "\n",
+    ROW.replace(" ", "\t") + "\n",
+    ROW.replace(" ", "   ") + "   \n\n",
+    "  # indented comment\n" + ROW + " # inline\n",
+    "timestamp tx ty tz qx qy qz qw\n" + ROW + "\n",
+    ROW + " 17 18\n",
+])
+def test_tum_variants_read(tmp_path: Path, text: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MotionkitWarning)
+        root = mk.read(_write(tmp_path, text), format="tum").tracks["root"]
+    np.testing.assert_array_equal(root.data[0], [1.5, -2.25, 3, 0, 0, 0.6, 0.8])
+    assert root.times[0] == 1305031102.160407
+
+
+def test_tum_w_first_from_header_or_option(tmp_path: Path) -> None:
+    text = "t,x,y,z,qw,qx,qy,qz\n1,0,0,0,0.8,0,0,0.6\n"
+    root = mk.read(_write(tmp_path, text), format="tum").tracks["root"]
+    np.testing.assert_allclose(root.data[0, 3:], [0, 0, 0.6, 0.8])
+    plain = _write(tmp_path, "1 0 0 0 0.8 0 0 0.6\n", "w.tum")
+    root = mk.read(plain, quaternion_order="wxyz").tracks["root"]
+    np.testing.assert_allclose(root.data[0, 3:], [0, 0, 0.6, 0.8])
+
+
+@pytest.mark.parametrize(("text", "message", "line"), [
+    (ROW + "\n1 2 3\n", "expected 8 fields, found 3", 2),
+    ("# c\n" + ROW + "\n2 1 1 x 0 0 0 1\n", "not a number: 'x'", 3),
+    ("1 2 3 4 5 6 7\n", "needs 8 numbers", 1),
+    ("1 2 3 4 0 0 0 0\n", "zero", 1),
+])
+def test_tum_errors_name_the_line(tmp_path: Path, text: str, message: str, line: int) -> None:
+    with pytest.raises(FormatError, match=message) as info:
+        mk.read(_write(tmp_path, text), format="tum")
+    assert info.value.line == line
+
+
+def test_tum_time_unit(tmp_path: Path) -> None:
+    root = mk.read(_write(tmp_path, "1500 0 0 0 0 0 0 1\n"), time_unit="ms").tracks["root"]
+    assert root.times[0] == 1.5
+
+
+def test_kitti_errors_and_times_mismatch(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match="expected 12 fields") as info:
+        mk.read(_write(tmp_path, "1 0 0 0 0 1 0 0 0 0 1 0\n1 0 0\n", "k.kitti"))
+    assert info.value.line == 2
+    times = _write(tmp_path, "0.0\n", "times.txt")
+    with pytest.raises(FormatError, match="1 times for 2 poses"):
+        mk.read(_write(tmp_path, "1 0 0 0 0 1 0 0 0 0 1 0\n" * 2, "k2.kitti"), times=times)
+
+
+def test_euroc_bad_stamp(tmp_path: Path) -> None:
+    text = "#timestamp,x,y,z,qw,qx,qy,qz\n1403715524907143168,0,0,0,1,0,0,0\n1.5e18,0,0,0,1,0,0,0\n"
+    with pytest.raises(FormatError, match="not an integer") as info:
+        mk.read(_write(tmp_path, text, "e.csv"))
+    assert (info.value.line, info.value.column) == (3, 1)
+
+
+def _motion(times: list[float], xyz: np.ndarray, quat: np.ndarray) -> Motion:
+    motion = Motion(meta={"name": "h"})
+    pose = np.hstack([xyz, quat / np.linalg.norm(quat, axis=1, keepdims=True)])
+    motion.add(Track("root", "pose", pose, Timeline.stamped(times)))
+    return motion
+
+
+_finite = st.floats(-1e4, 1e4, allow_nan=False, allow_subnormal=False)
+_unit = st.floats(0.1, 1.0)
+
+
+@st.composite
+def _trajectories(draw: st.DrawFn) -> Motion:
+    count = draw(st.integers(1, 12))
+    steps = draw(st.lists(st.floats(1e-3, 100.0), min_size=count, max_size=count))
+    start = draw(st.floats(0.0, 2e9))
+    times = list(np.cumsum(steps) + start)
+    if len(set(times)) != count or np.any(np.diff(times) <= 0):
+        times = [start + i for i in range(count)]
+    xyz = np.array(draw(st.lists(st.tuples(_finite, _finite, _finite), min_size=count,
+                                 max_size=count)), dtype=float)
+    quat = np.array(draw(st.lists(st.tuples(_unit, _unit, _unit, _unit), min_size=count,
+                                  max_size=count)), dtype=float)
+    return _motion(times, xyz, quat)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_trajectories())
+def test_traj_round_trip_is_exact(tmp_path_factory: pytest.TempPathFactory, motion: Motion) -> None:
+    out = tmp_path_factory.mktemp("rt") / "h.traj"
+    mk.write(out, motion)
+    again = mk.read(out)
+    assert np.array_equal(again.tracks["root"].data, motion.tracks["root"].data)
+    assert np.array_equal(again.tracks["root"].times, motion.tracks["root"].times)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_trajectories(), st.sampled_from(["tum", "kitti", "euroc"]))
+def test_fixed_point_round_trips(tmp_path_factory: pytest.TempPathFactory, motion: Motion,
+                                 fmt: str) -> None:
+    folder = tmp_path_factory.mktemp("rt")
+    out = folder / f"h.{'csv' if fmt == 'euroc' else fmt}"
+    options = {"times": folder / "times.txt"} if fmt == "kitti" else {}
+    mk.write(out, motion, format=fmt, precision=9, **options)
+    again = mk.read(out, format=fmt, **options).tracks["root"]
+    root = motion.tracks["root"]
+    np.testing.assert_allclose(again.data[:, :3], root.data[:, :3], atol=1e-9, rtol=0)
+    sign = np.sign(np.sum(again.data[:, 3:] * root.data[:, 3:], axis=1, keepdims=True))
+    np.testing.assert_allclose(again.data[:, 3:] * sign, root.data[:, 3:], atol=5e-9)
+    np.testing.assert_allclose(again.times, root.times, atol=1e-6 if fmt == "euroc" else 1e-9,
+                               rtol=0)
+
+
+def test_euroc_ns_round_trip_exact(tmp_path: Path) -> None:
+    ns = np.array([1403715524907143168, 1403715524912143104, 1403715524917143040])
+    motion = Motion()
+    pose = np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], (3, 1))
+    motion.add(Track("root", "pose", pose, Timeline.from_nanoseconds(ns)))
+    for fmt, name in (("euroc", "e.csv"), ("tum", "e.tum"), ("traj", "e.traj")):
+        mk.write(tmp_path / name, motion, format=fmt)
+    assert list(mk.read(tmp_path / "e.csv").tracks["root"].timeline.stamps_ns) == list(ns)
+    assert (tmp_path / "e.tum").read_text().startswith("1403715524.907143168 0.000000000")
+    traj = mk.read(tmp_path / "e.traj", time_unit="s").tracks["root"]
+    np.testing.assert_array_equal(traj.times, ns / 1e9)
+
+
+def test_kitti_without_times_refuses_tum(tmp_path: Path) -> None:
+    kitti = _write(tmp_path, "1 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 1 0 1 0 0 0 0 1 0\n", "k.txt")
+    motion = mk.read(kitti)
+    assert motion.meta["kitti"]["time"] == "index"
+    with pytest.raises(mk.ConversionError, match="frame numbers"):
+        mk.write(tmp_path / "k.tum", motion)
+    mk.write(tmp_path / "k2.kitti", motion)  # index times: nothing lost in KITTI
