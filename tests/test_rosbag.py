@@ -52,7 +52,7 @@ def test_corpus_topic_matches_evo() -> None:
 
 def test_unknown_topic_and_bad_file(tmp_path: Path) -> None:
     path = corpus_file("evo", "ROS_example.bag")
-    with pytest.raises(FormatError, match="no topic '/nope'.*groundtruth"):
+    with pytest.raises(FormatError, match=r"no topic '/nope'.*groundtruth"):
         mk.read(f"{path}:/nope")
     broken = tmp_path / "broken.bag"
     broken.write_bytes(b"#ROSBAG V2.0\nnot really")
