@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import motionkit as mk
 from conftest import corpus_file, corpus_root, require_peer
@@ -307,3 +310,90 @@ def test_euler_decomposition_handles_gimbal_lock() -> None:
         back = Rotation.from_euler("XYZ", euler_xyz(r)).as_matrix()
         np.testing.assert_allclose(back, r, atol=1e-12)
     assert transformation(np.eye(4)) == "0 0 0 0 0 0"
+
+
+def _transform(rng: np.random.Generator) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    out = np.eye(4)
+    out[:3, :3] = Rotation.random(random_state=int(rng.integers(1 << 30))).as_matrix()
+    out[:3, 3] = rng.uniform(-1, 1, 3)
+    return out
+
+
+BUILDABLE = ["ball", "euler", "free", "planar", "prismatic", "revolute", "translational",
+             "universal", "weld"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(BUILDABLE), min_size=1, max_size=6), st.integers(0, 2**31))
+def test_written_random_skeletons_read_back_and_load_in_dartpy(kinds: list[str], seed: int
+                                                               ) -> None:
+    rng = np.random.default_rng(seed)
+    bodies = []
+    for index, kind in enumerate(kinds):
+        extra: dict[str, object] = {}
+        if kind in ("revolute", "prismatic"):
+            extra["axes"] = [rng.normal(size=3)]
+        if kind == "universal":
+            extra["axes"] = [v / np.linalg.norm(v) for v in rng.normal(size=(2, 3))]
+        if kind == "euler":
+            extra["axis_order"] = str(rng.choice(["xyz", "zyx"]))
+        if kind == "planar":
+            extra["plane"] = str(rng.choice(["xy", "yz", "zx", "arbitrary"]))
+            extra["axes"] = rng.normal(size=(2, 3)) if extra["plane"] == "arbitrary" else []
+        joint = Joint(f"joint {index}", kind, _transform(rng), _transform(rng),
+                      **extra)  # type: ignore[arg-type]
+        for dof in joint.dofs:
+            dof.lower, dof.upper = sorted(rng.uniform(-2, 2, 2))
+            dof.position = float(rng.uniform(-1, 1))
+        body = Body(f"body<{index}>&", joint, parent=int(rng.integers(-1, index)) if index else -1)
+        body.inertia.mass = float(rng.uniform(0.1, 5))
+        bodies.append(body)
+    skeleton = Skeleton("random 'one'", bodies)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.skel"
+        mk.write(path, skeleton)
+        back = mk.read(path).skeletons[0]
+        q = random_q(skeleton, rng, 3)
+        rot, pos = forward_transforms(skeleton, q)
+        rot2, pos2 = forward_transforms(back, q)
+        assert np.abs(rot - rot2).max() <= 1e-12 and np.abs(pos - pos2).max() <= 1e-12
+        assert back.name == skeleton.name and [b.name for b in back.bodies] == \
+            [b.name for b in bodies]
+        np.testing.assert_array_equal(back.lower, skeleton.lower)
+        np.testing.assert_array_equal(back.initial_positions, skeleton.initial_positions)
+        try:
+            import dartpy
+        except ImportError:
+            return
+        theirs = dartpy.utils.SkelParser.readWorld(str(path)).getSkeleton(0)
+        np.testing.assert_allclose(theirs.getPositionLowerLimits(), skeleton.lower)
+        np.testing.assert_allclose(theirs.getPositions(), skeleton.initial_positions)
+        for frame in range(3):
+            theirs.setPositions(q[frame])
+            for k in range(len(bodies)):
+                matrix = theirs.getBodyNode(k).getWorldTransform().matrix()
+                assert np.abs(matrix[:3, :3] - rot[frame, k]).max() <= 1e-9
+                assert np.abs(matrix[:3, 3] - pos[frame, k]).max() <= 1e-9
+
+
+@pytest.mark.slow
+def test_choreonoid_body_converts_to_skel_that_dartpy_loads(tmp_path: Path) -> None:
+    dart = require_peer("dartpy")
+    source = corpus_file("choreonoid", "SR1.body")
+    out = tmp_path / "sr1.skel"
+    mk.convert(source, out)
+    sr1 = mk.read(source)
+    back = quiet_read(out).skeletons[0]
+    assert [b.name for b in back.bodies] == [b.name for b in sr1.bodies]
+    q = random_q(sr1, np.random.default_rng(4), 3)
+    rot, pos = forward_transforms(sr1, q)
+    theirs = dart.utils.SkelParser.readWorld(str(out)).getSkeleton(0)  # type: ignore[attr-defined]
+    assert theirs.getNumDofs() == sr1.dof_count
+    for frame in range(3):
+        theirs.setPositions(q[frame])
+        for k in range(len(sr1.bodies)):
+            matrix = theirs.getBodyNode(k).getWorldTransform().matrix()
+            assert np.abs(matrix[:3, :3] - rot[frame, k]).max() <= 1e-9
+            assert np.abs(matrix[:3, 3] - pos[frame, k]).max() <= 1e-9
