@@ -1,0 +1,228 @@
+"""PARC character XML -> Skeleton; DOF / qpos conversions; forward kinematics on real data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.errors import ConversionError, FormatError
+from motionkit.formats.parc import character as ch
+from motionkit.model import Skeleton
+
+# body, parent, joint kind, DOF start, local position (spec table 7.5)
+TABLE = [
+    ("pelvis", -1, "root", 0, (0, 0, 0)),
+    ("torso", 0, "spherical", 0, (0, 0, 0.236151)),
+    ("head", 1, "spherical", 3, (0, 0, 0.223894)),
+    ("right_upper_arm", 1, "spherical", 6, (-0.02405, -0.18311, 0.2435)),
+    ("right_lower_arm", 3, "hinge", 9, (0, -0.274788, 0)),
+    ("right_hand", 4, "fixed", 10, (0, -0.258947, 0)),
+    ("left_upper_arm", 1, "spherical", 10, (-0.02405, 0.18311, 0.2435)),
+    ("left_lower_arm", 6, "hinge", 13, (0, 0.274788, 0)),
+    ("left_hand", 7, "fixed", 14, (0, 0.258947, 0)),
+    ("right_thigh", 0, "spherical", 14, (0, -0.084887, 0)),
+    ("right_shin", 9, "hinge", 17, (0, 0, -0.421546)),
+    ("right_foot", 10, "spherical", 18, (0, 0, -0.40987)),
+    ("left_thigh", 0, "spherical", 21, (0, 0.084887, 0)),
+    ("left_shin", 12, "hinge", 24, (0, 0, -0.421546)),
+    ("left_foot", 13, "spherical", 25, (0, 0, -0.40987)),
+]
+
+
+@pytest.fixture(scope="module")
+def humanoid() -> ch.Character:
+    return ch.load_character(corpus_file("parc", "character", "humanoid.xml"))
+
+
+def test_body_table(humanoid: ch.Character) -> None:
+    assert humanoid.body_names == [row[0] for row in TABLE]
+    assert humanoid.parents.tolist() == [row[1] for row in TABLE]
+    assert humanoid.kinds == [row[2] for row in TABLE]
+    assert humanoid.dof_offsets.tolist() == [row[3] for row in TABLE]
+    assert np.allclose(humanoid.local_pos, [row[4] for row in TABLE])
+    assert np.array_equal(humanoid.local_rot, np.tile([0, 0, 0, 1.0], (15, 1)))
+    assert humanoid.dof_count == 28 and humanoid.qpos_size == 35
+    assert humanoid.joint_names[1] == "abdomen" and humanoid.joint_names[4] == "right_elbow"
+    assert np.allclose(humanoid.axes[4, 0], [0, 0, 1]) and np.allclose(humanoid.axes[10, 0],
+                                                                        [0, 1, 0])
+    assert np.allclose(np.degrees(humanoid.limits[4, 0]), [0, 160])
+    assert np.allclose(np.degrees(humanoid.limits[1]), [[-60, 60], [-60, 90], [-70, 70]])
+
+
+def test_read_returns_a_skeleton() -> None:
+    skeleton = mk.read(corpus_file("parc", "character", "humanoid.xml"))
+    assert isinstance(skeleton, Skeleton)
+    assert [b.name for b in skeleton.bodies] == [row[0] for row in TABLE]
+    assert [b.joint.type for b in skeleton.bodies][:6] == ["free", "ball", "ball", "ball",
+                                                           "revolute", "weld"]
+    assert skeleton.dof_count == 6 + 28
+    elbow = skeleton.joint("right_elbow")
+    assert elbow.dofs[0].upper == pytest.approx(np.radians(160))
+    assert np.allclose(skeleton.bodies[11].rest_pose[:3, 3], [0, -0.084887, -0.831416])
+    again = ch.Character.from_skeleton(skeleton)
+    assert again is skeleton.attrs["parc_character"]
+
+
+def test_character_rebuilt_from_a_generic_skeleton(humanoid: ch.Character) -> None:
+    skeleton = humanoid.to_skeleton()
+    del skeleton.attrs["parc_character"]
+    rebuilt = ch.Character.from_skeleton(skeleton)
+    assert rebuilt.kinds == humanoid.kinds
+    assert np.allclose(rebuilt.local_pos, humanoid.local_pos)
+    q = np.random.default_rng(1).normal(size=(5, 28))
+    assert np.allclose(rebuilt.dofs_to_quats(q), humanoid.dofs_to_quats(q))
+
+
+def test_dofs_match_the_corpus_legacy_and_ms_pair(humanoid: ch.Character) -> None:
+    legacy = mk.read(corpus_file("parc", "legacy_v0.1", "TEASER_TERRAIN.pkl"))
+    ms = mk.read(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"))
+    dofs = legacy.tracks["joints"].data
+    quats = ms.tracks["joint_rotations"].data
+    assert np.abs(ch.canonical(humanoid.dofs_to_quats(dofs)) - quats).max() < 1e-6
+    assert np.abs(humanoid.quats_to_dofs(quats) - dofs).max() < 1e-5
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), frames=st.integers(1, 6))
+def test_dof_quaternion_round_trip(seed: int, frames: int) -> None:
+    humanoid = ch.load_character(corpus_file("parc", "character", "humanoid.xml"))
+    rng = np.random.default_rng(seed)
+    dofs = rng.uniform(-1.0, 1.0, size=(frames, 28))  # exp-map angles below pi
+    quats = humanoid.dofs_to_quats(dofs)
+    assert np.allclose(np.linalg.norm(quats, axis=-1), 1)
+    assert np.allclose(humanoid.quats_to_dofs(quats), dofs, atol=1e-9)
+
+
+def test_exp_map_wraps_and_matches_scipy() -> None:
+    rng = np.random.default_rng(2)
+    v = rng.normal(size=(50, 3))
+    q = ch.exp_map_to_quat(v)
+    ref = Rotation.from_rotvec(v).as_quat()
+    assert np.allclose(np.abs(np.sum(q * ref, axis=-1)), 1)
+    assert np.all(q[:, 3] >= -1e-12)
+    assert np.allclose(ch.exp_map_to_quat(np.zeros((1, 3))), [[0, 0, 0, 1]])
+    back = ch.quat_to_exp_map(q)
+    assert np.all(np.linalg.norm(back, axis=-1) <= np.pi + 1e-9)
+    assert np.allclose(Rotation.from_rotvec(back).as_quat() * np.sign(q[:, 3:]), q, atol=1e-9)
+
+
+def test_qpos_is_intrinsic_xyz_euler(humanoid: ch.Character) -> None:
+    motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
+    root = motion.tracks["root"].data.astype(np.float64)
+    rot = motion.tracks["joint_rotations"].data.astype(np.float64)
+    qpos = humanoid.to_qpos(root[:, :3], root[:, 3:], rot)
+    assert qpos.shape == (15, 35)
+    assert np.allclose(qpos[:, 3:7], root[:, [6, 3, 4, 5]])  # MuJoCo root quaternion w-first
+    a, b, c = qpos[:, 7], qpos[:, 8], qpos[:, 9]  # abdomen x, y, z hinges
+    rebuilt = (Rotation.from_rotvec(np.outer(a, [1, 0, 0])) * Rotation.from_rotvec(
+        np.outer(b, [0, 1, 0])) * Rotation.from_rotvec(np.outer(c, [0, 0, 1])))
+    assert np.allclose(np.abs(np.sum(rebuilt.as_quat() * rot[:, 0], axis=-1)), 1, atol=1e-6)
+    elbow = qpos[:, 7 + 9]  # torso 3, head 3, right shoulder 3, then right elbow
+    assert np.allclose(elbow, humanoid.quats_to_dofs(rot)[:, 9], atol=1e-6)
+    pos, root_rot, back = humanoid.from_qpos(qpos)
+    assert np.allclose(pos, root[:, :3]) and np.allclose(root_rot, root[:, 3:])
+    assert np.abs(back - ch.canonical(rot)).max() < 1e-6
+
+
+def test_forward_kinematics_puts_feet_on_the_terrain(humanoid: ch.Character) -> None:
+    """At contact frames the ankles are ~5 cm (sole height) above the heightfield.
+
+    Not checked on ``dec2024_…_modified_opt.pkl``: its terrain was edited after the motion
+    was made (the contact feet sit a constant 25 cm above the lowered cells).
+    """
+    for name in ("TEASER_TERRAIN.pkl", "sfu.pkl"):
+        motion = mk.read(corpus_file("parc", "ms", name))
+        root = motion.tracks["root"].data
+        pos, rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:],
+                                               motion.tracks["joint_rotations"].data)
+        assert pos.shape == (len(root), 15, 3) and rot.shape == (len(root), 15, 4)
+        heights = []
+        for foot in (11, 14):
+            touching = motion.tracks["contacts"].data[:, foot] > 0.5
+            above = pos[touching, foot, 2] - motion.terrain.height_at(pos[touching, foot],
+                                                                      "nearest")
+            heights.append(above)
+        above = np.concatenate(heights)
+        assert above.size > 5
+        assert 0.02 < np.median(above) < 0.10, (name, np.median(above))
+        assert above.min() > 0.0
+
+
+def test_forward_kinematics_matches_generic_rotation_chain(humanoid: ch.Character) -> None:
+    rng = np.random.default_rng(3)
+    dofs = rng.uniform(-1, 1, size=(2, 28))
+    quats = humanoid.dofs_to_quats(dofs)
+    root_rot = Rotation.random(2, random_state=4).as_quat()
+    pos, rot = humanoid.forward_kinematics(np.zeros((2, 3)), root_rot, quats)
+    # left foot: pelvis -> left_thigh -> left_shin -> left_foot, by matrices
+    chain = Rotation.from_quat(root_rot)
+    point = np.zeros((2, 3))
+    for body in (12, 13, 14):
+        point = point + chain.apply(humanoid.local_pos[body])
+        chain = chain * Rotation.from_quat(quats[:, body - 1])
+    assert np.allclose(pos[:, 14], point)
+    assert np.allclose(np.abs(np.sum(rot[:, 14] * chain.as_quat(), axis=-1)), 1)
+
+
+def test_wrong_shapes_are_refused(humanoid: ch.Character) -> None:
+    with pytest.raises(ConversionError, match="28 DOFs"):
+        humanoid.dofs_to_quats(np.zeros((2, 27)))
+    with pytest.raises(ConversionError, match="14, 4"):
+        humanoid.forward_kinematics(np.zeros((1, 3)), np.zeros((1, 4)), np.zeros((1, 13, 4)))
+
+
+def _xml(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "c.xml"
+    path.write_text(f"<mujoco model='m'><default/><worldbody>{body}</worldbody></mujoco>")
+    return path
+
+
+def test_custom_contact_info_and_body_quat(tmp_path: Path) -> None:
+    path = tmp_path / "c.xml"
+    path.write_text("""<mujoco model="m"><default/><worldbody>
+      <body name="a"><freejoint name="root"/>
+        <body name="b" pos="1 0 0" quat="0 0 0 1"><joint name="j" axis="1 0 0" range="-10 10"/>
+        </body></body></worldbody>
+      <custom_contact_info><body name="b"/></custom_contact_info></mujoco>""")
+    char = ch.load_character(path)
+    assert char.contact_bodies == ["b"]
+    assert np.allclose(char.local_rot[1], [0, 0, 1, 0])  # w x y z = 0 0 0 1 -> x y z w
+    pos, rot = char.forward_kinematics(np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]),
+                                       np.array([[[0, 0, 0, 1.0]]]))
+    assert np.allclose(pos[0, 1], [1, 0, 0]) and np.allclose(np.abs(rot[0, 1, 2]), 1)
+
+
+@pytest.mark.parametrize(("body", "match"), [
+    ("<body name='a'><body name='b'><joint/><joint/></body></body>", "series"),
+    ("<body name='a'><body name='b'><joint type='slide'/></body></body>", "slide"),
+    ("<body name='a'><body name='b'><joint pos='1 0 0'/></body></body>", "pos"),
+    ("<body name='a' pos='1 2'/>", "3 numbers"),
+    ("<geom/>", "no <body>"),
+])
+def test_bad_character_files(body: str, match: str, tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match=match):
+        ch.load_character(_xml(tmp_path, body))
+
+
+def test_xml_errors_and_entities(tmp_path: Path) -> None:
+    broken = tmp_path / "b.xml"
+    broken.write_text("<mujoco>\n<worldbody>\n</mujoco>")
+    with pytest.raises(FormatError) as info:
+        ch.load_character(broken)
+    assert info.value.line == 3
+    bomb = tmp_path / "e.xml"
+    bomb.write_text('<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaa">]>'
+                    "<mujoco><worldbody><body name='&a;'/></worldbody></mujoco>")
+    with pytest.raises(FormatError, match="refused"):
+        ch.load_character(bomb)
+    other = tmp_path / "robot.xml"
+    other.write_text("<robot/>")
+    with pytest.raises(FormatError, match="not a MuJoCo"):
+        ch.load_character(other)
