@@ -53,7 +53,7 @@ def test_what_a_seq_cannot_hold_is_refused_unless_lossy(tmp_path: Path) -> None:
     motion = mk.read(path)
     motion.terrain = object()
     motion.meta["misc"] = {"array": np.zeros(2)}
-    with pytest.raises(mk.ConversionError, match="terrain.*metadata 'misc'"):
+    with pytest.raises(mk.ConversionError, match=r"terrain.*metadata 'misc'"):
         mk.write(tmp_path / "out.seq", motion)
     with pytest.warns(mk.MotionkitWarning, match="dropped"):
         mk.write(tmp_path / "out.seq", motion, lossy=True)

@@ -114,3 +114,17 @@ def test_cli_info_json_follows_the_contract(tmp_path: Path) -> None:
     assert doc["tracks"]["joints"]["kind"] == "value"
     assert doc["tracks"]["joints"]["shape"] == [4451, 29]
     assert doc["tracks"]["joints"]["rate"] == 500
+
+
+@pytest.mark.parametrize("name", MOTIONS)
+def test_pandas_and_loadtxt_number_paths_agree_bitwise(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pandas", minversion="3")
+    from motionkit.formats.choreonoid import seq_frames
+
+    path = corpus_file("choreonoid", name)
+    monkeypatch.setattr(seq_frames, "_pandas_pays_off", lambda size: True)
+    with_pandas = mk.read(path).tracks["joints"].data
+    monkeypatch.setattr(seq_frames, "_pandas_pays_off", lambda size: False)
+    with_numpy = mk.read(path).tracks["joints"].data
+    assert with_pandas.tobytes() == with_numpy.tobytes()

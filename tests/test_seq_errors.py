@@ -144,7 +144,7 @@ def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     bad = tmp_path / "bad.seq"
     bad.write_text("type: CompositeSeq\ncomponents: [\n")
     names = {"missing": tmp_path / "none.seq", "bad": bad, "good": good, "out": tmp_path / "o.seq"}
-    code, out, err = run_cli([a.format(**names) for a in args], capsys)
+    code, _, err = run_cli([a.format(**names) for a in args], capsys)
     assert code == 2
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("motionkit: ") and "Traceback" not in err

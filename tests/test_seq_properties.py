@@ -131,3 +131,31 @@ def test_fast_and_full_yaml_paths_agree(motion: mk.Motion) -> None:
         path = Path(folder) / "m.seq"
         mk.write(path, motion, precision=9)
         assert_same(mk.read(path, fast=False), mk.read(path, fast=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=arrays(np.float64, st.tuples(st.integers(1, 20), st.integers(1, 6)), elements=finite),
+       digits=st.sampled_from([None, 6, 9, 17]))
+def test_every_number_parser_reads_the_written_digits_exactly(values: np.ndarray,
+                                                              digits: int | None) -> None:
+    """pandas (when installed), np.loadtxt and the YAML path give float()'s answer bit for bit."""
+    from motionkit.formats.choreonoid import seq_frames
+
+    motion = mk.Motion()
+    motion.add(mk.Track("joints", "value", values, mk.Timeline.uniform(10, len(values))))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.seq"
+        mk.write(path, motion, precision=digits)
+        text = path.read_text()
+        lines = [line for line in text.splitlines() if line.startswith("      - [")]
+        expected = np.array([[float(v) for v in line[9:-2].split(",")] for line in lines])
+        results = [mk.read(path, fast=False).tracks["joints"].data]
+        original = seq_frames._pandas_pays_off
+        try:
+            for use_pandas in (False, True):
+                seq_frames._pandas_pays_off = lambda size, use=use_pandas: use  # type: ignore[misc]
+                results.append(mk.read(path).tracks["joints"].data)
+        finally:
+            seq_frames._pandas_pays_off = original  # type: ignore[assignment]
+    for result in results:
+        assert result.tobytes() == expected.tobytes()

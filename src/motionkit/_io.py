@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Literal, overload
+from typing import IO, Any, Literal, overload
 
 from .errors import FormatError
 
@@ -20,7 +20,7 @@ def atomic_write(
 ) -> contextlib.AbstractContextManager[IO[bytes]]: ...
 @overload
 def atomic_write(path: PathLike, mode: Literal["w"]) -> contextlib.AbstractContextManager[IO[str]]: ...
-def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContextManager[IO]:  # type: ignore[type-arg]
+def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContextManager[IO[Any]]:
     """Open a temporary file beside ``path``; rename it into place only on success.
 
     An exception inside the block removes the temporary file and leaves any existing
@@ -30,12 +30,12 @@ def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContext
 
 
 @contextlib.contextmanager
-def _atomic(target: Path, mode: str) -> Iterator[IO]:  # type: ignore[type-arg]
+def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
     folder = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
     try:
-        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
-        with os.fdopen(fd, mode, **kwargs) as handle:
+        encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
+        with os.fdopen(fd, mode, encoding=encoding, newline=newline) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

@@ -12,7 +12,7 @@ PathLike = str | os.PathLike[str]
 
 
 def _check_options(module: Any, attribute: str, options: dict[str, Any], what: str) -> None:
-    allowed = getattr(module, attribute, frozenset())
+    allowed: frozenset[str] = getattr(module, attribute, frozenset())
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         known = ", ".join(sorted(allowed)) or "none"

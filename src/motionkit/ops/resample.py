@@ -95,7 +95,7 @@ def choreonoid_import(times: NDArray[np.float64], data: NDArray[np.float64], rat
     default = np.zeros(data.shape[1:])
     if kind == "pose":
         default[..., 6] = 1.0
-    for index, row in zip(indices.tolist(), data):
+    for index, row in zip(indices.tolist(), data, strict=True):
         if index >= len(frames):
             fill = frames[-1] if frames else default
             frames.extend([fill] * (index - len(frames)))

@@ -15,12 +15,13 @@ from __future__ import annotations
 import io
 import re
 import string
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-_FRAMES_KEY = re.compile(rb"^( *)frames: *\n", re.MULTILINE)
 _ITEM = re.compile(rb"( *- \[)")
 # Everything a number may be made of (plus blanks and the list marker's dash).
 _NUMBER_CHARS = (string.digits + string.ascii_letters + " \t+-.").encode()
@@ -44,8 +45,8 @@ def cut_frame_blocks(text: bytes) -> tuple[bytes, dict[int, FrameBlock]]:
     blocks: dict[int, FrameBlock] = {}
     pieces: list[bytes] = []
     done = 0
-    for match in _FRAMES_KEY.finditer(text):
-        start = match.end()
+    line = 1  # line number at position ``done``
+    for key_start, start in _frames_keys(text):
         item = _ITEM.match(text, start)
         if item is None:
             continue
@@ -57,13 +58,26 @@ def cut_frame_blocks(text: bytes) -> tuple[bytes, dict[int, FrameBlock]]:
             continue
         block_text = text[start:end]
         count = block_text.count(b"\n")
-        key_line = text.count(b"\n", 0, match.start()) + 1
+        key_line = line + text.count(b"\n", done, key_start)
         blocks[key_line] = FrameBlock(key_line + 1, count, block_text)
         pieces.append(text[done:start])
         pieces.append(b"\n" * count)
         done = end
+        line = key_line + 1 + count
     pieces.append(text[done:])
     return b"".join(pieces), blocks
+
+
+def _frames_keys(text: bytes) -> Iterator[tuple[int, int]]:
+    """(start of the key line, start of the next line) for each ``<spaces>frames:`` line."""
+    position = text.find(b"frames:")
+    while position >= 0:
+        line_start = text.rfind(b"\n", 0, position) + 1
+        line_end = text.find(b"\n", position)
+        if (not text[line_start:position].strip(b" ")
+                and not text[position + 7 : line_end].strip(b" ")):
+            yield line_start, line_end + 1
+        position = text.find(b"frames:", line_end)
 
 
 def _block_ends_cleanly(text: bytes, end: int, item_indent: int) -> bool:
@@ -93,11 +107,43 @@ def parse_block(block: FrameBlock, pattern: bytes, columns: int) -> NDArray[np.f
     if block.text.translate(None, _NUMBER_CHARS) != pattern * block.lines:
         return None
     numbers = block.text.replace(b"- [", b"", block.lines).translate(None, b"[]")
-    try:
-        values = np.loadtxt(io.BytesIO(numbers), delimiter=",", dtype=np.float64, ndmin=2,
-                            comments=None, encoding=None)
-    except ValueError:
-        return None
+    values = _parse_with_pandas(numbers) if _pandas_pays_off(len(numbers)) else None
+    if values is None:
+        try:
+            values = np.loadtxt(io.BytesIO(numbers), delimiter=",", dtype=np.float64, ndmin=2,
+                                comments=None, encoding=None)
+        except ValueError:
+            return None
     if values.shape != (block.lines, columns):
         return None
     return values
+
+
+#: Blocks at least this big are parsed with pandas' C reader when pandas >= 3 is installed:
+#: about 2.5x faster than np.loadtxt, which pays for pandas' import (~0.3 s) only on big
+#: blocks, or at once when pandas is already imported. Both give bit-identical arrays.
+PANDAS_MIN_BYTES = 16 * 2**20
+
+
+def _pandas_pays_off(size: int) -> bool:
+    return size >= PANDAS_MIN_BYTES or "pandas" in sys.modules
+
+
+def _parse_with_pandas(numbers: bytes) -> NDArray[np.float64] | None:
+    """Comma-separated lines through pandas (>= 3, correctly rounded); None if unavailable.
+
+    pandas does not read ``nan``/``inf`` here (``na_filter`` is off so that empty fields
+    are errors); such blocks return None and go through np.loadtxt.
+    """
+    try:
+        import pandas
+    except ImportError:
+        return None
+    if int(pandas.__version__.split(".", 1)[0]) < 3:
+        return None  # older default float parsers are not correctly rounded
+    try:
+        frame = pandas.read_csv(io.BytesIO(numbers), header=None, dtype=np.float64, engine="c",
+                                na_filter=False)
+    except (ValueError, pandas.errors.ParserError):
+        return None
+    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
