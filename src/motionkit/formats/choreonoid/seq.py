@@ -15,7 +15,8 @@ from .seq_writer import write_seq as write
 READ_OPTIONS = frozenset({"fast", "timed"})
 WRITE_OPTIONS = frozenset({"version", "precision", "nonfinite", "lossy"})
 
-_SIGNATURE = re.compile(rb"^type:[ \t]*[\"']?(CompositeSeq|BodyMotion)\b", re.MULTILINE)
+_SIGNATURE = re.compile(rb"""(^|[{,])\s*["']?type["']?\s*:\s*["']?(CompositeSeq|BodyMotion)\b""",
+                        re.MULTILINE)
 
 
 def sniff(head: bytes) -> bool:

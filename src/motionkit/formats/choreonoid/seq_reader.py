@@ -110,7 +110,8 @@ class _Reader:
         motion = Motion(meta={"source_format": "seq",
                               "choreonoid": {"version": version, "opaque": []}})
         if META_KEY in top:
-            motion.meta.update(self._json(top[META_KEY][1], META_KEY))
+            kept = self._json(top[META_KEY][1], META_KEY)
+            motion.meta.update({k: v for k, v in kept.items() if k not in motion.meta})
         inherited = {k: v for k, v in top.items() if k not in ("components", META_KEY)}
         for node in components:
             merged = self._entries(node, "a component")
