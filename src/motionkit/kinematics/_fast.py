@@ -181,7 +181,6 @@ def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None) -> Array
         c_pos = c_mat[:3, 3]
         if np.any(c_pos):
             pos[index] -= rotate(quats[index], c_pos)
-    # canonical sign (w >= 0) and unit length against rounding drift
-    norm = np.sqrt((quats * quats).sum(axis=1))
-    quats /= np.where(quats[:, 3] < 0, -norm, norm)[:, None, :]
+    # canonical sign (w >= 0); products of unit quaternions stay unit to rounding error
+    np.negative(quats, out=quats, where=quats[:, 3:4] < 0)
     return np.ascontiguousarray(buf.transpose(2, 0, 1))
