@@ -159,3 +159,45 @@ def test_every_number_parser_reads_the_written_digits_exactly(values: np.ndarray
             seq_frames._pandas_pays_off = original  # type: ignore[assignment]
     for result in results:
         assert result.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(positions=arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 3), st.just(3)),
+                        elements=st.floats(-100, 100)),
+       layout=st.sampled_from(["XYZQWQXQYQZ", "XYZQXQYQZQW", "XYZRPY"]),
+       timed=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_every_se3_layout_reads_to_xyzw_poses(positions: np.ndarray, layout: str, timed: bool,
+                                              seed: int) -> None:
+    from scipy.spatial.transform import Rotation
+
+    frames, parts, _ = positions.shape
+    rotations = Rotation.random(frames * parts, random_state=seed)
+    quats = rotations.as_quat().reshape(frames, parts, 4)
+    if layout == "XYZQWQXQYQZ":
+        entries = np.concatenate([positions, quats[..., 3:], quats[..., :3]], axis=-1)
+    elif layout == "XYZQXQYQZQW":
+        entries = np.concatenate([positions, quats], axis=-1)
+    else:  # R = Rz(yaw) Ry(pitch) Rx(roll)
+        ypr = rotations.as_euler("ZYX").reshape(frames, parts, 3)
+        entries = np.concatenate([positions, ypr[..., ::-1]], axis=-1)
+    lines = []
+    for index, frame in enumerate(entries):
+        cells = ", ".join("[ " + ", ".join(repr(float(v)) for v in entry) + " ]" for entry in frame)
+        lines.append(f"      - [ {f'{index * 0.25!r}, ' if timed else ''}{cells} ]\n")
+    text = ("type: CompositeSeq\nformatVersion: 2\nframeRate: 4\n"
+            f"{'hasFrameTime: true' if timed else ''}\ncomponents:\n  -\n    type: MultiSE3Seq\n"
+            f"    content: Markers\n    numParts: {parts}\n    SE3Format: {layout}\n"
+            "    frames:\n" + "".join(lines))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "se3.seq"
+        path.write_text(text)
+        fast, slow = mk.read(path), mk.read(path, fast=False)
+    track = fast.tracks["Markers"]
+    assert track.data.tobytes() == slow.tracks["Markers"].data.tobytes()
+    assert track.timeline.is_uniform != timed
+    assert np.array_equal(track.data[..., :3], positions)
+    if layout == "XYZRPY":
+        dots = np.abs(np.sum(track.data[..., 3:] * quats, axis=-1))
+        assert np.allclose(dots, 1.0, atol=1e-12)
+    else:
+        assert np.array_equal(track.data[..., 3:], quats)
