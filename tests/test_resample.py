@@ -82,9 +82,8 @@ def test_unknown_method_and_bad_rate_are_clear_errors() -> None:
 
 
 def test_cli_resample_a_stamped_seq(tmp_path: Path) -> None:
-    from seqfiles import V2_TIMED
-
     from motionkit.cli import main
+    from seqfiles import V2_TIMED
 
     source = tmp_path / "timed.seq"
     source.write_text(V2_TIMED)

@@ -18,8 +18,8 @@ from ...errors import FormatError
 
 BaseLoader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
-TRUE_WORDS = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
-FALSE_WORDS = frozenset("n N no No NO false False FALSE off Off OFF".split())
+TRUE_WORDS = frozenset(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"])
+FALSE_WORDS = frozenset(["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"])
 _YAML_SPECIALS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"),
                   ".nan": float("nan")}
 _INTEGER = re.compile(r"[+-]?[0-9]+")
