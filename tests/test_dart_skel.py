@@ -397,3 +397,38 @@ def test_choreonoid_body_converts_to_skel_that_dartpy_loads(tmp_path: Path) -> N
             matrix = theirs.getBodyNode(k).getWorldTransform().matrix()
             assert np.abs(matrix[:3, :3] - rot[frame, k]).max() <= 1e-9
             assert np.abs(matrix[:3, 3] - pos[frame, k]).max() <= 1e-9
+
+
+def test_markers_planes_pyramids_and_colors_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "extra.skel"
+    path.write_text(
+        "<skel><world><skeleton name='s'><body name='a'>"
+        "<marker name='m1'><offset>0.1 0.2 0.3</offset></marker>"
+        "<visualization_shape><geometry><pyramid><base_width>1</base_width>"
+        "<base_depth>2</base_depth><height>3</height></pyramid></geometry>"
+        "<color>0.1 0.2 0.3 0.5</color></visualization_shape>"
+        "<collision_shape><geometry><plane><normal>0 0 1</normal><offset>0.5</offset></plane>"
+        "</geometry><collidable>0</collidable></collision_shape>"
+        "<inertia><mass>2</mass><offset>0 0 1</offset></inertia></body>"
+        "<joint type='translational' name='t'><parent>world</parent><child>a</child>"
+        "<dof local_index='2' name='up'><velocity lower='-3' upper='4'/>"
+        "<force initial='7'/></dof></joint></skeleton></world></skel>")
+    with pytest.warns(mk.MotionkitWarning, match="pyramid"):
+        first = mk.read(path)
+    body = first.skeletons[0].bodies[0]
+    assert body.markers[0].name == "m1" and body.markers[0].offset.tolist() == [0.1, 0.2, 0.3]
+    assert [s.kind for s in body.shapes] == ["pyramid", "plane"]
+    assert body.shapes[1].collidable is False and body.shapes[0].color.tolist() == \
+        [0.1, 0.2, 0.3, 0.5]
+    assert body.inertia.derived and body.inertia.com.tolist() == [0, 0, 1]
+    dof = body.joint.dofs[2]
+    assert (dof.name, dof.velocity_lower, dof.velocity_upper, dof.force) == ("up", -3, 4, 7)
+    mk.write(tmp_path / "copy.skel", first)
+    second = mk.read(tmp_path / "copy.skel")
+    _same_model(first, second)
+    again = second.skeletons[0].bodies[0]
+    assert again.markers[0].offset.tolist() == [0.1, 0.2, 0.3]
+    assert again.shapes[1].params["normal"].tolist() == [0, 0, 1]
+    assert again.shapes[1].params["offset"] == 0.5
+    assert again.shapes[0].params["base_depth"] == 2.0
+    assert not again.inertia.derived
