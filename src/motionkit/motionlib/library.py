@@ -9,7 +9,8 @@ Semantics (PARC's ``MotionLib``): a motion of ``N`` frames at ``fps`` lasts
 (its z component zeroed). Root position and contacts are interpolated linearly,
 rotations by slerp; velocities are those of the frame at or before the query time
 (root velocity by forward differences, angular velocities from consecutive
-quaternions, last frame repeating the previous one).
+quaternions, last frame repeating the previous one). Root positions are float64 (world
+coordinates grow large); rotations, velocities and contacts are float32.
 """
 
 from __future__ import annotations
@@ -134,10 +135,11 @@ class MotionLib:
         self._root_pos = np.concatenate(root_pos)
         self._root_rot = np.concatenate(root_rot)
         self._joint_rot = np.concatenate(joint_rot)
-        self._contacts = np.concatenate(filled).astype(np.float64)
+        self._contacts = np.concatenate(filled).astype(np.float32)
         self._loop_shift = np.stack([rp[-1] - rp[0] for rp in root_pos])
         self._loop_shift[:, 2] = 0.0
-        self._root_vel, self._root_ang_vel, self._dof_vel = self._velocities()
+        self._root_vel, self._root_ang_vel, self._dof_vel = (
+            v.astype(np.float32) for v in self._velocities())
         after = np.arange(self._root_pos.shape[0]) + 1
         after[self.starts + self.frame_counts - 1] -= 1
         self._root_slerp = _SlerpTable(self._root_rot, after)
@@ -238,7 +240,9 @@ class MotionLib:
         root_pos += loops[:, None] * self._loop_shift[ids]
         root_rot = self._root_slerp.at(i0, blend)
         joint_rot = self._joint_slerp.at(i0, blend[:, None])
-        contacts = self._contacts[i0] * (1 - b) + self._contacts[i1] * b
+        b32 = b.astype(np.float32)
+        contacts = self._contacts[i0]
+        contacts += (self._contacts[i1] - contacts) * b32
         frames = MotionFrames(root_pos, root_rot, self._root_vel[i0], self._root_ang_vel[i0],
                               joint_rot, self._dof_vel[i0], contacts)
         return _to_device(frames, device)
@@ -271,8 +275,8 @@ class MotionLib:
 class _SlerpTable:
     """Slerp between each frame and the next, with the per-pair angle precomputed.
 
-    Queries then cost two sines per quaternion. Rotations are kept in float32, which is
-    what training code consumes; for nearly equal pairs the angle is floored at 1e-4 rad,
+    Queries then cost two sines per quaternion. Rotations (like velocities and contacts)
+    are kept in float32, which is what training code consumes; for nearly equal pairs the angle is floored at 1e-4 rad,
     where slerp and its linear limit agree to ~1e-9.
     """
 
