@@ -276,8 +276,8 @@ class _SlerpTable:
     """Slerp between each frame and the next, with the per-pair angle precomputed.
 
     Queries then cost two sines per quaternion. Rotations (like velocities and contacts)
-    are kept in float32, which is what training code consumes; for nearly equal pairs the angle is floored at 1e-4 rad,
-    where slerp and its linear limit agree to ~1e-9.
+    are kept in float32, which is what training code consumes; for nearly equal pairs the
+    angle is floored at 1e-4 rad, where slerp and its linear limit agree to ~1e-9.
     """
 
     def __init__(self, rotations: Array, after: NDArray[np.int64]) -> None:
