@@ -55,14 +55,17 @@ def matrix_to_quat(r: Array) -> Array:
     return q / np.linalg.norm(q)
 
 
-def quat_mul(a: Array, b: Array) -> Array:
+def quat_mul(a: Array, b: Array, out: Array | None = None) -> Array:
     """Hamilton product of quaternion arrays ``(4, frames)`` (x, y, z, w)."""
     ax, ay, az, aw = a
     bx, by, bz, bw = b
-    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz])
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[0] = aw * bx + ax * bw + ay * bz - az * by
+    out[1] = aw * by - ax * bz + ay * bw + az * bx
+    out[2] = aw * bz + ax * by - ay * bx + az * bw
+    out[3] = aw * bw - ax * bx - ay * by - az * bz
+    return out
 
 
 def rotate(q: Array, v: Array) -> Array:
@@ -171,12 +174,14 @@ def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None) -> Array
             p_mat[:3, 3][:, None] + p_mat[:3, :3] @ q_pos)
         if q_rot is None:
             quats[index] = (mix @ np.array([0.0, 0.0, 0.0, 1.0]))[:, None]
+        elif np.array_equal(mix, np.eye(4)):
+            quats[index] = q_rot
         else:
             np.matmul(mix, q_rot, out=quats[index])
         if body.parent < 0:
             pos[index] = offset
         else:
-            quats[index] = quat_mul(quats[body.parent], quats[index])
+            quat_mul(quats[body.parent], quats[index].copy(), out=quats[index])
             pos[index] = pos[body.parent] + rotate(quats[body.parent], offset)
         c_pos = c_mat[:3, 3]
         if np.any(c_pos):
