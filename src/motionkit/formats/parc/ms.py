@@ -380,6 +380,27 @@ def _legacy_terrain(state: dict[str, Any], path: Any) -> Terrain:
         raise FormatError(f"legacy terrain: {exc}", path) from None
 
 
+def describe_misc(misc: Any) -> dict[str, str]:
+    """One short line per misc key (type and shape), for ``motionkit info``."""
+    if not isinstance(misc, dict):
+        return {}
+    return {str(key): _summary(value) for key, value in misc.items()}
+
+
+def _summary(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"array {value.dtype} {list(value.shape)}"
+    if isinstance(value, (list, tuple)):
+        kinds = sorted({_summary(v).split(" ")[0] for v in value[:100]})
+        return f"{type(value).__name__} of {len(value)}" + (f" ({', '.join(kinds)})"
+                                                            if kinds else "")
+    if isinstance(value, dict):
+        return f"dict of {len(value)} keys"
+    if isinstance(value, str):
+        return f"str ({len(value)} chars)"
+    return type(value).__name__
+
+
 # ============================================================================ writing
 
 
