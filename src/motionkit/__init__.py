@@ -13,7 +13,7 @@ from typing import Any
 
 from .api import convert, read, write
 from .errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
-from .model import Motion, Skeleton, Timeline, Track, World
+from .model import Motion, Skeleton, Terrain, Timeline, Track, World
 
 __version__ = "0.1.0"
 
@@ -24,6 +24,7 @@ __all__ = [
     "MotionkitError",
     "MotionkitWarning",
     "Skeleton",
+    "Terrain",
     "Timeline",
     "Track",
     "World",

@@ -2,8 +2,9 @@
 
 from .motion import STANDARD_TRACKS, Motion
 from .skeleton import Body, Joint, Skeleton, World
+from .terrain import Terrain
 from .timeline import Timeline
 from .track import KIND_WIDTH, Track, TrackKind
 
-__all__ = ["KIND_WIDTH", "STANDARD_TRACKS", "Body", "Joint", "Motion", "Skeleton", "Timeline",
-           "Track", "TrackKind", "World"]
+__all__ = ["KIND_WIDTH", "STANDARD_TRACKS", "Body", "Joint", "Motion", "Skeleton", "Terrain",
+           "Timeline", "Track", "TrackKind", "World"]
