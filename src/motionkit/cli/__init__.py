@@ -22,6 +22,8 @@ Examples:
   motionkit validate motions/*.seq
   motionkit convert walk.seq walk_v4.seq -O version=4
   motionkit resample stamped.seq uniform.seq --rate 100 --method linear
+  motionkit info robot.skel
+  motionkit fk SR1.body SR1WalkPattern1.seq links.seq
 """
 
 
