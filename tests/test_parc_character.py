@@ -226,3 +226,44 @@ def test_xml_errors_and_entities(tmp_path: Path) -> None:
     other.write_text("<robot/>")
     with pytest.raises(FormatError, match="not a MuJoCo"):
         ch.load_character(other)
+
+
+def _mujoco_model(mujoco, path: Path):  # type: ignore[no-untyped-def]
+    """MuJoCo refuses humanoid.xml as shipped (floor material 'grid' is undefined)."""
+    text = path.read_text()
+    text = text.replace(text[text.index('<geom name="floor"'):].split("/>", 1)[0] + "/>", "")
+    return mujoco.MjModel.from_xml_string(text)
+
+
+@pytest.mark.slow
+def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: ch.Character) -> None:
+    """Peer oracle: MuJoCo's own FK from our qpos equals PARC-convention FK."""
+    mujoco = pytest.importorskip("mujoco")
+    model = _mujoco_model(mujoco, corpus_file("parc", "character", "humanoid.xml"))
+    data = mujoco.MjData(model)
+    assert model.nq == humanoid.qpos_size
+    assert [model.body(i).name for i in range(1, model.nbody)] == humanoid.body_names
+    assert (model.body_parentid[1:] - 1).tolist()[1:] == humanoid.parents.tolist()[1:]
+    assert np.allclose(model.body_pos[2:], humanoid.local_pos[1:])
+    hinge_ranges = model.jnt_range[1:]  # joint 0 is the free joint
+    ours = [humanoid.limits[b, k] for b in range(1, 15)
+            for k in range({"hinge": 1, "spherical": 3}.get(humanoid.kinds[b], 0))]
+    assert np.allclose(hinge_ranges, ours)
+    worst_pos = worst_rot = worst_back = 0.0
+    for name in ("TEASER_TERRAIN.pkl", "dec2024_teaser_717_1_modified_opt.pkl"):
+        motion = mk.read(corpus_file("parc", "ms", name))
+        root = motion.tracks["root"].data.astype(np.float64)
+        rot = motion.tracks["joint_rotations"].data.astype(np.float64)
+        qpos = humanoid.to_qpos(root[:, :3], root[:, 3:], rot)
+        pos, body_rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:], rot)
+        for k in range(len(qpos)):
+            data.qpos[:] = qpos[k]
+            mujoco.mj_kinematics(model, data)
+            worst_pos = max(worst_pos, float(np.abs(data.xpos[1:] - pos[k]).max()))
+            theirs = data.xquat[1:][:, [1, 2, 3, 0]]
+            worst_rot = max(worst_rot, float((1 - np.abs(np.sum(theirs * body_rot[k], -1))).max()))
+        _, _, back = humanoid.from_qpos(qpos)
+        worst_back = max(worst_back, float(np.abs(back - ch.canonical(rot)).max()))
+    print(f"mujoco: body position {worst_pos:.1e} m, rotation 1-|dot| {worst_rot:.1e}, "
+          f"qpos round trip {worst_back:.1e}")
+    assert worst_pos < 1e-6 and worst_rot < 1e-6 and worst_back < 1e-6

@@ -192,10 +192,12 @@ class Character:
         """World body positions ``(..., n, 3)`` and rotations ``(..., n, 4)`` (PARC's FK).
 
         ``pos_j = pos_p + rot_p · local_pos_j``; ``rot_j = rot_p ⊗ local_rot_j ⊗ joint_rot_j``.
+        Quaternions are normalised first (as PARC's MotionLib does on load): float32 files
+        drift from unit length by up to ~1e-6, which would otherwise stretch the limbs.
         """
-        q = self._check_rot(joint_rot)
+        q = quat.normalize(self._check_rot(joint_rot))
         root_pos = np.asarray(root_pos, dtype=np.float64)
-        root_rot = np.asarray(root_rot, dtype=np.float64)
+        root_rot = quat.normalize(root_rot)
         lead = q.shape[:-2]
         pos = np.empty((*lead, self.body_count, 3))
         rot = np.empty((*lead, self.body_count, 4))
