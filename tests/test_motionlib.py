@@ -194,6 +194,8 @@ def test_bad_inputs() -> None:
         MotionLib([_line()], weights=[0])
     with pytest.raises(MotionkitError, match="ids"):
         MotionLib([_line()]).frames_at([1], [0.0])
+    with pytest.raises(MotionkitError, match="finite"):
+        MotionLib([_line()]).frames_at([0], [np.nan])
     no_rot = _line()
     del no_rot.tracks["joint_rotations"]
     with pytest.raises(MotionkitError, match="joint rotations"):

@@ -372,6 +372,19 @@ def test_unknown_class_in_misc_is_a_warning(tmp_path: Path, stub_module) -> None
     assert motion.tracks["root"].frames == 3
 
 
+def test_broken_misc_blob_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "b.pkl"
+    blob = pickle.dumps({"a": np.zeros(4, np.float32)}, protocol=4)
+    broken = blob.replace(b"K\x04\x85", b"K\x05\x85")  # shape no longer fits the data
+    assert broken != blob
+    path.write_bytes(_with_misc(broken))
+    with pytest.warns(MotionkitWarning, match="misc data left out"):
+        motion = mk.read(path)
+    assert "misc" not in motion.meta["parc"] and motion.tracks["root"].frames == 3
+    with pytest.raises(ConversionError, match="misc data"):
+        mk.write(tmp_path / "c.pkl", motion)
+
+
 @pytest.mark.parametrize("module", ["parc.motion_synthesis.motion_opt.motion_optimization",
                                     "tools.motion_opt.motion_optimization"])
 def test_body_constraint_objects_become_dicts(tmp_path: Path, stub_module, module: str) -> None:

@@ -223,6 +223,8 @@ class MotionLib:
         times = np.broadcast_to(np.asarray(times, dtype=np.float64), ids.shape)
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_motions):
             raise MotionkitError(f"motion ids must be in [0, {self.num_motions})")
+        if not np.isfinite(times).all():
+            raise MotionkitError("query times must be finite numbers")
         lengths = self.lengths[ids]
         wrap = self.wrap[ids]
         safe = np.where(lengths > 0, lengths, 1.0)

@@ -148,12 +148,20 @@ def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: boo
         motion.terrain = _terrain_from_dict(values, path)
     blob = outer.get("misc_data")
     if blob is not None and misc:
-        values = safepickle.loads(blob, path, "misc_data", allowed=safepickle.MISC_GLOBALS,
-                                  lenient=True)
-        if not isinstance(values, dict):
-            _warn(path, f"misc_data is a {type(values).__name__}, not a dict; ignored")
-        else:
+        try:
+            values = safepickle.loads(blob, path, "misc_data",
+                                      allowed=safepickle.MISC_GLOBALS, lenient=True)
+        except safepickle.UnsafePickleError:
+            raise
+        except FormatError as exc:  # broken, not hostile: PARC too reads on without it
+            _warn(path, f"{exc.message}; misc data left out")
+            values = None
+        if isinstance(values, dict):
             parc["misc"] = _clean_misc(values, path)
+        else:
+            if values is not None:
+                _warn(path, f"misc_data is a {type(values).__name__}, not a dict; left out")
+            parc["misc_skipped"] = True
     elif blob is not None:
         parc["misc_skipped"] = True
     return motion
@@ -434,7 +442,7 @@ def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
     if not isinstance(misc, dict):
         raise ConversionError("meta['parc']['misc'] must be a dict")
     if parc.get("misc_skipped"):
-        lost.append("misc data (the file was read with misc=False)")
+        lost.append("misc data (not read: misc=False, or it could not be decoded)")
     for key, value in misc.items():
         problem = _not_plain(value)
         if problem:
