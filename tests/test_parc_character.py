@@ -267,3 +267,17 @@ def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: ch.Characte
     print(f"mujoco: body position {worst_pos:.1e} m, rotation 1-|dot| {worst_rot:.1e}, "
           f"qpos round trip {worst_back:.1e}")
     assert worst_pos < 1e-6 and worst_rot < 1e-6 and worst_back < 1e-6
+
+
+def test_geoms_become_shapes() -> None:
+    skeleton = mk.read(corpus_file("parc", "character", "humanoid.xml"))
+    foot = skeleton.bodies[11].shapes[0]
+    assert foot.kind == "box" and np.allclose(foot.params["size"], [0.177, 0.09, 0.055])
+    sole = foot.transform[2, 3] - foot.params["size"][2] / 2
+    assert sole == pytest.approx(-0.05)  # why ankles sit ~5 cm above the ground
+    arm = skeleton.bodies[3].shapes[0]  # fromto="0 -0.03 0 0 -0.23 0"
+    assert arm.kind == "capsule" and arm.params == {"radius": 0.045, "height": pytest.approx(0.2)}
+    assert np.allclose(arm.transform[:3, 3], [0, -0.13, 0])
+    assert np.allclose(arm.transform[:3, 2], [0, -1, 0])  # capsule axis along the segment
+    assert [s.kind for s in skeleton.bodies[0].shapes] == ["sphere", "sphere"]
+    assert skeleton.bodies[0].shapes[0].attrs == {"name": "pelvis", "density": "2226"}

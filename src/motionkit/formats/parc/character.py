@@ -27,7 +27,7 @@ from scipy.spatial.transform import Rotation
 
 from ..._io import read_bytes
 from ...errors import ConversionError, FormatError
-from ...model.skeleton import Body, Dof, Joint, Skeleton
+from ...model.skeleton import Body, Dof, Joint, Shape, Skeleton
 from ...spatial import quaternion as quat
 
 READ_OPTIONS: frozenset[str] = frozenset()
@@ -55,6 +55,7 @@ class Character:
     axes: Array  # (n, 3, 3): hinge axis in row 0; the three hinge axes of a spherical body
     limits: Array  # (n, 3, 2) radians, NaN where absent
     contact_bodies: list[str] = field(default_factory=list)
+    shapes: list[list[Shape]] = field(default_factory=list)  # per body, from <geom>
 
     def __post_init__(self) -> None:
         counts = [{"root": 0, "hinge": 1, "spherical": 3, "fixed": 0}[k] for k in self.kinds]
@@ -245,7 +246,8 @@ class Character:
                 rest[index] = rest[parent] + self.local_pos[index]
             pose = np.eye(4)
             pose[:3, 3] = rest[index]
-            bodies.append(Body(name, joint, parent=parent, rest_pose=pose))
+            shapes = list(self.shapes[index]) if index < len(self.shapes) else []
+            bodies.append(Body(name, joint, parent=parent, rest_pose=pose, shapes=shapes))
         skeleton = Skeleton(self.name, bodies)
         skeleton.attrs["parc_character"] = self
         if self.contact_bodies:
@@ -288,7 +290,8 @@ class Character:
                                       f"{joint.type} joints (root, hinge, ball, fixed only)")
         return cls(skeleton.name, names, np.array(parents, dtype=np.intp), local_pos,
                    local_rot, kinds, joints, axes, limits,
-                   list(skeleton.attrs.get("contact_bodies", [])))
+                   list(skeleton.attrs.get("contact_bodies", [])),
+                   [list(body.shapes) for body in skeleton.bodies])
 
 
 # ---------------------------------------------------------------------- rotation helpers
@@ -377,11 +380,13 @@ def _floats(element: Element, name: str, count: int, default: list[float], path:
 def _parse(root: Element, path: Any) -> Character:
     if root.tag != "mujoco":
         raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag}>)", path)
-    default_type = "hinge"
+    default_type, geom_type = "hinge", "sphere"
     default = root.find("default")
     if default is not None:
         for node in default.iter("joint"):
             default_type = node.get("type", default_type)
+        for node in default.iter("geom"):
+            geom_type = node.get("type", geom_type)
     world = root.find("worldbody")
     first = world.find("body") if world is not None else None
     if first is None:
@@ -394,6 +399,7 @@ def _parse(root: Element, path: Any) -> Character:
     rot: list[Array] = []
     axes: list[Array] = []
     limits: list[Array] = []
+    shapes: list[list[Shape]] = []
     stack: list[tuple[Element, int]] = [(first, -1)]
     while stack:
         element, parent = stack.pop()
@@ -441,9 +447,45 @@ def _parse(root: Element, path: Any) -> Character:
                               "supported by PARC (0, 1 or 3)", path)
         axes.append(body_axes)
         limits.append(body_limits)
+        shapes.append([_shape(geom, geom_type, path) for geom in element.findall("geom")])
         stack.extend((child, index) for child in reversed(element.findall("body")))
     contacts = [node.get("name", "") for node in root.iter("custom_contact_info")
                 for node in node.findall("body")]
     return Character(root.get("model", "character"), names, np.array(parents, dtype=np.intp),
                      np.array(pos), np.array(rot), kinds, joints, np.array(axes),
-                     np.array(limits), contacts)
+                     np.array(limits), contacts, shapes)
+
+
+def _shape(geom: Element, default_type: str, path: Any) -> Shape:
+    """A MuJoCo ``<geom>`` as a Shape (sizes as DART's full lengths; capsules from ``fromto``)."""
+    kind = geom.get("type", default_type)
+    size = np.array([float(v) for v in (geom.get("size") or "0").split()])
+    transform = np.eye(4)
+    transform[:3, 3] = _floats(geom, "pos", 3, [0.0, 0.0, 0.0], path)
+    wxyz = _floats(geom, "quat", 4, [1.0, 0.0, 0.0, 0.0], path)
+    transform[:3, :3] = Rotation.from_quat(quat.wxyz_to_xyzw(wxyz)).as_matrix()
+    params: dict[str, Any] = {}
+    if kind in ("capsule", "cylinder"):
+        params["radius"] = float(size[0])
+        if geom.get("fromto") is not None:
+            ends = _floats(geom, "fromto", 6, [0.0] * 6, path)
+            axis = ends[3:] - ends[:3]
+            length = float(np.linalg.norm(axis))
+            transform = np.eye(4)
+            transform[:3, 3] = 0.5 * (ends[:3] + ends[3:])
+            if length > 0:
+                turn, _ = Rotation.align_vectors([axis / length], [[0.0, 0.0, 1.0]])
+                transform[:3, :3] = turn.as_matrix()
+            params["height"] = length
+        else:
+            params["height"] = 2.0 * float(size[1]) if size.size > 1 else 0.0
+    elif kind == "sphere":
+        params["radius"] = float(size[0])
+    elif kind in ("box", "ellipsoid"):
+        params["size"] = 2.0 * np.resize(size, 3)
+    elif kind == "mesh":
+        params["file_name"] = geom.get("mesh", "")
+    elif kind != "plane":
+        raise FormatError(f"geom {geom.get('name', '')!r}: unknown type {kind!r}", path)
+    attrs = {k: geom.get(k) for k in ("name", "density") if geom.get(k) is not None}
+    return Shape(kind, params, transform, role="collision", attrs=attrs)
