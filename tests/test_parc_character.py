@@ -281,3 +281,17 @@ def test_geoms_become_shapes() -> None:
     assert np.allclose(arm.transform[:3, 2], [0, -1, 0])  # capsule axis along the segment
     assert [s.kind for s in skeleton.bodies[0].shapes] == ["sphere", "sphere"]
     assert skeleton.bodies[0].shapes[0].attrs == {"name": "pelvis", "density": "2226"}
+
+
+def test_generic_kinematics_on_the_skeleton_matches_parc_fk(humanoid: ch.Character) -> None:
+    """The Skeleton's DART layout (free: rotvec + position; ball: exp-map) gives PARC's FK."""
+    skeleton = mk.read(corpus_file("parc", "character", "humanoid.xml"))
+    motion = mk.read(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"))
+    root = motion.tracks["root"].data.astype(np.float64)
+    rot = motion.tracks["joint_rotations"].data.astype(np.float64)
+    q = np.concatenate([Rotation.from_quat(root[:, 3:]).as_rotvec(), root[:, :3],
+                        humanoid.quats_to_dofs(rot)], axis=1)
+    poses = mk.kinematics.forward(skeleton, q)
+    pos, body_rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:], rot)
+    assert np.abs(poses[..., :3] - pos).max() < 1e-9
+    assert np.abs(np.abs(np.sum(poses[..., 3:] * body_rot, axis=-1)) - 1).max() < 1e-9
