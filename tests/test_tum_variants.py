@@ -155,3 +155,25 @@ def test_kitti_without_times_refuses_tum(tmp_path: Path) -> None:
     with pytest.raises(mk.ConversionError, match="frame numbers"):
         mk.write(tmp_path / "k.tum", motion)
     mk.write(tmp_path / "k2.kitti", motion)  # index times: nothing lost in KITTI
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1000])
+def test_small_blocks_give_the_same_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           block: int) -> None:
+    from motionkit.formats.trajectory import _text
+
+    rows = [f"{i}.5 {i} {-i}.25 3 0 0 0 1" for i in range(40)]
+    rows.insert(0, "timestamp x y z qx qy qz qw")
+    rows.insert(7, "# a comment in the middle")
+    rows.insert(20, "")
+    text = "\r\n".join(rows) + "\r\n"
+    path = _write(tmp_path, text)
+    expected = mk.read(path, format="tum").tracks["root"]
+    monkeypatch.setattr(_text, "_BLOCK", block)
+    root = mk.read(path, format="tum").tracks["root"]
+    np.testing.assert_array_equal(root.data, expected.data)
+    np.testing.assert_array_equal(root.times, np.arange(40) + 0.5)
+    bad = _write(tmp_path, text.replace("30.5 30", "30.5 3x0"), "bad.tum")
+    with pytest.raises(FormatError) as info:
+        mk.read(bad, format="tum")
+    assert (info.value.line, info.value.column) == (34, 6)

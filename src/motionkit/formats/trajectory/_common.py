@@ -80,17 +80,16 @@ def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | 
 
 def normalized_quaternions(quat: NDArray[np.float64], path: object,
                            line_of: Callable[[int], int]) -> NDArray[np.float64]:
-    """Unit quaternions; a zero or non-finite one is a FormatError naming its line."""
-    norms = np.linalg.norm(quat, axis=1)
+    """Scale ``quat`` rows to unit length in place (already-unit rows stay bit-exact);
+    a zero or non-finite quaternion is a FormatError naming its line."""
+    norms = np.sqrt(np.einsum("ij,ij->i", quat, quat))
     bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
     if bad.size:
         raise FormatError("zero or invalid quaternion", str(path), line_of(int(bad[0])))
-    off = np.abs(norms - 1.0) > 1e-15  # already-unit rows stay bit-exact
-    if not np.any(off):
-        return quat
-    out = quat.copy()
-    out[off] /= norms[off, None]
-    return out
+    off = np.abs(norms - 1.0) > 1e-15
+    if np.any(off):
+        np.divide(quat, norms[:, None], out=quat, where=off[:, None])
+    return quat
 
 
 def build_motion(timeline: Timeline, position: NDArray[np.float64],

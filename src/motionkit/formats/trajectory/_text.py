@@ -1,17 +1,21 @@
-"""Fast, strict reading of delimited numeric text shared by the trajectory formats.
+"""Fast, strict, streaming reading of delimited numeric text for the trajectory formats.
 
-A file is split into comment lines (``#`` first, anywhere) and data rows. Rows are parsed
-straight into one float64 array, chunk by chunk, with NumPy; a chunk that does not parse
-cleanly is re-read line by line only to name the first bad line and column. Nothing is
-guessed: a ragged row, an empty field or a non-number is a FormatError.
+A file is read in newline-aligned blocks, twice: the first pass counts rows and collects
+comment lines (``#`` first, anywhere) so headers placed anywhere are known before data is
+interpreted; the second parses rows straight into one preallocated float64 array. The whole
+file is never held in memory. A block that does not parse cleanly is re-read line by line
+only to name the first bad line and column. Nothing is guessed: a ragged row, an empty
+field or a non-number is a FormatError.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,79 +25,180 @@ from ...errors import FormatError
 PathLike = str | os.PathLike[str]
 
 _BOM = b"\xef\xbb\xbf"
-_CHUNK = 1 << 22  # bytes per parsing chunk: bounds the temporary memory
+_BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
 
 
 @dataclass
-class TextTable:
-    """A text file split into comment lines and data rows.
+class _Block:
+    offset: int
+    size: int
+    first_line: int
+    filtered: bool
+    rows: int = 0
+    first_row: int = 0
+    skip_first: bool = False
 
-    ``body`` holds the data rows joined by ``\\n`` (no blank or comment rows); row ``i``
-    is line ``first_line + i`` of the file, or ``line_numbers[i]`` when comment or blank
-    lines were interleaved.
-    """
+
+@dataclass
+class TextTable:
+    """A text file's comment lines and the layout of its data rows (data stays on disk)."""
 
     path: PathLike
-    comments: list[tuple[int, str]]
-    body: bytes
-    first_line: int
-    line_numbers: NDArray[np.int64] | None
-    rows: int
+    comments: list[tuple[int, str]] = field(default_factory=list)
+    rows: int = 0
+    blocks: list[_Block] = field(default_factory=list)
 
     def line_of(self, row: int) -> int:
         """1-based line number in the file of data row ``row``."""
-        if self.line_numbers is not None:
-            return int(self.line_numbers[row])
-        return self.first_line + row
+        starts = [block.first_row for block in self.blocks]
+        block = self.blocks[max(bisect.bisect_right(starts, row) - 1, 0)]
+        _, numbers, first_line = self._block_rows(block)
+        index = row - block.first_row
+        return int(numbers[index]) if numbers is not None else first_line + index
 
-    def lines(self) -> list[bytes]:
-        """The data rows as separate byte strings (slow path helpers only)."""
-        return self.body.split(b"\n") if self.rows else []
+    def _read(self, block: _Block) -> bytes:
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(block.offset)
+                raw = handle.read(block.size)
+        except OSError as exc:
+            raise FormatError(f"cannot read: {exc.strerror or exc}", self.path) from None
+        if block.offset == 0 and raw.startswith(_BOM):
+            raw = raw[len(_BOM):]
+        return raw.replace(b"\r\n", b"\n") if b"\r" in raw else raw
+
+    def _block_rows(self, block: _Block) -> tuple[bytes, NDArray[np.int64] | None, int]:
+        """A block's data rows joined by newlines, their line numbers when not consecutive,
+        and the line of its first row when they are."""
+        raw = self._read(block)
+        first_line = block.first_line
+        numbers: NDArray[np.int64] | None = None
+        if not block.filtered:
+            data = raw[:-1] if raw.endswith(b"\n") else raw
+        else:
+            kept, lines = _filter(raw, block.first_line)
+            data = b"\n".join(kept)
+            numbers = np.asarray(lines, dtype=np.int64)
+        if block.skip_first:  # a row of column names, kept as a comment
+            data = data.partition(b"\n")[2]
+            if numbers is not None:
+                numbers = numbers[1:]
+            else:
+                first_line += 1
+        return data, numbers, first_line
+
+    def data_blocks(self) -> Iterator[tuple[bytes, int, NDArray[np.int64] | None, int]]:
+        """(rows text, first row, line numbers or None, first line) of each block with data."""
+        for block in self.blocks:
+            if block.rows:
+                data, numbers, first_line = self._block_rows(block)
+                yield data, block.first_row, numbers, first_line
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """(line number, text) of every data row (for the slow, per-row paths)."""
+        for data, _, numbers, first_line in self.data_blocks():
+            for index, raw in enumerate(data.split(b"\n")):
+                if raw.strip():
+                    yield (int(numbers[index]) if numbers is not None
+                           else first_line + index), raw
+
+    def first_row(self) -> bytes:
+        """The first data row (empty when there is none)."""
+        for _, raw in self.lines():
+            return raw
+        return b""
 
 
-def split_text(data: bytes, path: PathLike, *, inline_comments: bool = True) -> TextTable:
-    """Separate comment lines (first non-blank character ``#``) and blank lines from data.
-
-    Handles a UTF-8 BOM and CRLF line ends. With ``inline_comments`` a ``#`` inside a data
-    row ends that row's data.
-    """
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-    comments: list[tuple[int, str]] = []
-    pos, line = 0, 1
-    size = len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        end = size if end < 0 else end
-        text = data[pos:end].strip()
-        if text and not text.startswith(b"#"):
-            break
-        if text:
-            comments.append((line, _decode(text, path, line)))
-        pos, line = end + 1, line + 1
-    body = data[pos:].rstrip(b" \t\n")
-    if not body:
-        return TextTable(path, comments, b"", line, None, 0)
-    if b"#" not in body and b"\n\n" not in body and b"\n \n" not in body:
-        return TextTable(path, comments, body, line, None, body.count(b"\n") + 1)
+def _filter(raw: bytes, first_line: int) -> tuple[list[bytes], list[int]]:
+    """Data rows of a block without comment and blank lines; a ``#`` inside a row ends it."""
     kept: list[bytes] = []
-    numbers: list[int] = []
-    for offset, raw in enumerate(body.split(b"\n")):
-        text = raw.strip()
-        if not text:
+    lines: list[int] = []
+    pieces = raw.split(b"\n")
+    if raw.endswith(b"\n"):
+        pieces.pop()
+    for offset, piece in enumerate(pieces):
+        text = piece.strip()
+        if not text or text.startswith(b"#"):
             continue
-        if text.startswith(b"#"):
-            comments.append((line + offset, _decode(text, path, line + offset)))
-            continue
-        if inline_comments and b"#" in raw:
-            raw = raw[: raw.index(b"#")].rstrip()
-        kept.append(raw)
-        numbers.append(line + offset)
-    return TextTable(path, comments, b"\n".join(kept), line,
-                     np.asarray(numbers, dtype=np.int64), len(kept))
+        if b"#" in piece:
+            piece = piece[: piece.index(b"#")].rstrip()
+        kept.append(piece.rstrip())
+        lines.append(first_line + offset)
+    return kept, lines
+
+
+def _needs_filter(raw: bytes) -> bool:
+    """Comments must be found in the first pass; blank or odd lines are caught later by the
+    per-row field count, which re-reads that block line by line."""
+    return b"#" in raw
+
+
+def _raw_blocks(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    offset = 0
+    while True:
+        raw = handle.read(_BLOCK)
+        if not raw:
+            return
+        if not raw.endswith(b"\n"):
+            raw += handle.readline()
+        yield offset, raw
+        offset += len(raw)
+
+
+def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
+    """First pass: comment lines, data-row count and block layout of a text file.
+
+    With ``header_row`` a first data row that does not start with a number (a line of
+    column names) is taken as a comment.
+    """
+    table = TextTable(path)
+    line = 1
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, errors mapped
+    except IsADirectoryError:
+        raise FormatError("is a folder, not a file", path) from None
+    except FileNotFoundError:
+        raise FormatError("no such file", path) from None
+    except OSError as exc:
+        raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    with handle:
+        for offset, raw in _raw_blocks(handle):
+            text = raw[len(_BOM):] if offset == 0 and raw.startswith(_BOM) else raw
+            if b"\r" in text:
+                text = text.replace(b"\r\n", b"\n")
+            count = text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
+            block = _Block(offset, len(raw), line, _needs_filter(text), first_row=table.rows)
+            if block.filtered:
+                pieces = text.split(b"\n")
+                for index, piece in enumerate(pieces[:count]):
+                    stripped = piece.strip()
+                    if stripped.startswith(b"#"):
+                        table.comments.append((line + index, _decode(stripped, path,
+                                                                     line + index)))
+                    elif stripped:
+                        block.rows += 1
+            else:
+                block.rows = count
+            table.rows += block.rows
+            table.blocks.append(block)
+            line += count
+    if header_row and table.rows:
+        line, first = next(iter(table.lines()))
+        tokens = first.replace(b",", b" ").replace(b";", b" ").split()
+        try:
+            float(tokens[0])
+        except ValueError:
+            table.comments.append((line, "#" + _decode(first.strip(), path, line)))
+            table.rows -= 1
+            found = False
+            for block in table.blocks:
+                if found:
+                    block.first_row -= 1
+                elif block.rows:
+                    block.skip_first, block.rows, found = True, block.rows - 1, True
+                    block.filtered = True  # so that the dropped first row is the names
+    return table
 
 
 def _decode(text: bytes, path: PathLike, line: int) -> str:
@@ -105,22 +210,11 @@ def _decode(text: bytes, path: PathLike, line: int) -> str:
 
 def detect_delimiter(table: TextTable) -> bytes | None:
     """``,`` or ``;`` when the first data row has one, else None (any whitespace)."""
-    first = table.body.split(b"\n", 1)[0]
-    for candidate in (b",", b";", b"\t"):
+    first = table.first_row()
+    for candidate in (b",", b";"):
         if candidate in first:
-            return None if candidate == b"\t" else candidate
+            return candidate
     return None
-
-
-def _chunks(body: bytes) -> Iterator[tuple[int, int, int]]:
-    """(start, end, first row) of newline-aligned pieces of ``body``."""
-    start, row, size = 0, 0, len(body)
-    while start < size:
-        end = body.find(b"\n", min(start + _CHUNK, size))
-        end = size if end < 0 else end
-        yield start, end, row
-        row += body.count(b"\n", start, end) + 1
-        start = end + 1
 
 
 def field_count(row: bytes, delimiter: bytes | None) -> int:
@@ -133,33 +227,46 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
     """All data rows as a ``(rows, columns)`` float64 array.
 
     ``delimiter`` None means runs of spaces/tabs. ``columns`` defaults to the field count
-    of the first row; every row must have exactly that many.
+    of the first row; every row must have exactly that many. A block whose rows do not
+    all count right (blank or whitespace-only lines) is re-read line by line; the row count
+    and row-to-line map of the table are corrected as blocks are parsed.
     """
-    if table.rows == 0:
-        return np.empty((0, columns or 0))
-    body = table.body
     if columns is None:
-        columns = field_count(body.split(b"\n", 1)[0], delimiter)
+        columns = field_count(table.first_row(), delimiter) if table.rows else 0
     out = np.empty((table.rows, columns))
+    row = 0
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
-    for start, end, row in _chunks(body):
-        chunk = body[start:end]
-        count = chunk.count(b"\n") + 1
-        if not np.all(_row_field_counts(chunk, delimiter) == columns):
-            _locate(table, chunk, row, delimiter, columns)
-        if trans is not None:
-            chunk = chunk.translate(trans)
-        values = _fromstring(chunk)
+    for block in table.blocks:
+        block.first_row = row
+        if not block.rows:
+            continue
+        data, numbers, first_line = table._block_rows(block)
+        if not np.all(_row_field_counts(data, delimiter) == columns) and not block.filtered:
+            block.filtered = True
+            data, numbers, first_line = table._block_rows(block)
+        count = data.count(b"\n") + 1 if data else 0
+        block.rows = count
+
+        def line_of(index: int, numbers: NDArray[np.int64] | None = numbers,
+                    first_line: int = first_line) -> int:
+            return int(numbers[index]) if numbers is not None else first_line + index
+
+        if count and not np.all(_row_field_counts(data, delimiter) == columns):
+            _locate(table.path, data, line_of, delimiter, columns)
+        values = _fromstring(data.translate(trans) if trans is not None else data)
         if values is None or values.size != count * columns:
-            _locate(table, body[start:end], row, delimiter, columns)
-            raise FormatError("cannot parse the numbers of this block", table.path,
-                              table.line_of(row))
+            _locate(table.path, data, line_of, delimiter, columns)
+            raise FormatError("cannot parse the numbers of this block", table.path, line_of(0))
         out[row:row + count] = values.reshape(count, columns)
-    return out
+        row += count
+    table.rows = row
+    return out[:row]
 
 
 def _row_field_counts(chunk: bytes, delimiter: bytes | None) -> NDArray[np.int64]:
     """Fields in each row of a chunk, counted with vectorised byte comparisons."""
+    if not chunk:
+        return np.zeros(1, dtype=np.int64)
     raw = np.frombuffer(chunk, dtype=np.uint8)
     newlines = np.flatnonzero(raw == 10)
     rows = newlines.size + 1
@@ -182,17 +289,17 @@ def _fromstring(chunk: bytes) -> NDArray[np.float64] | None:
             return None
 
 
-def _locate(table: TextTable, chunk: bytes, first_row: int, delimiter: bytes | None,
+def _locate(path: PathLike, chunk: bytes, line_of: object, delimiter: bytes | None,
             columns: int) -> None:
     """Raise a FormatError naming the first bad row and field of ``chunk`` (if any)."""
+    assert callable(line_of)
     for index, raw in enumerate(chunk.split(b"\n")):
-        line = table.line_of(first_row + index)
+        line = line_of(index)
         fields = split_fields(raw, delimiter)
         if len(fields) != columns:
-            raise FormatError(f"expected {columns} fields, found {len(fields)}", table.path,
-                              line)
+            raise FormatError(f"expected {columns} fields, found {len(fields)}", path, line)
         for column, text in fields:
-            check_number(text, table.path, line, column)
+            check_number(text, path, line, column)
 
 
 def split_fields(raw: bytes, delimiter: bytes | None) -> list[tuple[int, bytes]]:
@@ -234,7 +341,7 @@ def parse_int_column(table: TextTable, delimiter: bytes | None,
                      column: int) -> NDArray[np.int64]:
     """One column of integers (e.g. nanosecond stamps), exactly, without going through float."""
     out = np.empty(table.rows, dtype=np.int64)
-    for row, raw in enumerate(table.lines()):
+    for row, (line, raw) in enumerate(table.lines()):
         fields = raw.split(delimiter) if delimiter else raw.split()
         text = fields[column].strip()
         try:
@@ -242,5 +349,5 @@ def parse_int_column(table: TextTable, delimiter: bytes | None,
         except (ValueError, OverflowError):
             pos = split_fields(raw, delimiter)[column][0]
             raise FormatError(f"not an integer: {text.decode('utf-8', 'replace')!r}",
-                              table.path, table.line_of(row), pos) from None
+                              table.path, line, pos) from None
     return out

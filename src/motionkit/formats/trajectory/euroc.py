@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..._io import atomic_write, read_bytes
+from ..._io import atomic_write
 from ...errors import FormatError, MotionkitWarning
 from ...model import Motion, Track
 from . import _common as common
-from ._text import detect_delimiter, parse_int_column, parse_numeric, split_text
+from ._text import detect_delimiter, parse_int_column, parse_numeric, scan
 
 PathLike = str | os.PathLike[str]
 
@@ -46,7 +46,7 @@ def sniff(head: bytes) -> bool:
 
 def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     """Read an EuRoC CSV into a trajectory Motion with exact nanosecond stamps."""
-    table = split_text(read_bytes(path), path)
+    table = scan(path)
     delimiter = detect_delimiter(table) or b","
     values = parse_numeric(table, delimiter)
     width = values.shape[1] if table.rows else 8

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._io import atomic_write, read_bytes
+from ..._io import atomic_write
 from ...errors import FormatError
 from ...model import Motion, Timeline
 from . import _common as common
-from ._text import detect_delimiter, parse_numeric, split_text
+from ._text import detect_delimiter, parse_numeric, scan
 from .tum import numeric_fields
 
 PathLike = str | os.PathLike[str]
@@ -50,13 +50,13 @@ def quaternions_to_matrices(quat: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def read_times(path: PathLike) -> NDArray[np.float64]:
     """A KITTI ``times.txt``: one number (seconds) per row."""
-    table = split_text(read_bytes(path), path)
+    table = scan(path)
     return parse_numeric(table, None, 1)[:, 0]
 
 
 def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = None) -> Motion:
     """Read KITTI poses; ``times`` names the matching ``times.txt``, ``rate`` a fixed rate."""
-    table = split_text(read_bytes(path), path)
+    table = scan(path)
     values = parse_numeric(table, detect_delimiter(table))
     if table.rows and values.shape[1] != 12:
         raise FormatError(f"a KITTI row needs 12 numbers (3x4 [R|t]), found {values.shape[1]}",

@@ -20,14 +20,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._io import atomic_write, read_bytes
+from ..._io import atomic_write
 from ...errors import FormatError, MotionkitWarning
 from ...model import Motion, Timeline
 from ...spatial import gpstime
 from ...spatial.navframe import nframe_matrix
 from . import _common as common
-from ._text import TextTable, detect_delimiter, parse_int_column, parse_numeric, split_fields
-from ._text import split_text as _split_text
+from ._text import TextTable, detect_delimiter, parse_int_column, parse_numeric, scan, split_fields
 
 PathLike = str | os.PathLike[str]
 
@@ -158,7 +157,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     warning). ``gps_week`` supplies a week the file lacks. ``to_epsg`` reprojects and
     ``local_enu`` moves geodetic positions into a local ENU frame (both need pyproj).
     """
-    table = _split_text(read_bytes(path), path)
+    table = scan(path)
     header = _Header(table.comments, path)
     fields = _fields(header)
     delimiter = _delimiter(header, table)
@@ -187,9 +186,6 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         warnings.warn(f"{path}: {width - len(fields)} column(s) beyond #fields ignored",
                       MotionkitWarning, stacklevel=2)
 
-    def column(name: str) -> NDArray[np.float64]:
-        return values[:, fields.index(name)]
-
     ns: NDArray[np.int64] | None = None
     time_meta = "stamps"
     if not t_columns:
@@ -205,7 +201,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
             raise FormatError("#time_format gps_sow needs #gps_week (or the gps_week option); "
                               "the week is not guessed", path,
                               header.entries["time_format"][1])
-        times = gpstime.week_sow_to_unix(week, column("t")) + offset
+        times = gpstime.week_sow_to_unix(week, values[:, t_columns[0]]) + offset
     else:
         unit = time_unit or header.get("time_unit") or "s"
         scale = common.time_scale(unit, path)
@@ -213,13 +209,14 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
             ns = parse_int_column(table, delimiter, t_columns[0]) + round(offset * 1e9)
             times = ns.astype(np.float64) / 1e9
         else:
-            times = column("t") * scale + offset
+            times = values[:, t_columns[0]] * scale + offset
 
-    position = np.column_stack([column("px"), column("py"), column("pz")])
+    position = values[:, [fields.index(k) for k in ("px", "py", "pz")]]
     quat = _rotations(header, fields, values, table)
-    velocity = (np.column_stack([column("vx"), column("vy"), column("vz")])
+    velocity = (values[:, [fields.index(k) for k in ("vx", "vy", "vz")]]
                 if "vx" in fields else None)
-    arc = column("l").copy() if "l" in fields else None
+    arc = values[:, fields.index("l")].copy() if "l" in fields else None
+    del values  # the parsed table is not needed any more: keep the peak memory low
 
     epsg = header.integer("epsg", 0)
     file_nframe = (header.get("nframe") or "enu").lower()
@@ -347,8 +344,7 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
     gps = np.zeros(rows, dtype=bool)
     from ._text import check_number
 
-    for row, raw in enumerate(table.lines()):
-        line = table.line_of(row)
+    for row, (line, raw) in enumerate(table.lines()):
         cells = split_fields(raw, delimiter)
         if len(cells) < len(fields):
             raise FormatError(f"expected {len(fields)} fields, found {len(cells)}", table.path,

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ..._io import atomic_write, read_bytes
+from ..._io import atomic_write
 from ...errors import FormatError, MotionkitWarning
 from ...model import Motion
 from . import _common as common
-from ._text import TextTable, detect_delimiter, parse_numeric, split_text
+from ._text import detect_delimiter, parse_numeric, scan
 
 PathLike = str | os.PathLike[str]
 
@@ -52,18 +52,6 @@ def sniff(head: bytes) -> bool:
     return numeric_fields(head) == 8
 
 
-def _header_row(table: TextTable) -> TextTable:
-    """Move a leading row of column names (not numbers) into the comments."""
-    first, _, rest = table.body.partition(b"\n")
-    tokens = re.split(rb"[,;\s]+", first.strip())
-    if table.rows and tokens and not re.fullmatch(_NUMBER, tokens[0], re.IGNORECASE):
-        line = table.line_of(0)
-        table.comments.append((line, "#" + first.decode("utf-8", "replace")))
-        numbers = table.line_numbers[1:] if table.line_numbers is not None else None
-        return TextTable(table.path, table.comments, rest, line + 1, numbers, table.rows - 1)
-    return table
-
-
 def _order_from_names(comments: list[tuple[int, str]]) -> str | None:
     for _, text in reversed(comments):
         names = [n.lower() for n in re.split(r"[,;\s]+", text.lstrip("#").strip())]
@@ -79,7 +67,7 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     ``quaternion_order`` is ``xyzw`` (TUM) or ``wxyz``; by default it comes from a header
     row naming ``qw``/``qx``, else ``xyzw``.
     """
-    table = _header_row(split_text(read_bytes(path), path))
+    table = scan(path, header_row=True)
     delimiter = detect_delimiter(table)
     values = parse_numeric(table, delimiter)
     if table.rows and values.shape[1] < 8:
@@ -95,7 +83,8 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     quat = values[:, [4, 5, 6, 7]] if order == "xyzw" else values[:, [5, 6, 7, 4]]
     quat = common.normalized_quaternions(quat, path, table.line_of)
     times = values[:, 0] * common.time_scale(time_unit, path)
-    position = values[:, 1:4]
+    position = values[:, 1:4].copy()
+    del values  # keep the peak memory low
     rows = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
     if rows is not None:
         times, position, quat = times[rows], position[rows], quat[rows]

@@ -1,0 +1,130 @@
+"""Read speed and peak memory: motionkit vs trajectopy (.traj) and evo (TUM).
+
+Generates a seeded N-row trajectory once as a trajectopy ``.traj`` file and as its TUM
+twin (same numbers), then reads each with every available reader, each reader in a fresh
+subprocess (so peak RSS is its own), and prints rows/s, peak memory and the ratios.
+
+    python bench/traj_read.py [--rows 1000000] [--repeat 3] [--workdir DIR] [--no-evo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+READERS = {
+    "motionkit-traj": ("traj", "import motionkit as mk", "mk.read(PATH)"),
+    "trajectopy": ("traj", "import trajectopy",
+                   "trajectopy.Trajectory.from_file(PATH)"),
+    "motionkit-tum": ("tum", "import motionkit as mk", "mk.read(PATH)"),
+    "evo-tum": ("tum", "from evo.tools import file_interface",
+                "file_interface.read_tum_trajectory_file(PATH)"),
+}
+
+
+def generate(folder: Path, rows: int) -> dict[str, Path]:
+    """The two input files (made once per row count)."""
+    import numpy as np
+
+    paths = {"traj": folder / f"bench_{rows}.traj", "tum": folder / f"bench_{rows}.tum"}
+    if all(p.exists() for p in paths.values()):
+        return paths
+    rng = np.random.default_rng(20261123)
+    times = 1.7e9 + np.arange(rows) * 0.01
+    quat = rng.normal(size=(rows, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    table = np.column_stack([times, rng.normal(size=(rows, 3)) * 100.0, quat])
+    with open(paths["traj"], "w") as handle:
+        handle.write("#epsg 0\n#name bench\n#fields t,px,py,pz,qx,qy,qz,qw\n")
+        np.savetxt(handle, table, fmt="%.9f", delimiter=",")
+    with open(paths["tum"], "w") as handle:
+        np.savetxt(handle, table, fmt="%.9f", delimiter=" ")
+    return paths
+
+
+def _peak_mb() -> float:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def worker(name: str, path: str, repeat: int) -> None:
+    """Run inside the subprocess: import, read ``repeat`` times, print JSON."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    _, setup, call = READERS[name]
+    scope: dict[str, object] = {"PATH": path}
+    start = time.perf_counter()
+    exec(setup, scope)  # the fixed import lines above, never file content
+    imported = time.perf_counter() - start
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        exec(call, scope)
+        times.append(time.perf_counter() - start)
+    print(json.dumps({"import": imported, "best": min(times), "median": statistics.median(times),
+                      "peak_mb": _peak_mb()}))
+
+
+def run(name: str, path: Path, repeat: int) -> dict[str, float] | None:
+    result = subprocess.run([sys.executable, __file__, "--worker", name, str(path), str(repeat)],
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        print(f"  {name}: skipped ({result.stderr.strip().splitlines()[-1:]})")
+        return None
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def import_time() -> float:
+    """Fresh-interpreter ``import motionkit`` time (best of 5)."""
+    code = "import time; s=time.perf_counter(); import motionkit; print(time.perf_counter()-s)"
+    return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                    text=True, check=True).stdout) for _ in range(5))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--no-evo", action="store_true", help="skip evo (slow at 1 M rows)")
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker[0], args.worker[1], int(args.worker[2]))
+        return
+    folder = args.workdir or Path(tempfile.gettempdir()) / "motionkit-bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = generate(folder, args.rows)
+    print(f"rows: {args.rows:,}  files: {paths['traj']} ({paths['traj'].stat().st_size / 1e6:.1f}"
+          f" MB), {paths['tum'].name}")
+    print(f"import motionkit: {import_time():.3f} s")
+    results: dict[str, dict[str, float]] = {}
+    for name, (kind, _, _) in READERS.items():
+        if name == "evo-tum" and args.no_evo:
+            continue
+        found = run(name, paths[kind], 1 if name == "evo-tum" else args.repeat)
+        if found is None:
+            continue
+        results[name] = found
+        print(f"  {name:15s} best {found['best']:7.3f} s  median {found['median']:7.3f} s  "
+              f"{args.rows / found['best'] / 1e6:6.2f} M rows/s  peak {found['peak_mb']:6.0f} MB"
+              f"  import {found['import']:.2f} s")
+    for ours, peer in (("motionkit-traj", "trajectopy"), ("motionkit-tum", "evo-tum")):
+        if ours in results and peer in results:
+            speed = results[peer]["best"] / results[ours]["best"]
+            memory = results[ours]["peak_mb"] / results[peer]["peak_mb"]
+            print(f"{ours} vs {peer}: {speed:.2f}x rows/s, {memory:.2f}x peak memory")
+
+
+if __name__ == "__main__":
+    main()
