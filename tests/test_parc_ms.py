@@ -248,6 +248,19 @@ def test_protocols_2_to_5_read(protocol: int, tmp_path: Path) -> None:
     assert motion.meta["parc"]["misc"] == {"k": [1, (2, 3)]}
 
 
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_paths_and_sets_in_misc_become_plain_data(protocol: int, tmp_path: Path) -> None:
+    """PARC's legacy converter turns Path -> str and sets -> sorted lists; so do we."""
+    import pathlib
+
+    misc = {"source": pathlib.PurePosixPath("/data/a.pkl"), "win": pathlib.PureWindowsPath("C:/d"),
+            "tags": {"b", "a"}, "frozen": frozenset({2, 1})}
+    path = tmp_path / "m.pkl"
+    path.write_bytes(_container(_motion_dict(), None, misc, protocol))
+    assert mk.read(path).meta["parc"]["misc"] == {"source": "/data/a.pkl", "win": "C:\\d",
+                                                  "tags": ["a", "b"], "frozen": [1, 2]}
+
+
 def test_numpy2_global_names_read(tmp_path: Path) -> None:
     path = tmp_path / "n2.pkl"
     data = _container(_motion_dict(), misc={"x": np.float32(2.5)})

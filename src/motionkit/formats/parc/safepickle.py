@@ -25,6 +25,7 @@ import pickletools
 import struct
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from pathlib import PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import numpy as np
@@ -260,6 +261,29 @@ def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
     return OrderedDict()
 
 
+def _set(items: Any = ()) -> set[Any]:
+    """``set(list)`` as protocol 2 writes sets (size-limited like dict insertions)."""
+    if not isinstance(items, (list, tuple)) or len(items) > MAX_INSERTS:
+        raise PickleProblem("refused a set(...) call")
+    return set(items)
+
+
+def _frozenset(items: Any = ()) -> frozenset[Any]:
+    return frozenset(_set(items))
+
+
+def _path(flavour: type[PurePath]) -> Callable[..., str]:
+    """``pathlib.*Path(*parts)`` read as its text (no file system access), as PARC's
+    legacy converter stores paths."""
+
+    def build(*parts: Any) -> str:
+        if not all(isinstance(part, str) for part in parts):
+            raise PickleProblem("refused a path built from non-text parts")
+        return str(flavour(*parts))
+
+    return build
+
+
 class StandIn:
     """A PARC class seen in a pickle, kept as its attribute dict; it has no behaviour."""
 
@@ -341,6 +365,13 @@ NUMPY_GLOBALS: Mapping[tuple[str, str], Any] = _numpy_globals()
 def _misc_globals() -> dict[tuple[str, str], Any]:
     names = dict(NUMPY_GLOBALS)
     names[("collections", "OrderedDict")] = _ordered_dict
+    for builtins in ("builtins", "__builtin__"):
+        names[(builtins, "set")] = _set
+        names[(builtins, "frozenset")] = _frozenset
+    for name in ("Path", "PosixPath", "PurePath", "PurePosixPath"):
+        names[("pathlib", name)] = _path(PurePosixPath)
+    for name in ("WindowsPath", "PureWindowsPath"):
+        names[("pathlib", name)] = _path(PureWindowsPath)
     names[("torch._utils", "_rebuild_tensor_v2")] = rebuild_tensor
     names[("torch._utils", "_rebuild_tensor")] = rebuild_tensor
     names[("torch._utils", "_rebuild_parameter")] = _rebuild_parameter
