@@ -135,6 +135,7 @@ def test_sources_folder_and_motion_list(tmp_path: Path, monkeypatch) -> None:
     folder = corpus_file("parc", "ms", "sfu.pkl").parent
     lib = MotionLib.load(folder)
     assert lib.num_motions == 3 and lib.names[0] == "TEASER_TERRAIN"
+    assert lib.terrains[0].shape == (102, 102)
     listing = tmp_path / "motions.yaml"
     listing.write_text("motions:\n  - file: $DATA_DIR/sfu.pkl\n    weight: 1\n"
                        "  - file: ${DATA_DIR}/TEASER_TERRAIN.pkl\n    weight: 3\n"

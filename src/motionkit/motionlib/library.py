@@ -77,6 +77,8 @@ class MotionLib:
         self.weights = raw / raw.sum()
         self.names = list(names) if names is not None else [
             str(m.meta.get("name", f"motion{i}")) for i, m in enumerate(motions)]
+        #: Each motion's terrain (or None), as PARC's MotionLib keeps them.
+        self.terrains = [m.terrain for m in motions]
         self._pack(motions)
 
     # ------------------------------------------------------------------ construction
