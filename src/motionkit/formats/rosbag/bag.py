@@ -26,7 +26,7 @@ from .tf import TfBuffer
 PathLike = str | os.PathLike[str]
 
 READ_OPTIONS = frozenset({"topic", "sort", "dedupe"})
-WRITE_OPTIONS = frozenset({"topic", "frame_id", "child_frame_id", "message", "storage",
+WRITE_OPTIONS = frozenset({"link", "topic", "frame_id", "child_frame_id", "message", "storage",
                            "lossy"})
 
 POSE_TYPES = (
@@ -220,7 +220,8 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
                                meta=meta)
 
 
-def write(path: PathLike, obj: Motion, *, topic: str | None = None,
+def write(path: PathLike, obj: Motion, *, link: str | None = None,
+          topic: str | None = None,
           frame_id: str | None = None, child_frame_id: str | None = None,
           message: str = "PoseStamped", storage: str | None = None,
           lossy: bool = False) -> None:
@@ -233,7 +234,7 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
     if message not in ("PoseStamped", "Odometry"):
         raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
     holds = ("twist_linear", "twist_angular") if message == "Odometry" else ()
-    root, held = common.writable_root(obj, holds, "ROS bag", lossy)
+    root, held = common.writable_root(obj, holds, "ROS bag", lossy, link)
     extras = obj.meta.get("rosbag", {}) if isinstance(obj.meta.get("rosbag"), dict) else {}
     topic = topic or extras.get("topic") or "/trajectory"
     frame = frame_id or extras.get("frame_id") or "map"

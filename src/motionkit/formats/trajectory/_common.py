@@ -119,16 +119,18 @@ def build_motion(timeline: Timeline, position: NDArray[np.float64],
     return motion
 
 
-def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool) -> tuple[Track, list[str]]:
+def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool,
+                  link: str | None = None) -> tuple[Track, list[str]]:
     """The root pose of ``obj`` and the names of held extra tracks; refuse what is lost.
 
-    Anything the target cannot hold (other tracks, further links, a skeleton, a terrain,
-    tracks on another timeline) raises ConversionError naming it, or with ``lossy`` warns
-    with the same list.
+    ``link`` picks one part of ``links`` by name as the trajectory (the caller asked for
+    that link, so the others are not reported). Anything else the target cannot hold
+    (other tracks, further links, a skeleton, a terrain, tracks on another timeline)
+    raises ConversionError naming it, or with ``lossy`` warns with the same list.
     """
     if not isinstance(obj, Motion):
         raise ConversionError(f"{fmt} holds trajectories; got {type(obj).__name__}")
-    root = obj.root_pose()
+    root = _named_link(obj, link) if link is not None else obj.root_pose()
     if root is None:
         names = ", ".join(obj.tracks) or "none"
         raise ConversionError(f"{fmt} needs a root pose (a 'root' track or 'links'); "
@@ -136,9 +138,12 @@ def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool) -> tupl
     lost: list[str] = []
     held: list[str] = []
     for name, track in obj.tracks.items():
-        if name == "root" or (name == "links" and "root" not in obj.tracks):
+        if name == "links" and link is not None:
+            continue
+        if (name == "root" and link is None) or (name == "links" and "root" not in obj.tracks):
             if name == "links" and track.part_count > 1:
-                lost.append(f"links beyond the first ({track.part_count - 1} parts)")
+                lost.append(f"links beyond the first ({track.part_count - 1} parts; "
+                            "name one with link=...)")
             continue
         if name in holds and track.timeline.same_as(root.timeline):
             held.append(name)
@@ -152,6 +157,15 @@ def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool) -> tupl
         lost.append("the terrain")
     refuse_or_warn(lost, fmt, lossy)
     return root, held
+
+
+def _named_link(obj: Motion, link: str) -> Track:
+    links = obj.tracks.get("links")
+    if links is None or links.data.ndim != 3 or not links.labels or link not in links.labels:
+        known = ", ".join(links.labels or []) if links is not None else "no links track"
+        raise ConversionError(f"no link named {link!r} (links: {known})")
+    index = links.labels.index(link)
+    return Track("root", "pose", links.data[:, index, :], links.timeline, attrs={"link": link})
 
 
 def refuse_or_warn(lost: list[str], fmt: str, lossy: bool) -> None:

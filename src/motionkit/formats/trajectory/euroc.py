@@ -23,7 +23,7 @@ from ._text import detect_delimiter, parse_int_column, parse_numeric, scan
 PathLike = str | os.PathLike[str]
 
 READ_OPTIONS = frozenset({"sort", "dedupe"})
-WRITE_OPTIONS = frozenset({"precision", "lossy"})
+WRITE_OPTIONS = frozenset({"precision", "lossy", "link"})
 
 _HEADER = ("#timestamp [ns]", "p_RS_R_x [m]", "p_RS_R_y [m]", "p_RS_R_z [m]", "q_RS_w []",
            "q_RS_x []", "q_RS_y []", "q_RS_z []")
@@ -84,10 +84,11 @@ def _column_names(comments: list[tuple[int, str]]) -> list[str]:
     return []
 
 
-def write(path: PathLike, obj: Motion, *, precision: int = 9, lossy: bool = False) -> None:
+def write(path: PathLike, obj: Motion, *, link: str | None = None,
+          precision: int = 9, lossy: bool = False) -> None:
     """Write the canonical EuRoC layout (8, 11 or 17 columns), integer ns stamps."""
     root, held = common.writable_root(
-        obj, ("velocity", "gyro_bias", "accel_bias"), "EuRoC", lossy)
+        obj, ("velocity", "gyro_bias", "accel_bias"), "EuRoC", lossy, link)
     lost = []
     if obj.meta.get("epsg"):
         lost.append(f"the CRS (EPSG {obj.meta['epsg']})")

@@ -24,7 +24,7 @@ from .tum import numeric_fields
 PathLike = str | os.PathLike[str]
 
 READ_OPTIONS = frozenset({"times", "rate"})
-WRITE_OPTIONS = frozenset({"precision", "lossy", "times"})
+WRITE_OPTIONS = frozenset({"precision", "lossy", "link", "times"})
 
 
 def sniff(head: bytes) -> bool:
@@ -84,14 +84,15 @@ def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = 
     return common.build_motion(timeline, position, quat, meta=meta)
 
 
-def write(path: PathLike, obj: Motion, *, precision: int = 9, lossy: bool = False,
+def write(path: PathLike, obj: Motion, *, link: str | None = None,
+          precision: int = 9, lossy: bool = False,
           times: PathLike | None = None) -> None:
     """Write 12 fixed-point numbers per row; ``times`` also writes a ``times.txt``.
 
     Without ``times`` a motion with real time stamps is refused (times would be lost)
     unless ``lossy``.
     """
-    root, _ = common.writable_root(obj, (), "KITTI", lossy)
+    root, _ = common.writable_root(obj, (), "KITTI", lossy, link)
     lost = []
     if times is None and not common.times_are_index(obj):
         lost.append("the time stamps (pass times='times.txt' to keep them)")

@@ -31,7 +31,7 @@ from ._text import TextTable, detect_delimiter, parse_int_column, parse_numeric,
 PathLike = str | os.PathLike[str]
 
 READ_OPTIONS = frozenset({"time_unit", "sort", "dedupe", "gps_week", "to_epsg", "local_enu"})
-WRITE_OPTIONS = frozenset({"precision", "lossy"})
+WRITE_OPTIONS = frozenset({"precision", "lossy", "link"})
 
 #: Header keys trajectopy knows (plus ``time_unit`` and ``body_frame``, ours).
 KEYS = frozenset({
@@ -370,16 +370,17 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
     return values, stamps
 
 
-def write(path: PathLike, obj: Motion, *, precision: int | None = None,
+def write(path: PathLike, obj: Motion, *, link: str | None = None,
+          precision: int | None = None,
           lossy: bool = False) -> None:
     """Write a trajectory in trajectopy's own layout; full precision unless ``precision``.
 
     Header order ``#epsg #name #nframe #sorting #fields``; columns in trajectopy's order
     ``t, l, px, py, pz, qx, qy, qz, qw, vx, vy, vz`` (only those the motion has).
     """
-    root, held = common.writable_root(obj, ("velocity", "arc_length"), "traj", lossy)
+    root, held = common.writable_root(obj, ("velocity", "arc_length"), "traj", lossy, link)
     meta = obj.meta
-    nframe = str(meta.get("nframe", "enu")).lower()
+    nframe = str(meta.get("nframe") or "enu").lower()  # unknown: trajectopy's default
     if nframe != "enu":
         common.refuse_or_warn([f"navigation frame {nframe!r} (the model is ENU)"], "traj", lossy)
     number = common.shortest if precision is None else common.fixed(precision)

@@ -24,7 +24,7 @@ from ._text import detect_delimiter, parse_numeric, scan
 PathLike = str | os.PathLike[str]
 
 READ_OPTIONS = frozenset({"time_unit", "sort", "dedupe", "quaternion_order"})
-WRITE_OPTIONS = frozenset({"precision", "lossy"})
+WRITE_OPTIONS = frozenset({"precision", "lossy", "link"})
 _NUMBER = rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 
 
@@ -95,9 +95,10 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     return common.build_motion(common.stamped_timeline(times, None), position, quat, meta=meta)
 
 
-def write(path: PathLike, obj: Motion, *, precision: int = 9, lossy: bool = False) -> None:
+def write(path: PathLike, obj: Motion, *, link: str | None = None,
+          precision: int = 9, lossy: bool = False) -> None:
     """Write ``t x y z qx qy qz qw`` rows, single spaces, ``precision`` decimals."""
-    root, _ = common.writable_root(obj, (), "TUM", lossy)
+    root, _ = common.writable_root(obj, (), "TUM", lossy, link)
     lost = []
     if obj.meta.get("epsg"):
         lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
