@@ -73,11 +73,16 @@ def _motion(frames: int = 5) -> Motion:
     return motion
 
 
-@pytest.mark.parametrize("name", ["out.bag", "out.mcap", "out_folder"])
-def test_write_read_exact_and_rosbags_reads_it(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "storage"), [("out.bag", None), ("out.mcap", None),
+                                              ("out_folder", "sqlite3"),
+                                              ("out_mcap_folder", "mcap")])
+def test_write_read_exact_and_rosbags_reads_it(tmp_path: Path, name: str,
+                                               storage: str | None) -> None:
     motion = _motion()
     target = tmp_path / name
-    mk.write(target, motion, format="rosbag", topic="/pose", frame_id="odom")
+    mk.write(target, motion, format="rosbag", topic="/pose", frame_id="odom", storage=storage)
+    if storage == "mcap":
+        assert list(target.glob("*.mcap"))
     again = mk.read(f"{target}:/pose")
     root = motion.tracks["root"]
     assert np.array_equal(again.tracks["root"].timeline.stamps_ns, root.timeline.stamps_ns)
@@ -99,6 +104,7 @@ def test_evo_and_trajectopy_read_our_bag(tmp_path: Path) -> None:
     motion = _motion()
     target = tmp_path / "out.bag"
     mk.write(target, motion)
+    mk.write(target, motion)  # replacing an existing bag is fine (atomic)
     require_peer("evo")
     from evo.tools import file_interface
     from rosbags.rosbag1 import Reader

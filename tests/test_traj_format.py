@@ -89,6 +89,16 @@ def test_ned_becomes_enu_and_body_axes_are_kept() -> None:
     assert motion.meta["traj"]["file_nframe"] == "ned"
 
 
+def test_ned_keeps_nan_in_its_own_coordinate(tmp_path: Path) -> None:
+    path = _write(tmp_path, "#nframe ned\n" + HEAD + "1,nan,2,3\n")
+    np.testing.assert_array_equal(mk.read(path).tracks["root"].data[0, :3], [2, np.nan, -3])
+
+
+def test_spaced_header_key_warns(tmp_path: Path) -> None:
+    with pytest.warns(MotionkitWarning, match="is a comment, not a header"):
+        mk.read(_write(tmp_path, "# fields t,px,py,pz\n1,2,3,4,0,0,0,1\n"))
+
+
 def test_epsg_4326_kept_as_metadata() -> None:
     motion = mk.read(DATA / "epsg4326.traj")
     assert motion.meta["epsg"] == 4326

@@ -66,6 +66,11 @@ class _Header:
         for line, text in comments:
             match = re.match(r"#([A-Za-z_]\w*)(?:[ \t]+(.*))?$", text)
             if match is None:
+                spaced = re.match(r"#[ \t]+([A-Za-z_]\w*)[ \t]", text)
+                if spaced and spaced.group(1).lower() in KEYS:
+                    warnings.warn(f"{path}:{line}: '{text[:30]}' is a comment, not a header "
+                                  f"(no space after '#': #{spaced.group(1)})",
+                                  MotionkitWarning, stacklevel=4)
                 continue
             key = match.group(1).lower()
             value = (match.group(2) or "").strip()
@@ -226,9 +231,9 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         except ValueError as exc:
             raise header.error("nframe", str(exc)) from None
         if epsg == 0:
-            position = position @ matrix.T
+            position = _permute(position, matrix)
         if velocity is not None:
-            velocity = velocity @ matrix.T
+            velocity = _permute(velocity, matrix)
         if quat is not None:
             if np.linalg.det(matrix) < 0:
                 raise header.error("nframe", f"#nframe {file_nframe} is left-handed; it cannot "
@@ -281,6 +286,14 @@ def _reproject(position: NDArray[np.float64], meta: dict[str, Any], to_epsg: int
         meta["local_origin"] = [float(v) for v in origin]
         meta["epsg"] = 0
     return position
+
+
+def _permute(vectors: NDArray[np.float64], matrix: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Apply a signed axis permutation without a matrix product, so that a NaN in one
+    coordinate does not spread to the others."""
+    columns = np.argmax(np.abs(matrix), axis=1)
+    signs = matrix[np.arange(3), columns]
+    return vectors[:, columns] * signs
 
 
 def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> NDArray[np.float64]:
