@@ -241,6 +241,11 @@ def test_every_message_type_and_tf_chain(tmp_path: Path) -> None:
         mk.read(f"{folder}:tf:map->camera")
     listing = mk.read(folder)
     assert set(listing.tracks) == {"/ps", "/pwc", "/pt", "/ts", "/path"}
+    assert listing.meta["rosbag"]["tf_topics"] == ["/tf", "/tf_static"]
+    tf_only = tmp_path / "tf_only"
+    _write_bag(tf_only, [item for item in items if item[0] in ("/tf", "/tf_static")], store)
+    with pytest.raises(FormatError, match="odom->base_link"):
+        mk.read(tf_only)
 
 
 def test_tf_buffer_interpolates_between_stamps() -> None:

@@ -105,15 +105,19 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
                 raise FormatError(f"topic {selector!r} has type {wanted[0].msgtype}, not one "
                                   f"of {', '.join(POSE_TYPES)}", base)
             return _read_topic(reader, base, wanted, sort=sort, dedupe=dedupe)
+        tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
         if not supported:
-            tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
-            hint = " (it has TF: address a chain as bag:tf:parent->child)" if tf else ""
+            hint = ""
+            if tf:
+                edges = ", ".join(f"{a}->{b}" for a, b in _tf_buffer(reader, tf).edges)
+                hint = f" (it has TF: address a chain as bag:tf:parent->child; edges: {edges})"
             raise FormatError(f"no pose topics in the bag{hint}", base)
         topic_names = sorted({c.topic for c in supported})
         if len(topic_names) == 1:
             return _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
         motion = Motion(meta={"name": base.stem, "source_format": "rosbag",
-                              "rosbag": {"topics": topic_names}})
+                              "rosbag": {"topics": topic_names,
+                                         "tf_topics": sorted({c.topic for c in tf})}})
         for name in topic_names:
             single = _read_topic(reader, base, [c for c in supported if c.topic == name],
                                  sort=sort, dedupe=dedupe)
@@ -195,13 +199,8 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     return motion
 
 
-def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
-    if "->" not in chain:
-        raise FormatError(f"a TF address is tf:parent->child, got tf:{chain}", base)
-    parent, child = (part.strip() for part in chain.split("->", 1))
-    connections = [c for c in reader.connections if c.msgtype == TF_TYPE]
-    if not connections:
-        raise FormatError("the bag has no /tf or /tf_static messages", base)
+def _tf_buffer(reader: Any, connections: list[Any]) -> TfBuffer:
+    """Every transform of the TF topics, static ones marked as such."""
     buffer = TfBuffer()
     for connection, _, raw in reader.messages(connections=connections):
         msg = reader.deserialize(raw, connection.msgtype)
@@ -210,6 +209,17 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
             t, r = item.transform.translation, item.transform.rotation
             buffer.add(item.header.frame_id, item.child_frame_id, _stamp(item.header),
                        (t.x, t.y, t.z, r.x, r.y, r.z, r.w), static)
+    return buffer
+
+
+def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
+    if "->" not in chain:
+        raise FormatError(f"a TF address is tf:parent->child, got tf:{chain}", base)
+    parent, child = (part.strip() for part in chain.split("->", 1))
+    connections = [c for c in reader.connections if c.msgtype == TF_TYPE]
+    if not connections:
+        raise FormatError("the bag has no /tf or /tf_static messages", base)
+    buffer = _tf_buffer(reader, connections)
     try:
         stamps, poses = buffer.lookup(parent, child)
     except FormatError as exc:
