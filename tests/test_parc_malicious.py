@@ -95,7 +95,7 @@ def _torch_stream(object_pickle: bytes, key: str = "0", numel: int = 2,
 def _storage_object(key: str = "0", numel: int = 2) -> bytes:
     return (b"\x80\x02(X\x07\x00\x00\x00storagectorch\nLongStorage\nX"
             + struct.pack("<I", len(key)) + key.encode() + b"X\x06\x00\x00\x00cuda:0"
-            + b"K" + bytes([numel]) + b"NtQ.")
+            + b"J" + struct.pack("<i", numel) + b"NtQ.")
 
 
 def _tensor_misc(stream: bytes, size: tuple[int, ...] = (2,),
@@ -299,3 +299,41 @@ def test_dictionary_flood(tmp_path: Path, sentinel: Path) -> None:
 ])
 def test_forbidden_or_broken_opcodes(data: bytes, tmp_path: Path, sentinel: Path) -> None:
     _read_fails(tmp_path, data, sentinel)
+
+
+class _SharedState:
+    """An array whose pickled state is one shared object: the pickler memoizes it."""
+
+    def __init__(self, state: tuple) -> None:
+        self.state = state
+
+    def __reduce__(self) -> tuple:
+        return (np.ndarray.__reduce__(np.zeros(1))[0], (np.ndarray, (0,), b"b"), self.state)
+
+
+def test_reused_array_state_is_refused(tmp_path: Path, sentinel: Path) -> None:
+    """50 arrays built from one memoized 1 MB state would copy 50 MB out of a 1 MB file."""
+    count = 250_000
+    state = (1, (count,), np.dtype("f4"), False, bytes(4 * count))
+    data = pickle.dumps([_SharedState(state) for _ in range(50)], protocol=4)
+    assert len(data) < 2 * 4 * count
+    _read_fails(tmp_path, _container(data), sentinel, "re-uses")
+    single = pickle.dumps([_SharedState(state)], protocol=4)  # used once: fine
+    assert safepickle.loads(single, "x", "ok")[0].shape == (count,)
+
+
+def test_reused_torch_storage_is_refused(tmp_path: Path, sentinel: Path) -> None:
+    numel = 200_000
+    stream = _torch_stream(_storage_object(numel=numel), numel=numel)
+    size, stride = b"(J" + struct.pack("<i", numel) + b"t", b"(K\x01t"
+    first = (_str4("torch._utils") + _str4("_rebuild_tensor_v2") + b"\x93\x94("
+             + _str4("torch.storage") + _str4("_load_from_bytes") + b"\x93B"
+             + struct.pack("<I", len(stream)) + stream + b"\x85R\x94K\x00" + size + stride
+             + b"\x89}tR")
+    again = b"h\x00(h\x01K\x00" + size + stride + b"\x89}tR"
+    misc = b"\x80\x04}" + _str4("t") + b"](" + first + again * 10 + b"es."
+    _read_fails(tmp_path, _container(_good_motion(), None, misc), sentinel, "re-uses")
+    once = b"\x80\x04}" + _str4("t") + b"](" + first + b"es."
+    path = tmp_path / "once.pkl"
+    path.write_bytes(_container(_good_motion(), None, once))
+    assert mk.read(path).meta["parc"]["misc"]["t"][0].shape == (numel,)

@@ -5,7 +5,9 @@ Three layers keep a crafted pickle harmless:
 1. :func:`scan` walks the opcodes first, without building anything, and rejects what
    could make decoding allocate far more than the file's size (declared lengths past the
    end, sparse memo indices), nest without bound (stack and mark depth) or run long
-   (dictionary and set insertions, which hash collisions can make quadratic).
+   (dictionary and set insertions, which hash collisions can make quadratic), and they
+   bound how much memoized data is fetched again (re-using one large bytes object or
+   array state many times would copy it each time).
 2. :class:`SafeUnpickler` resolves globals only from an allowlist of harmless callables
    (NumPy's array/dtype/scalar rebuilders behind checks, ``collections.OrderedDict``, a
    torch shim written here, stand-ins for PARC's classes). Anything in a known dangerous
@@ -38,6 +40,9 @@ MAX_STACK = 100_000
 MAX_MARKS = 1_000
 #: Most dictionary/set insertions per pickle (bounds hash-collision work).
 MAX_INSERTS = 10_000
+#: Bytes of memoized data a pickle may fetch again beyond its own size (so decoding can
+#: copy at most about twice the file's data).
+MAX_REUSE_SLACK = 1 << 20
 #: Longest text argument of the protocol-0 number opcodes (INT, LONG, FLOAT, GET, PUT).
 MAX_TEXT_NUMBER = 4_300
 
@@ -73,6 +78,7 @@ class PickleProblem(Exception):
 _COUNTED = {-2: (1, "<B"), -3: (4, "<i"), -4: (4, "<I"), -5: (8, "<Q")}
 _NUMBER_OPS = frozenset({"INT", "LONG", "FLOAT", "GET", "PUT"})
 _PUT_OPS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+_GET_OPS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _FORBIDDEN_OPS = frozenset({"EXT1", "EXT2", "EXT4", "PERSID"})
 _MARKERS = ("mark", "stackslice")
 
@@ -102,10 +108,13 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
     """
     size = len(data)
     pos = start
-    depth = 0
+    stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
     marks: list[int] = []
-    memo = 0
+    memo: list[int] = []
     inserts = 0
+    reused = 0  # data fetched again from the memo (each fetch may be copied again)
+    reuse_limit = size - start + MAX_REUSE_SLACK
+    length = 0
     while pos < size:
         entry = _TABLE.get(data[pos])
         if entry is None:
@@ -145,14 +154,26 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
             pos += length
         if name == "FRAME" and number > size - pos:
             raise PickleProblem(f"FRAME at byte {at} is longer than the data")
-        if name in _PUT_OPS:
-            if number > memo:
-                raise PickleProblem(f"memo index {number} out of order at byte {at}")
-            memo += 1
-        elif name == "MEMOIZE":
-            memo += 1
+        weight = length if kind < -1 else 0
+        if name in _PUT_OPS or name == "MEMOIZE":
+            index = number if name in _PUT_OPS else len(memo)
+            if index > len(memo):
+                raise PickleProblem(f"memo index {index} out of order at byte {at}")
+            if not stack:
+                raise PickleProblem(f"{name} on an empty stack at byte {at}")
+            memo[index:index + 1] = [stack[-1]]
+            continue
+        if name in _GET_OPS:
+            if number >= len(memo):
+                raise PickleProblem(f"memo index {number} not yet stored at byte {at}")
+            reused += memo[number]
+            weight = memo[number]
+        elif name == "DUP" and stack:
+            reused += stack[-1]
+        if reused > reuse_limit:
+            raise PickleProblem("pickle re-uses large data more often than its size allows")
         if name == "MARK":
-            marks.append(depth)
+            marks.append(len(stack))
             if len(marks) > MAX_MARKS:
                 raise PickleProblem(f"pickle nests deeper than {MAX_MARKS} marks")
             continue
@@ -161,18 +182,24 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
                 raise PickleProblem(f"{name} without MARK at byte {at}")
             top = marks.pop()
             if name in ("SETITEMS", "DICT"):
-                inserts += (depth - top) // 2
+                inserts += (len(stack) - top) // 2
             elif name in ("ADDITEMS", "FROZENSET"):
-                inserts += depth - top
-            depth = top - mark_at + after
+                inserts += len(stack) - top
+            start = top - mark_at
+            if start < 0 or (marks and start < marks[-1]):
+                raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
         else:
             if name == "SETITEM":
                 inserts += 1
-            depth -= plain
-            if depth < 0 or (marks and depth < marks[-1]):
+            start = len(stack) - plain
+            if start < 0 or (marks and start < marks[-1]):
                 raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
-            depth += after
-        if depth > MAX_STACK:
+        weight += sum(stack[start:])
+        del stack[start:]
+        if after:
+            stack.append(weight)
+            stack.extend([weight if name == "DUP" else 0] * (after - 1))
+        if len(stack) > MAX_STACK:
             raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
         if inserts > MAX_INSERTS:
             raise PickleProblem(f"pickle inserts more than {MAX_INSERTS} dictionary/set items")
