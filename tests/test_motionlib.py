@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -186,6 +188,22 @@ def test_device_needs_torch() -> None:
     else:  # pragma: no cover - torch is not installed in CI
         frames = lib.frames_at([0], [0.1], device="cpu")
         assert frames.root_pos.device.type == "cpu"
+
+
+def test_device_hands_arrays_to_torch(monkeypatch) -> None:
+    """The device path, checked with a stand-in torch module (torch is not installed)."""
+    calls: list[tuple] = []
+
+    def as_tensor(value, dtype=None, device=None):  # type: ignore[no-untyped-def]
+        calls.append((value.shape, dtype, device))
+        return ("tensor", value, device)
+
+    stub = types.SimpleNamespace(as_tensor=as_tensor, float32="float32")
+    monkeypatch.setitem(sys.modules, "torch", stub)
+    frames = MotionLib([_line()]).frames_at([0, 0], [0.1, 0.2], device="cuda:0")
+    assert frames.root_pos[0] == "tensor" and frames.root_pos[2] == "cuda:0"
+    assert len(calls) == 7 and all(c[1:] == ("float32", "cuda:0") for c in calls)
+    assert frames.body_pos is None
 
 
 def test_bad_inputs() -> None:
