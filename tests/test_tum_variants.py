@@ -177,3 +177,50 @@ def test_small_blocks_give_the_same_answer(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(FormatError) as info:
         mk.read(bad, format="tum")
     assert (info.value.line, info.value.column) == (34, 6)
+
+
+def _both_paths(path: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -> list[object]:
+    """Read with the optional polars parser forced on, then with NumPy only."""
+    from motionkit.formats.trajectory import _text
+
+    results: list[object] = []
+    for threshold in (0, 1 << 62):
+        monkeypatch.setattr(_text, "FAST_MIN_BYTES", threshold)
+        monkeypatch.setattr(_text, "_BLOCK", 256)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MotionkitWarning)
+                results.append(mk.read(path, **options).tracks["root"].data)
+        except FormatError as exc:
+            results.append((exc.line, exc.column, exc.message))
+    return results
+
+
+def test_fast_parser_equals_numpy_bit_for_bit(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("polars")
+    rng = np.random.default_rng(5)
+    table = np.column_stack([np.arange(300) * 0.1 + 1.7e9, rng.normal(size=(300, 3)) * 1e3,
+                             rng.normal(size=(300, 4))])
+    table[:, 4:] /= np.linalg.norm(table[:, 4:], axis=1, keepdims=True)
+    text = "\n".join(" ".join(repr(v) for v in row) for row in table.tolist()) + "\n"
+    fast, slow = _both_paths(_write(tmp_path, text), monkeypatch)
+    assert isinstance(fast, np.ndarray) and np.array_equal(fast, slow)
+    np.testing.assert_array_equal(fast[:, :3], table[:, 1:4])
+
+
+@pytest.mark.parametrize("bad", ["1 2 3 4 5 6 7 8 9", "1 2 3", "1 2 3  4 0 0 0 1",
+                                 "1 2 3 x 0 0 0 1", "   ", "1 2 3 4 0 0 0 1 # note",
+                                 "\t1 2 3 4 0 0 0 1", "1 2 3 4 0 0 0 nan"])
+def test_fast_parser_falls_back_to_the_strict_path(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   bad: str) -> None:
+    pytest.importorskip("polars")
+    rows = [f"{i} {i} 0 0 0 0 0 1" for i in range(60)]
+    rows[41] = bad
+    fast, slow = _both_paths(_write(tmp_path, "\n".join(rows) + "\n"), monkeypatch,
+                             format="tum")
+    if isinstance(slow, np.ndarray):
+        assert np.array_equal(fast, slow, equal_nan=True)  # type: ignore[arg-type]
+    else:
+        assert fast == slow and slow[0] == 42

@@ -15,7 +15,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +27,10 @@ PathLike = str | os.PathLike[str]
 _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
+#: Tables at least this big are parsed with polars when it is installed (optional ``fast``
+#: extra): its parser is ~8x faster than NumPy's and correctly rounded too. Smaller files
+#: do not pay for importing it.
+FAST_MIN_BYTES = 8 << 20
 
 
 @dataclass
@@ -105,8 +109,14 @@ class TextTable:
 
     def first_row(self) -> bytes:
         """The first data row (empty when there is none)."""
-        for _, raw in self.lines():
-            return raw
+        for data, _, _, _ in self.data_blocks():
+            pos = 0
+            while pos <= len(data):
+                end = data.find(b"\n", pos)
+                end = len(data) if end < 0 else end
+                if data[pos:end].strip():
+                    return data[pos:end]
+                pos = end + 1
         return b""
 
 
@@ -146,6 +156,22 @@ def _raw_blocks(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         offset += len(raw)
 
 
+def _leading_comments(raw: bytes, start: int, line: int, table: TextTable) -> tuple[int, int]:
+    """Skip comment and blank lines at ``raw[start:]``, recording the comments; return the
+    offset and line number of the first data line."""
+    size = len(raw)
+    while start < size:
+        end = raw.find(b"\n", start)
+        end = size if end < 0 else end
+        stripped = raw[start:end].strip()
+        if stripped and not stripped.startswith(b"#"):
+            break
+        if stripped:
+            table.comments.append((line, _decode(stripped, table.path, line)))
+        start, line = end + 1, line + 1
+    return start, line
+
+
 def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
     """First pass: comment lines, data-row count and block layout of a text file.
 
@@ -164,11 +190,17 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
         raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
     with handle:
         for offset, raw in _raw_blocks(handle):
-            text = raw[len(_BOM):] if offset == 0 and raw.startswith(_BOM) else raw
+            start = len(_BOM) if offset == 0 and raw.startswith(_BOM) else 0
+            if table.rows == 0:  # leading comment lines stay out of the data blocks
+                start, line = _leading_comments(raw, start, line, table)
+            text = raw[start:]
+            if not text:
+                continue
             if b"\r" in text:
                 text = text.replace(b"\r\n", b"\n")
             count = text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
-            block = _Block(offset, len(raw), line, _needs_filter(text), first_row=table.rows)
+            block = _Block(offset + start, len(raw) - start, line, _needs_filter(text),
+                           first_row=table.rows)
             if block.filtered:
                 pieces = text.split(b"\n")
                 for index, piece in enumerate(pieces[:count]):
@@ -233,14 +265,22 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
     """
     if columns is None:
         columns = field_count(table.first_row(), delimiter) if table.rows else 0
-    out = np.empty((table.rows, columns))
+    out = np.empty((table.rows, columns), order="F")  # columns are what callers take
     row = 0
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
+    fast = _polars() if sum(block.size for block in table.blocks) >= FAST_MIN_BYTES else None
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
             continue
         data, numbers, first_line = table._block_rows(block)
+        if fast is not None:
+            parsed = _parse_fast(fast, data, delimiter or b" ", columns, block.rows)
+            if parsed is not None:
+                block.rows = parsed.shape[0]
+                out[row:row + block.rows] = parsed
+                row += block.rows
+                continue
         if not np.all(_row_field_counts(data, delimiter) == columns) and not block.filtered:
             block.filtered = True
             data, numbers, first_line = table._block_rows(block)
@@ -261,6 +301,30 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
         row += count
     table.rows = row
     return out[:row]
+
+
+def _polars() -> Any:
+    try:
+        import polars
+    except ImportError:
+        return None
+    return polars
+
+
+def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int,
+                rows: int) -> NDArray[np.float64] | None:
+    """A block parsed by polars, or None for anything less than a clean table (an error,
+    a missing field, a skipped line): the NumPy path then parses it or names the bad line."""
+    schema = {f"c{i}": pl.Float64 for i in range(columns)}
+    try:
+        frame = pl.read_csv(data, has_header=False, separator=delimiter.decode(),
+                            schema=schema, quote_char=None, truncate_ragged_lines=False)
+    except Exception:  # any refusal by polars: let the strict path decide
+        return None
+    if frame.height != rows or any(frame.null_count().row(0)):
+        return None
+    result: NDArray[np.float64] = frame.to_numpy()
+    return result
 
 
 def _row_field_counts(chunk: bytes, delimiter: bytes | None) -> NDArray[np.int64]:
