@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+import numpy as np
 
 from .. import api
 from ..formats import registry
@@ -45,7 +46,7 @@ def describe(fmt: str, obj: Any) -> dict[str, Any]:
                                "tracks": {n: t.describe() for n, t in obj.tracks.items()}}
         meta = {k: v for k, v in obj.meta.items() if k != "source_format"}
         if meta:
-            doc["meta"] = meta
+            doc["meta"] = summarise(meta)
         if obj.terrain is not None and hasattr(obj.terrain, "describe"):
             doc["terrain"] = obj.terrain.describe()
         return doc
@@ -85,7 +86,7 @@ def render(path: str, fmt: str, obj: Any) -> str:
     for key, value in obj.meta.items():
         if key in ("source_format", "choreonoid"):
             continue
-        lines.append(f"  {key}: {_short(value)}")
+        lines.extend(_meta_lines(key, summarise(value), "  "))
     opaque = obj.meta.get("choreonoid", {}).get("opaque", [])
     for tree in opaque:
         lines.append(f"  kept verbatim: {tree.get('type')} ({tree.get('content', '')})")
@@ -97,6 +98,34 @@ def render(path: str, fmt: str, obj: Any) -> str:
     return "\n".join(lines)
 
 
-def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, dict) else "{" + ", ".join(value) + "}"
-    return text if len(text) <= 100 else text[:97] + "..."
+def summarise(value: Any, depth: int = 0) -> Any:
+    """Metadata made JSON-friendly and short: arrays and bytes become one-line summaries."""
+    if isinstance(value, np.ndarray):
+        if value.size <= 8 and value.dtype.kind in "biuf":
+            return value.tolist()
+        return f"array {value.dtype} {list(value.shape)}"
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        if depth >= 3:
+            return f"dict of {len(value)} keys"
+        return {str(k): summarise(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if len(value) > 16 or depth >= 3:
+            return f"{type(value).__name__} of {len(value)}"
+        return [summarise(v, depth + 1) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return type(value).__name__
+
+
+def _meta_lines(key: str, value: Any, indent: str) -> list[str]:
+    if isinstance(value, dict) and value:
+        lines = [f"{indent}{key}:"]
+        for inner_key, inner in value.items():
+            lines.extend(_meta_lines(inner_key, inner, indent + "  "))
+        return lines
+    text = repr(value)
+    return [f"{indent}{key}: {text if len(text) <= 100 else text[:97] + '...'}"]
