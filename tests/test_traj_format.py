@@ -267,3 +267,12 @@ def test_links_without_root_use_part_zero(tmp_path: Path) -> None:
     mk.write(tmp_path / "l.traj", motion)
     np.testing.assert_array_equal(mk.read(tmp_path / "l.traj").tracks["root"].data[:, 0],
                                   [0.0, 2.5])
+
+
+def test_datetime_rows_with_quaternions(tmp_path: Path) -> None:
+    text = ("#time_format datetime\n#fields t,px,py,pz,qx,qy,qz,qw,vx,vy,vz\n"
+            "2024-01-01 00:00:00.0,1,2,3,0,0,2,0,7,8,9\n")
+    motion = mk.read(_write(tmp_path, text))
+    np.testing.assert_array_equal(motion.tracks["root"].data, [[1, 2, 3, 0, 0, 1, 0]])
+    np.testing.assert_array_equal(motion.tracks["velocity"].data, [[7, 8, 9]])
+    assert motion.tracks["root"].times[0] == 1704067200.0

@@ -101,15 +101,19 @@ def build_motion(timeline: Timeline, position: NDArray[np.float64],
     Without orientation the root carries identity quaternions and ``attrs["orientation"]
     = False``, so writers leave the quaternion columns out again.
     """
-    frames = position.shape[0]
-    root = np.empty((frames, 7))
+    root = np.empty((position.shape[0], 7))
     root[:, :3] = position
-    attrs: dict[str, Any] = {}
-    if quat is None:
-        root[:, 3:] = (0.0, 0.0, 0.0, 1.0)
-        attrs["orientation"] = False
-    else:
-        root[:, 3:] = quat
+    root[:, 3:] = (0.0, 0.0, 0.0, 1.0) if quat is None else quat
+    return pose_motion(timeline, root, quat is not None, velocity=velocity,
+                       arc_length=arc_length, meta=meta)
+
+
+def pose_motion(timeline: Timeline, root: NDArray[np.float64], orientation: bool, *,
+                velocity: NDArray[np.float64] | None = None,
+                arc_length: NDArray[np.float64] | None = None,
+                meta: dict[str, Any]) -> Motion:
+    """Like build_motion, from a ready ``(frames, 7)`` pose array (used as is, no copy)."""
+    attrs: dict[str, Any] = {} if orientation else {"orientation": False}
     motion = Motion(meta=meta)
     motion.add(Track("root", "pose", root, timeline, attrs=attrs))
     if velocity is not None:

@@ -256,16 +256,28 @@ def field_count(row: bytes, delimiter: bytes | None) -> int:
 
 def parse_numeric(table: TextTable, delimiter: bytes | None,
                   columns: int | None = None) -> NDArray[np.float64]:
-    """All data rows as a ``(rows, columns)`` float64 array.
+    """All data rows as a ``(rows, columns)`` float64 array (column-major).
 
     ``delimiter`` None means runs of spaces/tabs. ``columns`` defaults to the field count
-    of the first row; every row must have exactly that many. A block whose rows do not
-    all count right (blank or whitespace-only lines) is re-read line by line; the row count
-    and row-to-line map of the table are corrected as blocks are parsed.
+    of the first row; every row must have exactly that many.
     """
     if columns is None:
         columns = field_count(table.first_row(), delimiter) if table.rows else 0
-    out = np.empty((table.rows, columns), order="F")  # columns are what callers take
+    out = np.empty((table.rows, columns), order="F")
+    rows = parse_into(table, delimiter, columns, {i: out[:, i] for i in range(columns)})
+    return out[:rows]
+
+
+def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
+               targets: dict[int, NDArray[np.float64]]) -> int:
+    """Parse every row (``columns`` fields each) and write field ``i`` of row ``r`` to
+    ``targets[i][r]``; other fields are checked but not kept. Returns the row count.
+
+    Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
+    whose rows do not all count right (blank or whitespace-only lines) is re-read line by
+    line; the table's row count and row-to-line map are corrected as blocks are parsed.
+    Writing straight into the caller's arrays keeps no intermediate table in memory.
+    """
     row = 0
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
     fast = _polars() if sum(block.size for block in table.blocks) >= FAST_MIN_BYTES else None
@@ -277,8 +289,8 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
         if fast is not None:
             parsed = _parse_fast(fast, data, delimiter or b" ", columns, block.rows)
             if parsed is not None:
-                block.rows = parsed.shape[0]
-                out[row:row + block.rows] = parsed
+                for index, target in targets.items():
+                    target[row:row + block.rows] = parsed.get_column(f"c{index}").to_numpy()
                 row += block.rows
                 continue
         if not np.all(_row_field_counts(data, delimiter) == columns) and not block.filtered:
@@ -297,10 +309,12 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
         if values is None or values.size != count * columns:
             _locate(table.path, data, line_of, delimiter, columns)
             raise FormatError("cannot parse the numbers of this block", table.path, line_of(0))
-        out[row:row + count] = values.reshape(count, columns)
+        block_values = values.reshape(count, columns)
+        for index, target in targets.items():
+            target[row:row + count] = block_values[:, index]
         row += count
     table.rows = row
-    return out[:row]
+    return row
 
 
 def _polars() -> Any:
@@ -311,8 +325,7 @@ def _polars() -> Any:
     return polars
 
 
-def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int,
-                rows: int) -> NDArray[np.float64] | None:
+def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int) -> Any:
     """A block parsed by polars, or None for anything less than a clean table (an error,
     a missing field, a skipped line): the NumPy path then parses it or names the bad line."""
     schema = {f"c{i}": pl.Float64 for i in range(columns)}
@@ -323,8 +336,7 @@ def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int,
         return None
     if frame.height != rows or any(frame.null_count().row(0)):
         return None
-    result: NDArray[np.float64] = frame.to_numpy()
-    return result
+    return frame
 
 
 def _row_field_counts(chunk: bytes, delimiter: bytes | None) -> NDArray[np.int64]:

@@ -26,7 +26,15 @@ from ...model import Motion, Timeline
 from ...spatial import gpstime
 from ...spatial.navframe import nframe_matrix
 from . import _common as common
-from ._text import TextTable, detect_delimiter, parse_int_column, parse_numeric, scan, split_fields
+from ._text import (
+    TextTable,
+    detect_delimiter,
+    field_count,
+    parse_int_column,
+    parse_into,
+    scan,
+    split_fields,
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -175,28 +183,23 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         raise header.error("fields", f"{len(t_columns)} 't' columns need #time_format datetime "
                                      "(only date and time parts can be joined)")
     offset = header.number("time_offset", 0.0)
-    if table.rows == 0:
-        values = np.empty((0, len(fields)))
-        datetimes: NDArray[np.float64] | None = None
-    elif time_format == "datetime":
+    pose = np.zeros((table.rows, 7))
+    cols: dict[str, NDArray[np.float64]]
+    if time_format == "datetime" and table.rows:
         values, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns)
+        cols = {name: values[:, i] for i, name in enumerate(fields) if name != "-"}
     else:
-        values = parse_numeric(table, delimiter)
+        cols = _parse_columns(table, delimiter, fields, pose)
         datetimes = None
-    width = values.shape[1]
-    if table.rows and width < len(fields):
-        raise FormatError(f"#fields names {len(fields)} columns but rows have {width}", path,
-                          table.line_of(0))
-    if width > len(fields):
-        warnings.warn(f"{path}: {width - len(fields)} column(s) beyond #fields ignored",
-                      MotionkitWarning, stacklevel=2)
+    rows = table.rows
+    pose = pose[:rows]
 
     ns: NDArray[np.int64] | None = None
     time_meta = "stamps"
     if not t_columns:
         warnings.warn(f"{path}: no 't' column; frames numbered 0, 1, 2 … as times",
                       MotionkitWarning, stacklevel=2)
-        times = np.arange(table.rows, dtype=np.float64)
+        times = np.arange(rows, dtype=np.float64)
         time_meta = "index"
     elif datetimes is not None:
         times = datetimes + offset
@@ -206,7 +209,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
             raise FormatError("#time_format gps_sow needs #gps_week (or the gps_week option); "
                               "the week is not guessed", path,
                               header.entries["time_format"][1])
-        times = gpstime.week_sow_to_unix(week, values[:, t_columns[0]]) + offset
+        times = gpstime.week_sow_to_unix(week, cols["t"][:rows]) + offset
     else:
         unit = time_unit or header.get("time_unit") or "s"
         scale = common.time_scale(unit, path)
@@ -214,14 +217,17 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
             ns = parse_int_column(table, delimiter, t_columns[0]) + round(offset * 1e9)
             times = ns.astype(np.float64) / 1e9
         else:
-            times = values[:, t_columns[0]] * scale + offset
+            times = cols["t"][:rows]
+            if scale != 1.0 or offset:
+                times = times * scale + offset
 
-    position = values[:, [fields.index(k) for k in ("px", "py", "pz")]]
-    quat = _rotations(header, fields, values, table)
-    velocity = (values[:, [fields.index(k) for k in ("vx", "vy", "vz")]]
+    if datetimes is not None:
+        pose[:, :3] = np.column_stack([cols["px"], cols["py"], cols["pz"]])
+    quat = _rotations(header, fields, cols, pose, table, copy=datetimes is not None)
+    velocity = (np.column_stack([cols["vx"], cols["vy"], cols["vz"]])[:rows]
                 if "vx" in fields else None)
-    arc = values[:, fields.index("l")].copy() if "l" in fields else None
-    del values  # the parsed table is not needed any more: keep the peak memory low
+    arc = cols["l"][:rows].copy() if "l" in fields else None
+    del cols  # the parsed columns are not needed any more: keep the peak memory low
 
     epsg = header.integer("epsg", 0)
     file_nframe = (header.get("nframe") or "enu").lower()
@@ -231,14 +237,14 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         except ValueError as exc:
             raise header.error("nframe", str(exc)) from None
         if epsg == 0:
-            position = _permute(position, matrix)
+            pose[:, :3] = _permute(pose[:, :3], matrix)
         if velocity is not None:
             velocity = _permute(velocity, matrix)
-        if quat is not None:
+        if quat:
             if np.linalg.det(matrix) < 0:
                 raise header.error("nframe", f"#nframe {file_nframe} is left-handed; it cannot "
                                              "carry orientations")
-            quat = _left_multiply(matrix, quat)
+            pose[:, 3:] = _left_multiply(matrix, pose[:, 3:])
 
     sorting_raw = (header.get("sorting") or "time").lower()
     if sorting_raw not in _SORTING:
@@ -247,8 +253,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     if order is not None:
         times = times[order]
         ns = ns[order] if ns is not None else None
-        position = position[order]
-        quat = quat[order] if quat is not None else None
+        pose = pose[order]
         velocity = velocity[order] if velocity is not None else None
         arc = arc[order] if arc is not None else None
     timeline = (Timeline.uniform(1.0, times.size) if time_meta == "index"
@@ -268,9 +273,9 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     if header.get("body_frame"):
         meta["body_frame"] = header.get("body_frame")
     if to_epsg is not None or local_enu:
-        position = _reproject(position, meta, to_epsg, local_enu)
-    return common.build_motion(timeline, position, quat, velocity=velocity, arc_length=arc,
-                               meta=meta)
+        pose[:, :3] = _reproject(pose[:, :3], meta, to_epsg, local_enu)
+    return common.pose_motion(timeline, pose, quat, velocity=velocity, arc_length=arc,
+                              meta=meta)
 
 
 def _reproject(position: NDArray[np.float64], meta: dict[str, Any], to_epsg: int | None,
@@ -303,31 +308,65 @@ def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> ND
     return (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
 
 
-def _rotations(header: _Header, fields: list[str], values: NDArray[np.float64],
-               table: TextTable) -> NDArray[np.float64] | None:
+def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[np.float64]],
+               pose: NDArray[np.float64], table: TextTable, copy: bool) -> bool:
+    """Fill ``pose[:, 3:]`` with unit quaternions from quaternion or Euler columns (``copy``
+    when quaternion columns were not parsed into ``pose`` already); False when the file
+    has no orientation."""
     unit = header.get("rot_unit") or "rad"
     if unit not in ("rad", "deg"):
         raise header.error("rot_unit", f"#rot_unit must be 'rad' or 'deg', got {unit!r}")
+    rows = pose.shape[0]
     if "qx" in fields:
-        quat = values[:, [fields.index(k) for k in ("qx", "qy", "qz", "qw")]]
-        return common.normalized_quaternions(quat, table.path, table.line_of)
+        if copy:
+            pose[:, 3:] = np.column_stack([cols[k] for k in ("qx", "qy", "qz", "qw")])
+        common.normalized_quaternions(pose[:, 3:], table.path, table.line_of)
+        return True
+    pose[:, 6] = 1.0
     if "ex" not in fields:
-        return None
+        return False
     sequence = header.get("euler_rot_seq") or "xyz"
     if not _EULER.match(sequence) or len(sequence) != 3 or any(
             a == b for a, b in itertools.pairwise(sequence)):
         key = "euler_rot_seq"
         raise header.error(key, f"#euler_rot_seq {sequence!r} must be three axes, all of xyz "
                                 "(extrinsic) or all of XYZ (intrinsic), no axis twice in a row")
-    angles = values[:, [fields.index(k) for k in ("ex", "ey", "ez")]]
+    angles = np.column_stack([cols[k][:rows] for k in ("ex", "ey", "ez")])
     bad = np.flatnonzero(~np.all(np.isfinite(angles), axis=1))
     if bad.size:
         raise FormatError("Euler angles must be finite numbers", table.path,
                           table.line_of(int(bad[0])))
     from scipy.spatial.transform import Rotation
 
-    rotation = Rotation.from_euler(sequence, angles, degrees=unit == "deg")
-    return rotation.as_quat(canonical=False)
+    pose[:, 3:] = Rotation.from_euler(sequence, angles, degrees=unit == "deg").as_quat(
+        canonical=False)
+    return True
+
+
+def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
+                   pose: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    """Parse the rows straight into ``pose`` (positions, quaternions) and one column-major
+    array for the other fields; columns named ``-`` or beyond ``#fields`` are not kept."""
+    width = field_count(table.first_row(), delimiter) if table.rows else len(fields)
+    if width < len(fields):
+        raise FormatError(f"#fields names {len(fields)} columns but rows have {width}",
+                          table.path, table.line_of(0))
+    if width > len(fields):
+        warnings.warn(f"{table.path}: {width - len(fields)} column(s) beyond #fields ignored",
+                      MotionkitWarning, stacklevel=3)
+    slots = {"px": 0, "py": 1, "pz": 2, "qx": 3, "qy": 4, "qz": 5, "qw": 6}
+    others = [name for name in fields if name not in slots and name != "-"]
+    rest = np.empty((table.rows, len(others)), order="F")
+    cols: dict[str, NDArray[np.float64]] = {}
+    targets: dict[int, NDArray[np.float64]] = {}
+    for index, name in enumerate(fields):
+        if name == "-" or name in cols:
+            continue
+        cols[name] = pose[:, slots[name]] if name in slots else rest[:, others.index(name)]
+        targets[index] = cols[name]
+    if table.rows:
+        parse_into(table, delimiter, width, targets)
+    return cols
 
 
 def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],

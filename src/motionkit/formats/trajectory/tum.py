@@ -19,7 +19,7 @@ from ..._io import atomic_write
 from ...errors import FormatError, MotionkitWarning
 from ...model import Motion
 from . import _common as common
-from ._text import detect_delimiter, parse_numeric, scan
+from ._text import detect_delimiter, field_count, parse_into, scan
 
 PathLike = str | os.PathLike[str]
 
@@ -69,30 +69,35 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     """
     table = scan(path, header_row=True)
     delimiter = detect_delimiter(table)
-    values = parse_numeric(table, delimiter)
-    if table.rows and values.shape[1] < 8:
-        raise FormatError(f"a TUM row needs 8 numbers (t x y z qx qy qz qw), found "
-                          f"{values.shape[1]}", path, table.line_of(0))
-    if values.shape[1] > 8:
-        warnings.warn(f"{path}: columns after the 8th ignored ({values.shape[1]} per row)",
+    width = field_count(table.first_row(), delimiter) if table.rows else 8
+    if width < 8:
+        raise FormatError(f"a TUM row needs 8 numbers (t x y z qx qy qz qw), found {width}",
+                          path, table.line_of(0))
+    if width > 8:
+        warnings.warn(f"{path}: columns after the 8th ignored ({width} per row)",
                       MotionkitWarning, stacklevel=2)
     order = (quaternion_order or _order_from_names(table.comments) or "xyzw").lower()
     if order not in ("xyzw", "wxyz"):
         raise FormatError(f"quaternion_order must be xyzw or wxyz, not {order!r}", path)
-    values = values[:, :8] if values.size else np.empty((0, 8))
-    quat = values[:, [4, 5, 6, 7]] if order == "xyzw" else values[:, [5, 6, 7, 4]]
-    quat = common.normalized_quaternions(quat, path, table.line_of)
-    times = values[:, 0] * common.time_scale(time_unit, path)
-    position = values[:, 1:4].copy()
-    del values  # keep the peak memory low
-    rows = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
-    if rows is not None:
-        times, position, quat = times[rows], position[rows], quat[rows]
+    pose = np.empty((table.rows, 7))
+    times = np.empty(table.rows)
+    slots = (3, 4, 5, 6) if order == "xyzw" else (6, 3, 4, 5)
+    targets = {0: times, 1: pose[:, 0], 2: pose[:, 1], 3: pose[:, 2]}
+    targets.update({4 + i: pose[:, slot] for i, slot in enumerate(slots)})
+    rows = parse_into(table, delimiter, width, targets) if table.rows else 0
+    pose, times = pose[:rows], times[:rows]
+    common.normalized_quaternions(pose[:, 3:], path, table.line_of)
+    scale = common.time_scale(time_unit, path)
+    if scale != 1.0:
+        times = times * scale
+    keep = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+    if keep is not None:
+        times, pose = times[keep], pose[keep]
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
                             "source_format": "tum",
                             "tum": {"comments": [text for _, text in table.comments],
                                     "quaternion_order": order}}
-    return common.build_motion(common.stamped_timeline(times, None), position, quat, meta=meta)
+    return common.pose_motion(common.stamped_timeline(times, None), pose, True, meta=meta)
 
 
 def write(path: PathLike, obj: Motion, *, link: str | None = None,
