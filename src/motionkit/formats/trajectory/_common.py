@@ -88,7 +88,9 @@ def normalized_quaternions(quat: NDArray[np.float64], path: object,
         raise FormatError("zero or invalid quaternion", str(path), line_of(int(bad[0])))
     off = np.abs(norms - 1.0) > 1e-15
     if np.any(off):
-        np.divide(quat, norms[:, None], out=quat, where=off[:, None])
+        norms[~off] = 1.0  # x / 1.0 is x exactly
+        for column in range(quat.shape[1]):  # column by column: fast on strided views
+            quat[:, column] /= norms
     return quat
 
 
