@@ -2,10 +2,12 @@
 
 A file is read in newline-aligned blocks, twice: the first pass counts rows and collects
 comment lines (``#`` first, anywhere) so headers placed anywhere are known before data is
-interpreted; the second parses rows straight into one preallocated float64 array. The whole
-file is never held in memory. A block that does not parse cleanly is re-read line by line
-only to name the first bad line and column. Nothing is guessed: a ragged row, an empty
-field or a non-number is a FormatError.
+interpreted; the second parses rows straight into the caller's preallocated arrays. The
+whole file is never held in memory. Blocks are parsed by NumPy, or for big files by polars
+when it is installed (optional; its correctly rounded parser is several times faster); a
+block either one does not take cleanly is re-read line by line only to name the first bad
+line and column. Nothing is guessed: a ragged row, an empty field or a non-number is a
+FormatError.
 """
 
 from __future__ import annotations
