@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from ..model.skeleton import Joint, Skeleton
 
 Array = NDArray[np.float64]
+Terms = tuple[tuple[int, float], ...]  # the nonzero components (k, value) of a vector
 
 _EYE = np.eye(3)
 _UNIT = {"x": 0, "y": 1, "z": 2}
@@ -77,39 +78,37 @@ def quat_mul(a: Array, b: Array, out: Array) -> Array:
     return out
 
 
-def _half_angle(angle: Array) -> tuple[Array, Array]:
-    """``tan(angle/4)`` and ``1 / (1 + tan²)``: then sin(angle/2) = 2·t·r, cos = (1 − t²)·r."""
-    t = np.tan(0.25 * angle)
+def _half_angle(quarter: Array, cos: Array) -> tuple[Array, Array]:
+    """For ``a = 4 · quarter``: write cos(a/2) to ``cos``; return ``t = tan(quarter)`` and
+    ``r = 1 / (2 (1 + t²))``, so that sin(a/2) = 4·t·r."""
+    t = np.tan(quarter)
     r = t * t
     r += 1.0
-    np.reciprocal(r, out=r)
+    np.divide(0.5, r, out=r)
+    np.multiply(r, 4.0, out=cos)
+    cos -= 1.0
     return t, r
 
 
 def axis_quat(axis: Array, angle: Array, out: Array) -> Array:
     """Quaternions ``(4, frames)`` of rotations about one unit axis, written to ``out``."""
-    t, r = _half_angle(angle)
-    np.multiply(r, 2.0, out=out[3])
-    out[3] -= 1.0  # (1 − t²)·r = 2r − 1
+    t, r = _half_angle(0.25 * angle, out[3])
     t *= r
-    t *= 2.0
-    np.multiply(axis[:, None], t, out=out[:3])
+    np.multiply(4.0 * axis[:, None], t, out=out[:3])
     return out
 
 
 def exp_quat(w: Array, out: Array) -> Array:
     """Quaternions ``(4, frames)`` of rotation vectors ``(3, frames)`` (exact near zero)."""
-    theta = w[0] * w[0]
-    theta += w[1] * w[1]
-    theta += w[2] * w[2]
-    np.sqrt(theta, out=theta)
-    t, r = _half_angle(theta)
-    np.multiply(r, 2.0, out=out[3])
-    out[3] -= 1.0
-    np.maximum(theta, _TINY, out=theta)  # θ = 0 gives t = 0, so x y z = 0
+    quarter = w[0] * w[0]
+    quarter += w[1] * w[1]
+    quarter += w[2] * w[2]
+    quarter *= 0.0625
+    np.sqrt(quarter, out=quarter)  # θ/4
+    t, r = _half_angle(quarter, out[3])
+    np.maximum(quarter, _TINY, out=quarter)  # θ = 0 gives t = 0, so x y z = 0
     t *= r
-    t /= theta
-    t *= 2.0  # sin(θ/2) / θ
+    t /= quarter  # sin(θ/2) / θ
     np.multiply(w, t, out=out[:3])
     return out
 
@@ -128,7 +127,8 @@ class _Link:
     rest: Array  # q_P ⊗ q_C⁻¹, the rotation of a joint without one
     offset: Array  # t_P
     tilt: Array | None  # R_P for joint translations; None = identity
-    child: Array  # t_C
+    offset_terms: Terms  # of t_P
+    child_terms: Terms  # of −t_C
     columns: tuple[int, ...]  # columns of R_W that this body or its children use
 
 
@@ -147,13 +147,17 @@ def _plan(skeleton: Skeleton) -> list[_Link]:
     return cached[1]
 
 
+def _terms(v: Array) -> Terms:
+    return tuple((k, float(v[k])) for k in np.flatnonzero(v).tolist())
+
+
 def _build_plan(skeleton: Skeleton) -> list[_Link]:
     bodies = skeleton.bodies
     used: list[set[int]] = [set() for _ in bodies]
     for index, body in enumerate(bodies):
-        used[index].update(np.flatnonzero(body.joint.child_to_joint[:3, 3]).tolist())
+        used[index].update(k for k, _ in _terms(body.joint.child_to_joint[:3, 3]))
         if body.parent >= 0:
-            used[body.parent].update(np.flatnonzero(body.joint.parent_to_joint[:3, 3]).tolist())
+            used[body.parent].update(k for k, _ in _terms(body.joint.parent_to_joint[:3, 3]))
             if body.joint.type in _TRANSLATING:
                 used[body.parent].update((0, 1, 2))
     links = []
@@ -166,15 +170,15 @@ def _build_plan(skeleton: Skeleton) -> list[_Link]:
         links.append(_Link(
             joint, body.parent, None if np.array_equal(mix, np.eye(4)) else mix, mix[:, 3],
             p_mat[:3, 3], None if np.array_equal(p_mat[:3, :3], _EYE) else p_mat[:3, :3],
-            c_mat[:3, 3], tuple(sorted(used[index]))))
+            _terms(p_mat[:3, 3]), _terms(-c_mat[:3, 3]), tuple(sorted(used[index]))))
     return links
 
 
 class _Work:
     """Every work array of one call as ``(rows, frames)`` views of a single allocation.
 
-    One block instead of many also keeps the C allocator from handing the memory back
-    to the system after each call (which makes the next call page-fault it all in again).
+    One large block instead of many small ones lets the C allocator reuse the same memory
+    call after call, rather than hand it back to the system and page-fault it in again.
     """
 
     def __init__(self, links: list[_Link], coords: Array) -> None:
@@ -240,10 +244,8 @@ def _joint_translation(link: _Link, q: Array, work: _Work) -> Array | None:
 
 
 def _columns(q: Array, out: dict[int, Array], s: Array) -> None:
-    """Columns ``k`` of the rotation matrices of ``q`` ``(4, frames)`` → ``out[k]`` ``(3, frames)``.
-
-    ``s`` ``(3, frames)`` is scratch.
-    """
+    """Column ``k`` of the rotation matrices of ``q`` ``(4, frames)`` → ``out[k]``, for
+    every key of ``out``; ``s`` ``(3, frames)`` is scratch."""
     if not out:
         return
     u, w = q[:3], q[3]
@@ -259,53 +261,66 @@ def _columns(q: Array, out: dict[int, Array], s: Array) -> None:
         np.subtract(1.0, col[k], out=col[k])
 
 
-def _add_rotated(target: Array, columns: dict[int, Array], v: Array, tmp: Array, sign: float = 1.0) -> None:
-    """``target += sign · R · v`` for a constant ``v`` ``(3,)``, using R's columns."""
-    for k in np.flatnonzero(v).tolist():
-        target += np.multiply(columns[k], sign * v[k], out=tmp)
+def _add_rotated(target: Array, columns: dict[int, Array], terms: Terms, tmp: Array) -> None:
+    """``target += R · v`` for a constant ``v`` given by its terms, using R's columns."""
+    for k, value in terms:
+        target += np.multiply(columns[k], value, out=tmp)
+
+
+def _orient(link: _Link, q: Array, quats: Array, out: Array, work: _Work) -> None:
+    """``out`` = q_W of one body (any sign), from its joint and its parent's ``quats``."""
+    rot = _joint_rotation(link, q, work)
+    if rot is not None and link.mix is not None:
+        rot = np.matmul(link.mix, rot, out=work.mixed)
+    p = link.parent
+    if rot is None:
+        if p < 0:
+            out[...] = link.rest[:, None]
+        else:
+            np.matmul(_right(link.rest), quats[p], out=out)
+    elif p < 0:
+        out[...] = rot
+    else:
+        quat_mul(quats[p], rot, out=out)
+
+
+def _locate(link: _Link, q: Array, pos: Array, out: Array, work: _Work) -> None:
+    """``out`` = t_W of one body, from its joint and its parent's ``pos`` and columns."""
+    move = _joint_translation(link, q, work)
+    if move is not None and link.tilt is not None:
+        move = np.matmul(link.tilt, move, out=work.tilted)
+    p = link.parent
+    if p < 0:
+        out[...] = link.offset[:, None]
+        if move is not None:
+            out += move
+    else:
+        out[...] = pos[p]
+        _add_rotated(out, work.columns[p], link.offset_terms, work.tmp)
+        if move is not None:
+            for k in range(3):
+                out += np.multiply(work.columns[p][k], move[k], out=work.tmp)
 
 
 def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None) -> Array:
     """Poses ``(frames, bodies, 7)`` for coordinates ``(frames, dofs)`` (see module doc)."""
     links = _plan(skeleton)
     work = _Work(links, coords)
-    quats, pos, cols = work.poses[:, 3:], work.poses[:, :3], work.columns
+    quats, pos = work.poses[:, 3:], work.poses[:, :3]
     for index, link in enumerate(links):
-        quat, p = quats[index], link.parent
+        quat, columns = quats[index], work.columns[index]
+        q = work.coords[link.joint.dof_slice]
         if index == 0 and root is not None:
             quat[...] = root[:, 3:7].T / np.linalg.norm(root[:, 3:7], axis=1)
+        else:
+            _orient(link, q, quats, quat, work)
+        # canonical sign w >= 0 (w + 0.0 turns −0.0 into +0.0, which keeps the sign);
+        # products of unit quaternions stay unit to rounding error
+        quat *= np.copysign(1.0, quat[3] + 0.0)
+        _columns(quat, columns, work.twice)
+        if index == 0 and root is not None:
             pos[0] = root[:, :3].T
-            _columns(quat, cols[0], work.twice)
-            continue
-        q = work.coords[link.joint.dof_slice]
-        rot = _joint_rotation(link, q, work)
-        if rot is not None and link.mix is not None:
-            rot = np.matmul(link.mix, rot, out=work.mixed)
-        if rot is None:
-            if p < 0:
-                quat[...] = link.rest[:, None]
-            else:
-                np.matmul(_right(link.rest), quats[p], out=quat)
-        elif p < 0:
-            quat[...] = rot
         else:
-            quat_mul(quats[p], rot, out=quat)
-        _columns(quat, cols[index], work.twice)
-        move = _joint_translation(link, q, work)
-        if move is not None and link.tilt is not None:
-            move = np.matmul(link.tilt, move, out=work.tilted)
-        target = pos[index]
-        if p < 0:
-            target[...] = link.offset[:, None]
-            if move is not None:
-                target += move
-        else:
-            target[...] = pos[p]
-            _add_rotated(target, cols[p], link.offset, work.tmp)
-            if move is not None:
-                for k in range(3):
-                    target += np.multiply(cols[p][k], move[k], out=work.tmp)
-        _add_rotated(target, cols[index], link.child, work.tmp, -1.0)
-    # canonical sign (w >= 0); products of unit quaternions stay unit to rounding error
-    np.negative(quats, out=quats, where=quats[:, 3:4] < 0)
+            _locate(link, q, pos, pos[index], work)
+            _add_rotated(pos[index], columns, link.child_terms, work.tmp)
     return np.ascontiguousarray(work.poses.transpose(2, 0, 1))
