@@ -276,3 +276,20 @@ def test_datetime_rows_with_quaternions(tmp_path: Path) -> None:
     np.testing.assert_array_equal(motion.tracks["root"].data, [[1, 2, 3, 0, 0, 1, 0]])
     np.testing.assert_array_equal(motion.tracks["velocity"].data, [[7, 8, 9]])
     assert motion.tracks["root"].times[0] == 1704067200.0
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_skipped_and_extra_columns_may_hold_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 fast: bool) -> None:
+    from motionkit.formats.trajectory import _text
+
+    if fast:
+        pytest.importorskip("polars")
+        monkeypatch.setattr(_text, "FAST_MIN_BYTES", 0)
+    text = "#fields t,-,px,py,pz\n1,ok,2,3,4,note\n2,,5,6,7,x\n"
+    with pytest.warns(MotionkitWarning, match="beyond #fields"):
+        root = mk.read(_write(tmp_path, text)).tracks["root"]
+    np.testing.assert_array_equal(root.data[:, :3], [[2, 3, 4], [5, 6, 7]])
+    with pytest.raises(FormatError, match="not a number: 'x'") as info:
+        mk.read(_write(tmp_path, "#fields t,-,px,py,pz\n1,ok,2,3,4\n2,a,x,6,7\n", "b.traj"))
+    assert (info.value.line, info.value.column) == (3, 5)

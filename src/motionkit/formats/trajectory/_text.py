@@ -276,9 +276,11 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
 
 
 def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
-               targets: dict[int, NDArray[np.float64]]) -> int:
+               targets: dict[int, NDArray[np.float64]],
+               text_ok: frozenset[int] = frozenset()) -> int:
     """Parse every row (``columns`` fields each) and write field ``i`` of row ``r`` to
-    ``targets[i][r]``; other fields are checked but not kept. Returns the row count.
+    ``targets[i][r]``; other fields must be numbers too, except those in ``text_ok``
+    (skipped columns, which may hold any text). Returns the row count.
 
     Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
     whose rows do not all count right (blank or whitespace-only lines) is re-read line by
@@ -294,7 +296,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             continue
         data, numbers, first_line = table._block_rows(block)
         if fast is not None:
-            parsed = _parse_fast(fast, data, delimiter or b" ", columns, block.rows)
+            parsed = _parse_fast(fast, data, delimiter or b" ", columns, block.rows, text_ok)
             if parsed is not None:
                 for index, target in targets.items():
                     target[row:row + block.rows] = parsed.get_column(f"c{index}").to_numpy()
@@ -314,11 +316,15 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             _locate(table.path, data, line_of, delimiter, columns)
         values = _fromstring(data.translate(trans) if trans is not None else data)
         if values is None or values.size != count * columns:
-            _locate(table.path, data, line_of, delimiter, columns)
-            raise FormatError("cannot parse the numbers of this block", table.path, line_of(0))
-        block_values = values.reshape(count, columns)
-        for index, target in targets.items():
-            target[row:row + count] = block_values[:, index]
+            if not text_ok:
+                _locate(table.path, data, line_of, delimiter, columns)
+                raise FormatError("cannot parse the numbers of this block", table.path,
+                                  line_of(0))
+            _parse_rows(table.path, data, line_of, delimiter, columns, targets, text_ok, row)
+        else:
+            block_values = values.reshape(count, columns)
+            for index, target in targets.items():
+                target[row:row + count] = block_values[:, index]
         row += count
     table.rows = row
     return row
@@ -332,18 +338,38 @@ def _polars() -> Any:
     return polars
 
 
-def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int) -> Any:
+def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
+                text_ok: frozenset[int]) -> Any:
     """A block parsed by polars, or None for anything less than a clean table (an error,
     a missing field, a skipped line): the NumPy path then parses it or names the bad line."""
-    schema = {f"c{i}": pl.Float64 for i in range(columns)}
+    schema = {f"c{i}": pl.String if i in text_ok else pl.Float64 for i in range(columns)}
     try:
         frame = pl.read_csv(data, has_header=False, separator=delimiter.decode(),
                             schema=schema, quote_char=None, truncate_ragged_lines=False)
     except Exception:  # any refusal by polars: let the strict path decide
         return None
-    if frame.height != rows or any(frame.null_count().row(0)):
+    nulls = frame.null_count().row(0)
+    if frame.height != rows or any(n for i, n in enumerate(nulls) if i not in text_ok):
         return None
     return frame
+
+
+def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | None,
+                columns: int, targets: dict[int, NDArray[np.float64]],
+                text_ok: frozenset[int], first_row: int) -> None:
+    """The per-row path for blocks with text in skipped columns: only number fields are
+    converted (and checked), with line and column in any error."""
+    for index, raw in enumerate(data.split(b"\n")):
+        line = line_of(index)
+        fields = split_fields(raw, delimiter)
+        if len(fields) != columns:
+            raise FormatError(f"expected {columns} fields, found {len(fields)}", path, line)
+        for number, (column, text) in enumerate(fields):
+            if number in text_ok:
+                continue
+            value = check_number(text, path, line, column)
+            if number in targets:
+                targets[number][first_row + index] = value
 
 
 def _row_field_counts(chunk: bytes, delimiter: bytes | None) -> NDArray[np.int64]:

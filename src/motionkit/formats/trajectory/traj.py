@@ -365,7 +365,8 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
         cols[name] = pose[:, slots[name]] if name in slots else rest[:, others.index(name)]
         targets[index] = cols[name]
     if table.rows:
-        parse_into(table, delimiter, width, targets)
+        skipped = frozenset(i for i in range(width) if i >= len(fields) or fields[i] == "-")
+        parse_into(table, delimiter, width, targets, skipped)
     return cols
 
 
