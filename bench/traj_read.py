@@ -3,6 +3,7 @@
 Generates a seeded N-row trajectory once as a trajectopy ``.traj`` file and as its TUM
 twin (same numbers), then reads each with every available reader, each reader in a fresh
 subprocess (so peak RSS is its own), and prints rows/s, peak memory and the ratios.
+``motionkit-numpy`` is motionkit without the optional polars parser (NumPy only).
 
     python bench/traj_read.py [--rows 1000000] [--repeat 3] [--workdir DIR] [--no-evo]
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 
 READERS = {
     "motionkit-traj": ("traj", "import motionkit as mk", "mk.read(PATH)"),
+    "motionkit-numpy": ("traj", "import motionkit as mk\nfrom motionkit.formats.trajectory "
+                        "import _text\n_text.FAST_MIN_BYTES = 1 << 62", "mk.read(PATH)"),
     "trajectopy": ("traj", "import trajectopy",
                    "trajectopy.Trajectory.from_file(PATH)"),
     "motionkit-tum": ("tum", "import motionkit as mk", "mk.read(PATH)"),
@@ -116,10 +119,11 @@ def main() -> None:
         if found is None:
             continue
         results[name] = found
-        print(f"  {name:15s} best {found['best']:7.3f} s  median {found['median']:7.3f} s  "
+        print(f"  {name:16s} best {found['best']:7.3f} s  median {found['median']:7.3f} s  "
               f"{args.rows / found['best'] / 1e6:6.2f} M rows/s  peak {found['peak_mb']:6.0f} MB"
               f"  import {found['import']:.2f} s")
-    for ours, peer in (("motionkit-traj", "trajectopy"), ("motionkit-tum", "evo-tum")):
+    for ours, peer in (("motionkit-traj", "trajectopy"), ("motionkit-numpy", "trajectopy"),
+                       ("motionkit-tum", "evo-tum")):
         if ours in results and peer in results:
             speed = results[peer]["best"] / results[ours]["best"]
             memory = results[ours]["peak_mb"] / results[peer]["peak_mb"]

@@ -143,10 +143,16 @@ def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool,
                               f"this motion has tracks: {names}")
     lost: list[str] = []
     held: list[str] = []
+    links = obj.tracks.get("links")
+    # a root that only repeats links part 0 (as .seq readers give) is not a track of its own
+    echo = ("root" in obj.tracks and links is not None and links.data.ndim == 3
+            and links.timeline.same_as(obj.tracks["root"].timeline)
+            and np.array_equal(links.data[:, 0], obj.tracks["root"].data))
     for name, track in obj.tracks.items():
-        if name == "links" and link is not None:
+        if (name == "links" and link is not None) or (name == "root" and link and echo):
             continue
-        if (name == "root" and link is None) or (name == "links" and "root" not in obj.tracks):
+        if (name == "root" and link is None) or (
+                name == "links" and ("root" not in obj.tracks or echo)):
             if name == "links" and track.part_count > 1:
                 lost.append(f"links beyond the first ({track.part_count - 1} parts; "
                             "name one with link=...)")

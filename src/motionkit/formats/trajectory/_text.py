@@ -81,12 +81,12 @@ class TextTable:
         first_line = block.first_line
         numbers: NDArray[np.int64] | None = None
         if not block.filtered:
-            data = raw[:-1] if raw.endswith(b"\n") else raw
+            data = raw  # may end with a newline: parse_into drops it where it matters
         else:
             kept, lines = _filter(raw, block.first_line)
             data = b"\n".join(kept)
             numbers = np.asarray(lines, dtype=np.int64)
-        if block.skip_first:  # a row of column names, kept as a comment
+        if block.skip_first:  # a row of column names, kept as a comment (block filtered)
             data = data.partition(b"\n")[2]
             if numbers is not None:
                 numbers = numbers[1:]
@@ -302,6 +302,8 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
                     target[row:row + block.rows] = parsed.get_column(f"c{index}").to_numpy()
                 row += block.rows
                 continue
+        if data.endswith(b"\n"):
+            data = data[:-1]
         if not np.all(_row_field_counts(data, delimiter) == columns) and not block.filtered:
             block.filtered = True
             data, numbers, first_line = table._block_rows(block)
