@@ -24,7 +24,7 @@ from ..._io import atomic_write
 from ...errors import FormatError, MotionkitWarning
 from ...model import Motion, Timeline
 from ...spatial import gpstime
-from ...spatial.navframe import nframe_matrix
+from ...spatial.navframe import is_right_handed, nframe_matrix
 from . import _common as common
 from ._text import (
     TextTable,
@@ -241,7 +241,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         if velocity is not None:
             velocity = _permute(velocity, matrix)
         if quat:
-            if np.linalg.det(matrix) < 0:
+            if not is_right_handed(file_nframe):
                 raise header.error("nframe", f"#nframe {file_nframe} is left-handed; it cannot "
                                              "carry orientations")
             pose[:, 3:] = _left_multiply(matrix, pose[:, 3:])
