@@ -293,3 +293,19 @@ def test_skipped_and_extra_columns_may_hold_text(tmp_path: Path, monkeypatch: py
     with pytest.raises(FormatError, match="not a number: 'x'") as info:
         mk.read(_write(tmp_path, "#fields t,-,px,py,pz\n1,ok,2,3,4\n2,a,x,6,7\n", "b.traj"))
     assert (info.value.line, info.value.column) == (3, 5)
+
+
+def test_header_lines_after_the_data_apply(tmp_path: Path) -> None:
+    path = _write(tmp_path, HEAD + "1,2,3,4\n2,3,4,5\n#time_offset 10\n#name late\n")
+    motion = mk.read(path)
+    np.testing.assert_array_equal(motion.tracks["root"].times, [11, 12])
+    assert motion.meta["name"] == "late"
+
+
+@pytest.mark.parametrize(("name", "fmt"), [("e.tum", "tum"), ("e.kitti", "kitti"),
+                                           ("e.csv", "euroc"), ("e.traj", "traj")])
+def test_empty_files_give_empty_trajectories(tmp_path: Path, name: str, fmt: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MotionkitWarning)
+        motion = mk.read(_write(tmp_path, "# nothing here\n", name), format=fmt)
+    assert motion.frames == 0

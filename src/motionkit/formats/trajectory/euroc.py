@@ -48,8 +48,8 @@ def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     """Read an EuRoC CSV into a trajectory Motion with exact nanosecond stamps."""
     table = scan(path)
     delimiter = detect_delimiter(table) or b","
-    values = parse_numeric(table, delimiter)
-    width = values.shape[1] if table.rows else 8
+    values = parse_numeric(table, delimiter) if table.rows else np.empty((0, 8))
+    width = values.shape[1]
     if width < 8:
         raise FormatError(f"an EuRoC row needs at least 8 columns, found {width}", path,
                           table.line_of(0))
