@@ -21,8 +21,8 @@ from pathlib import Path
 
 READERS = {
     "motionkit-traj": ("traj", "import motionkit as mk", "mk.read(PATH)"),
-    "motionkit-numpy": ("traj", "import motionkit as mk\nfrom motionkit.formats.trajectory "
-                        "import _text\n_text.FAST_MIN_BYTES = 1 << 62", "mk.read(PATH)"),
+    "motionkit-numpy": ("traj", "import motionkit as mk\nimport motionkit._accel as accel\n"
+                        "accel.polars_for = lambda size: None", "mk.read(PATH)"),
     "trajectopy": ("traj", "import trajectopy",
                    "trajectopy.Trajectory.from_file(PATH)"),
     "motionkit-tum": ("tum", "import motionkit as mk", "mk.read(PATH)"),

@@ -58,3 +58,11 @@ def require_peer(module: str) -> object:
         if _require():
             pytest.fail(f"peer {module} is not importable: {exc}")
         pytest.skip(f"peer {module} is not installed")
+
+
+def use_polars(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+    """Force the optional polars number reader on (skips without polars) or off."""
+    from motionkit import _accel
+
+    module = pytest.importorskip("polars") if on else None
+    monkeypatch.setattr(_accel, "polars_for", lambda size: module)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, use_polars
 
 MOTIONS = ["SR1WalkPattern.yaml", "SR1WalkPattern1.seq", "SR1WalkPattern3.seq"]
 FRAMES = {"SR1WalkPattern.yaml": 6701, "SR1WalkPattern1.seq": 6701, "SR1WalkPattern3.seq": 4451}
@@ -117,14 +117,11 @@ def test_cli_info_json_follows_the_contract(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", MOTIONS)
-def test_pandas_and_loadtxt_number_paths_agree_bitwise(
+def test_polars_and_loadtxt_number_paths_agree_bitwise(
         name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("pandas", minversion="3")
-    from motionkit.formats.choreonoid import seq_frames
-
     path = corpus_file("choreonoid", name)
-    monkeypatch.setattr(seq_frames, "_pandas_pays_off", lambda size: True)
-    with_pandas = mk.read(path).tracks["joints"].data
-    monkeypatch.setattr(seq_frames, "_pandas_pays_off", lambda size: False)
+    use_polars(monkeypatch, True)
+    with_polars = mk.read(path).tracks["joints"].data
+    use_polars(monkeypatch, False)
     with_numpy = mk.read(path).tracks["joints"].data
-    assert with_pandas.tobytes() == with_numpy.tobytes()
+    assert with_polars.tobytes() == with_numpy.tobytes()

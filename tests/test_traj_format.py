@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import motionkit as mk
+from conftest import use_polars
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 from motionkit.spatial import gpstime
@@ -281,11 +282,9 @@ def test_datetime_rows_with_quaternions(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fast", [False, True])
 def test_skipped_and_extra_columns_may_hold_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  fast: bool) -> None:
-    from motionkit.formats.trajectory import _text
 
     if fast:
-        pytest.importorskip("polars")
-        monkeypatch.setattr(_text, "FAST_MIN_BYTES", 0)
+        use_polars(monkeypatch, True)
     text = "#fields t,-,px,py,pz\n1,ok,2,3,4,note\n2,,5,6,7,x\n"
     with pytest.warns(MotionkitWarning, match="beyond #fields"):
         root = mk.read(_write(tmp_path, text)).tracks["root"]

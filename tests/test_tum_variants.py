@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
+from conftest import use_polars
 from motionkit.errors import FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 
@@ -184,8 +185,8 @@ def _both_paths(path: Path, monkeypatch: pytest.MonkeyPatch, **options: object) 
     from motionkit.formats.trajectory import _text
 
     results: list[object] = []
-    for threshold in (0, 1 << 62):
-        monkeypatch.setattr(_text, "FAST_MIN_BYTES", threshold)
+    for fast in (True, False):
+        use_polars(monkeypatch, fast)
         monkeypatch.setattr(_text, "_BLOCK", 256)
         try:
             with warnings.catch_warnings():

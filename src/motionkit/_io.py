@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, overload
@@ -31,16 +32,20 @@ def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContext
 
 @contextlib.contextmanager
 def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    target = Path(os.path.realpath(target))  # write through a symlink, never replace it
+    try:
+        permissions: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        permissions = None
+    handle_fd, tmp = _create_beside(target)
     try:
         encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
-        with os.fdopen(fd, mode, encoding=encoding, newline=newline) as handle:
+        with os.fdopen(handle_fd, mode, encoding=encoding, newline=newline) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, 0o666 & ~_umask())
+        if permissions is not None:
+            os.chmod(tmp, permissions)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -48,10 +53,16 @@ def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _create_beside(target: Path) -> tuple[int, str]:
+    """A new, exclusive temporary file in the target's folder, with the umask's permissions."""
+    folder = target.parent
+    for _ in range(100):
+        tmp = folder / f".{target.name}.{secrets.token_hex(4)}.part"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary file in {folder}")
 
 
 def read_bytes(path: PathLike) -> bytes:

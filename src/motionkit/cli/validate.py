@@ -39,6 +39,11 @@ def command(files: tuple[str, ...], character: str | None, from_format: str | No
                 problem = None
             except MotionkitError as exc:
                 problem = str(exc)
+            except (OSError, ValueError, MemoryError, RecursionError) as exc:
+                problem = f"{path}: {type(exc).__name__}: {exc}"
+            except Exception as exc:  # a bug of ours: report it for this file, check the rest
+                problem = f"{path}: internal error ({type(exc).__name__}: {exc}); please report it"
+
         for warning in caught:
             text = str(warning.message)
             click.echo(text if text.startswith(path) else f"{path}: warning: {text}")

@@ -73,11 +73,15 @@ def sample(track: Track, at: NDArray[np.float64], method: str = "linear") -> NDA
     a, b = data[lower], data[lower + 1]
     weight = frac.reshape((-1,) + (1,) * (data.ndim - 1))
     mixed = a * (1.0 - weight) + b * weight
-    if track.kind == "pose":
+    if track.kind in ("pose", "quaternion"):
+        rotations = slice(3, 7) if track.kind == "pose" else slice(0, 4)
         part_frac = frac.reshape((-1,) + (1,) * (data.ndim - 2))
-        mixed[..., 3:] = slerp(a[..., 3:], b[..., 3:], part_frac)
-    elif track.kind == "quaternion":
-        mixed = slerp(a, b, frac.reshape((-1,) + (1,) * (data.ndim - 2)))
+        blended = slerp(a[..., rotations], b[..., rotations], part_frac)
+        # at a sample's own time, give its quaternion exactly (slerp would renormalise it)
+        at_a = (frac == 0.0).reshape((-1,) + (1,) * (data.ndim - 1))
+        at_b = (frac == 1.0).reshape((-1,) + (1,) * (data.ndim - 1))
+        blended = np.where(at_a, a[..., rotations], np.where(at_b, b[..., rotations], blended))
+        mixed[..., rotations] = blended
     return mixed
 
 

@@ -15,13 +15,25 @@ from .seq_writer import write_seq as write
 READ_OPTIONS = frozenset({"fast", "timed"})
 WRITE_OPTIONS = frozenset({"version", "precision", "nonfinite", "lossy"})
 
-_SIGNATURE = re.compile(rb"""(^|[{,])\s*["']?type["']?\s*:\s*["']?(CompositeSeq|BodyMotion)\b""",
-                        re.MULTILINE)
+_TOP_TYPE = re.compile(
+    rb"""(?:^|[{,])[ \t]*["']?type["']?[ \t]*:[ \t]*["']?(?:CompositeSeq|BodyMotion)\b""",
+    re.MULTILINE)
+_COMPONENT = re.compile(
+    rb"""["']?(?:type|content)["']?[ \t]*:[ \t]*["']?(?:MultiValueSeq|MultiSE3Seq|Vector3Seq|"""
+    rb"""MultiSe3Seq|JointDisplacement|JointPosition|LinkPosition|MultiJointDisplacementSeq|"""
+    rb"""MultiLinkPositionSeq|ZMP|ZMPSeq|RelativeZMP)\b""")
 
 
 def sniff(head: bytes) -> bool:
-    """True for a YAML document whose top-level type is a Choreonoid body motion."""
-    return _SIGNATURE.search(head) is not None
+    """True for a YAML document that is a Choreonoid body motion.
+
+    Looks for the top-level type, or — for files whose keys were sorted so that the type
+    comes after a long ``components`` list — a ``components`` key with a Choreonoid
+    component type or content name.
+    """
+    if _TOP_TYPE.search(head):
+        return True
+    return b"components" in head and _COMPONENT.search(head) is not None
 
 
 __all__ = ["READ_OPTIONS", "WRITE_OPTIONS", "read", "sniff", "write"]

@@ -15,12 +15,14 @@ from __future__ import annotations
 import io
 import re
 import string
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ... import _accel
 
 _ITEM = re.compile(rb"( *- \[)")
 # Everything a number may be made of (plus blanks and the list marker's dash).
@@ -104,11 +106,14 @@ def line_pattern(parts: int, width: int, timed: bool, nested: bool) -> bytes:
 
 def parse_block(block: FrameBlock, pattern: bytes, columns: int) -> NDArray[np.float64] | None:
     """The block as a ``(lines, columns)`` array, or None when it is not canonical."""
+    if len(pattern) * block.lines > len(block.text):
+        return None  # cannot match, and building the pattern would cost more than the text
     if block.text.translate(None, _NUMBER_CHARS) != pattern * block.lines:
         return None
-    numbers = block.text.replace(b"- [", b"", block.lines).translate(None, b"[]")
-    values = _parse_with_pandas(numbers) if _pandas_pays_off(len(numbers)) else None
+    polars = _accel.polars_for(len(block.text))
+    values = _parse_with_polars(polars, block, columns) if polars is not None else None
     if values is None:
+        numbers = block.text.replace(b"- [", b"", block.lines).translate(None, b"[]")
         try:
             values = np.loadtxt(io.BytesIO(numbers), delimiter=",", dtype=np.float64, ndmin=2,
                                 comments=None, encoding=None)
@@ -119,31 +124,21 @@ def parse_block(block: FrameBlock, pattern: bytes, columns: int) -> NDArray[np.f
     return values
 
 
-#: Blocks at least this big are parsed with pandas' C reader when pandas >= 3 is installed:
-#: about 2.5x faster than np.loadtxt, which pays for pandas' import (~0.3 s) only on big
-#: blocks, or at once when pandas is already imported. Both give bit-identical arrays.
-PANDAS_MIN_BYTES = 16 * 2**20
+def _parse_with_polars(polars: Any, block: FrameBlock, columns: int) -> NDArray[np.float64] | None:
+    """Canonically spaced frames (``- [ a, b ]``) through polars; None for anything else.
 
-
-def _pandas_pays_off(size: int) -> bool:
-    return size >= PANDAS_MIN_BYTES or "pandas" in sys.modules
-
-
-def _parse_with_pandas(numbers: bytes) -> NDArray[np.float64] | None:
-    """Comma-separated lines through pandas (>= 3, correctly rounded); None if unavailable.
-
-    pandas does not read ``nan``/``inf`` here (``na_filter`` is off so that empty fields
-    are errors); such blocks return None and go through np.loadtxt.
+    polars reads no blanks around numbers, so only the exact separators Choreonoid writes
+    are removed (``1 2`` stays invalid); a missing field (null) or any refusal returns None
+    and the block goes to np.loadtxt.
     """
+    prefix = block.text[: block.text.index(b"[") + 1] + b" "
+    compact = (b"\n" + block.text).replace(b"\n" + prefix, b"\n")[1:]
+    compact = compact.replace(b" ]", b"").replace(b"[ ", b"").replace(b", ", b",")
+    schema = {f"c{i}": polars.Float64 for i in range(columns)}
     try:
-        import pandas
-    except ImportError:
+        frame = polars.read_csv(compact, has_header=False, schema=schema, quote_char=None)
+    except Exception:  # any refusal: the strict NumPy path decides
         return None
-    if int(pandas.__version__.split(".", 1)[0]) < 3:
-        return None  # older default float parsers are not correctly rounded
-    try:
-        frame = pandas.read_csv(io.BytesIO(numbers), header=None, dtype=np.float64, engine="c",
-                                na_filter=False)
-    except (ValueError, pandas.errors.ParserError):
+    if frame.height != block.lines or any(frame.null_count().row(0)):
         return None
-    return np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+    return np.ascontiguousarray(frame.to_numpy(), dtype=np.float64)

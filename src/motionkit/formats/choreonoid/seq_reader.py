@@ -37,6 +37,12 @@ EXTENSION_KEY = "motionkit"  # per-component facts Choreonoid ignores (shape, ki
 META_KEY = "motionkit_meta"  # top-level metadata Choreonoid ignores
 
 
+# Line breaks YAML knows besides LF; with any of them, block line numbers could disagree.
+_OTHER_LINE_BREAKS = (b"\r", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+#: Choreonoid's timed import may create at most this many frames per byte of file.
+MAX_TIMED_FRAMES_PER_BYTE = 64
+
+
 class _NotCanonical(Exception):
     """A cut-out frame block did not pass the fast path: reparse the whole file."""
 
@@ -55,7 +61,7 @@ def read_seq(path: str | os.PathLike[str], *, fast: bool = True, timed: str = "s
     if timed not in ("stamps", "choreonoid"):
         raise ValueError('timed must be "stamps" or "choreonoid"')
     text = _normalise(read_bytes(path), path)
-    if fast:
+    if fast and not any(mark in text for mark in _OTHER_LINE_BREAKS):
         header, blocks = cut_frame_blocks(text)
         try:
             return _Reader(path, header, blocks, timed, len(text)).motion()
@@ -86,8 +92,10 @@ class _Reader:
                  blocks: dict[int, FrameBlock], timed: str, size: int) -> None:
         self.doc = Document(path, text)
         self.blocks = blocks
+        self.used_blocks: set[int] = set()
         self.timed_mode = timed
-        self.size = size  # bounds every allocation by the file's own size
+        self.size = size
+        self.budget = size  # values and nodes left to expand: bounds work by the file's size
 
     # -- document level -------------------------------------------------------------
     def motion(self) -> Motion:
@@ -118,6 +126,11 @@ class _Reader:
             for key, entry in inherited.items():
                 merged.setdefault(key, entry)
             self._component(node, merged, motion)
+        links = motion.tracks.get("links")
+        if links is not None and links.data.ndim == 3 and "root" not in motion.tracks:
+            motion.add(Track("root", "pose", links.data[:, 0, :], links.timeline))  # a view
+        if self.used_blocks != set(self.blocks):
+            raise _NotCanonical  # a cut-out block was not where the YAML structure put frames
         if not motion.tracks and not motion.meta["choreonoid"]["opaque"]:
             raise FormatError("the file has no components with motion data", doc.path)
         return motion
@@ -133,9 +146,14 @@ class _Reader:
         if found is None:
             return 1.0
         version = self.doc.number(found, "the format version")
-        if not version >= 1 or version >= 5:
+        if not version < 5:
             raise self.doc.error(found, f"format version {version:g} is not supported "
                                  "(versions 1 to 4 are)")
+        if version < 1:
+            warnings.warn(f"{self.doc.path}:{found.start_mark.line + 1}: format version "
+                          f"{version:g} read as version 1, as Choreonoid does",
+                          MotionkitWarning, stacklevel=5)
+            return 1.0
         return version
 
     def _find(self, entries: Entries, *names: str) -> yaml.Node | None:
@@ -185,8 +203,7 @@ class _Reader:
             raise doc.error(rate_node, f"the frame rate must be a positive number, not {rate:g}")
         if rate is None and not timed:
             raise doc.error(node, 'key "frame_rate" (or "frameRate") is missing')
-        extension = self._json(entries[EXTENSION_KEY][1], EXTENSION_KEY) \
-            if EXTENSION_KEY in entries else {}
+        extension = self._extension(entries[EXTENSION_KEY][1]) if EXTENSION_KEY in entries else {}
 
         width, nested, se3_format = 3, False, None
         parts = 1
@@ -210,12 +227,13 @@ class _Reader:
         frames = self._frames(frames_key, parts, width, timed, nested)
         values = frames.values
         count_node = self._find(entries, "num_frames", "numFrames")
-        if count_node is not None:
-            declared = doc.integer(count_node, "the number of frames")
-            if declared != len(values) and not timed:
-                warnings.warn(f"{doc.path}:{count_node.start_mark.line + 1}: numFrames says "
-                              f"{declared} but the component has {len(values)} frames",
-                              MotionkitWarning, stacklevel=4)
+        if (isinstance(count_node, yaml.ScalarNode) and not timed
+                and (declared := str(count_node.value)).strip() != str(len(values))):
+            warnings.warn(f"{doc.path}:{count_node.start_mark.line + 1}: numFrames says "
+                          f"{declared.strip() or '(nothing)'} but the component has "
+                          f"{len(values)} frames "
+                          "(numFrames is informational; the frames count)",
+                          MotionkitWarning, stacklevel=4)
 
         data = values[:, 1:] if timed else values
         if kind == "pose":
@@ -228,32 +246,82 @@ class _Reader:
             data, timeline = self._choreonoid_import(values[:, 0], data, rate, kind, node)
         else:
             timeline = self._stamps(values[:, 0], rate, frames.position_of)
+        name = extension.get("name", name)
         if name == "links" and parts == 1 and "shape" not in extension:
             name, data = "root", data[:, 0, :]
-        labels_node = self._find(entries, "part_labels", "partLabels")
-        labels = [doc.text(n, "a part label") for n in doc.sequence(labels_node, "part labels")] \
-            if labels_node is not None else None
         if name in motion.tracks:
-            warnings.warn(f"{doc.path}:{node.start_mark.line + 1}: a second {content or seq_type} "
-                          f"component; kept as {name}_2", MotionkitWarning, stacklevel=4)
-            name += "_2"
+            taken = name
+            name = next(f"{taken}_{n}" for n in range(2, len(motion.tracks) + 3)
+                        if f"{taken}_{n}" not in motion.tracks)
+            warnings.warn(f"{doc.path}:{node.start_mark.line + 1}: another {content or seq_type} "
+                          f"component; kept as {name}", MotionkitWarning, stacklevel=4)
         try:
             data = _apply_extension(data, extension)
-            motion.add(Track(name, extension.get("kind", kind), data, timeline, labels, attrs))
+            track = Track(name, extension.get("kind", kind), data, timeline, None, attrs)
         except ValueError as exc:
             raise doc.error(node, f"{name}: {exc}") from None
+        track.labels = self._labels(entries, track)
+        motion.add(track)
 
-    def _plain(self, node: yaml.Node) -> Any:
-        """An opaque component as plain data, with any cut-out frame block put back."""
+    def _labels(self, entries: Entries, track: Track) -> list[str] | None:
+        """Part labels (Choreonoid ignores them for body motions; a mismatch only warns)."""
+        node = self._find(entries, "part_labels", "partLabels")
+        if node is None:
+            return None
+        labels = [self.doc.text(n, "a part label") for n in self.doc.sequence(node, "part labels")]
+        if len(labels) != track.part_count:
+            warnings.warn(f"{self.doc.path}:{node.start_mark.line + 1}: {len(labels)} part labels "
+                          f"for {track.part_count} parts; labels ignored", MotionkitWarning,
+                          stacklevel=5)
+            return None
+        return labels
+
+    def _extension(self, node: yaml.Node) -> dict[str, Any]:
+        """The per-component ``motionkit`` key, with every field's type checked."""
+        extension = self._json(node, EXTENSION_KEY)
+        start = extension.get("start", 0.0)
+        shape = extension.get("shape", [1])
+        checks = [
+            (isinstance(start, (int, float)) and not isinstance(start, bool)
+             and np.isfinite(start), "start must be a finite number"),
+            (isinstance(shape, list) and bool(shape)
+             and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape),
+             "shape must be a list of positive integers"),
+            (extension.get("kind", "value") in ("value", "vector3", "pose", "quaternion"),
+             "kind must be value, vector3, pose or quaternion"),
+            (isinstance(extension.get("name", ""), str), "name must be text"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise self.doc.error(node, f"{EXTENSION_KEY}: {message}")
+        return extension
+
+    def _plain(self, node: yaml.Node, path: frozenset[int] = frozenset()) -> Any:
+        """An opaque component as plain data, with cut-out frame blocks put back.
+
+        Quoted scalars stay QuotedStr; aliases count against the file-size budget and a
+        recursive alias is an error, so no file can make this loop or grow without bound.
+        """
+        self.budget -= 1
+        if self.budget < 0:
+            raise self.doc.error(node, "the data expands beyond the size of the file (YAML aliases?)")
+        if id(node) in path:
+            raise self.doc.error(node, "a YAML alias refers to itself")
+        inner = path | {id(node)}
+        if isinstance(node, yaml.SequenceNode):
+            return [self._plain(item, inner) for item in node.value]
         if not isinstance(node, yaml.MappingNode):
             return self.doc.plain(node)
         tree: dict[str, Any] = {}
         for key, value in node.value:
-            block = self.blocks.get(key.start_mark.line + 1)
-            if block is not None and isinstance(value, yaml.ScalarNode) and value.value == "":
-                tree[str(key.value)] = yaml.load(block.text, Loader=BaseLoader)
+            line = key.start_mark.line + 1
+            if line in self.blocks and isinstance(value, yaml.ScalarNode) and value.value == "":
+                self.used_blocks.add(line)
+                block = yaml.load(self.blocks[line].text, Loader=BaseLoader)
+                self.budget -= len(self.blocks[line].text)
+                tree[str(key.value)] = block
             else:
-                tree[str(key.value)] = self._plain(value)
+                tree[str(key.value)] = self._plain(value, inner)
         return tree
 
     def _timed(self, entries: Entries, version: float) -> bool:
@@ -267,11 +335,8 @@ class _Reader:
     def _naming(self, kind: str, content: str, seq_type: str, version: float,
                 entries: Entries, parts: int) -> tuple[str, dict[str, Any]]:
         attrs: dict[str, Any] = {}
-        if kind == "value" and content in JOINT_CONTENTS:
-            return "joints", attrs
-        if kind == "pose" and content in LINK_CONTENTS:
-            return "links", attrs
-        if kind == "vector3" and (content in ZMP_CONTENTS or content in RELATIVE_ZMP_CONTENTS):
+        name = standard_name(kind, content) or seq_type
+        if name == "zmp":
             if version < 2:
                 relative = content in RELATIVE_ZMP_CONTENTS
             else:
@@ -279,16 +344,19 @@ class _Reader:
                 relative = content in RELATIVE_ZMP_CONTENTS or (
                     flag is not None and self.doc.boolean(flag, '"isRootRelative"'))
             attrs["root_relative"] = relative
-            return "zmp", attrs
-        return content or seq_type, attrs
+        return name, attrs
 
     # -- frames ---------------------------------------------------------------------
     def _frames(self, frames_key: tuple[yaml.Node, yaml.Node], parts: int, width: int,
                 timed: bool, nested: bool) -> _Frames:
         key, node = frames_key
         columns = parts * width + int(timed)
-        block = self.blocks.get(key.start_mark.line + 1)
-        if block is not None and isinstance(node, yaml.ScalarNode) and node.value == "":
+        line = key.start_mark.line + 1
+        block = self.blocks.get(line)
+        if block is not None:
+            if not (isinstance(node, yaml.ScalarNode) and node.value == ""):
+                raise _NotCanonical
+            self.used_blocks.add(line)
             values = parse_block(block, line_pattern(parts, width, timed, nested), columns)
             if values is None:
                 raise _NotCanonical
@@ -304,7 +372,8 @@ class _Reader:
         frames = doc.sequence(node, '"frames"')
         if not frames:
             raise doc.error(node, 'the "frames" key has no frame data')
-        if len(frames) * columns > self.size:
+        self.budget -= len(frames) * columns
+        if self.budget < 0:
             raise doc.error(node, "frames expand beyond the size of the file (YAML aliases?)")
         items_per_frame = (parts if nested else parts * width) + int(timed)
         values = np.empty((len(frames), columns), dtype=np.float64)
@@ -350,11 +419,26 @@ class _Reader:
 
         if rate is None:
             raise self.doc.error(node, "the frame rate for importing timed frames is not given")
+        span = float(np.max(times)) * rate if times.size else 0.0
+        if span > MAX_TIMED_FRAMES_PER_BYTE * self.size:
+            raise self.doc.error(node, f"time stamps up to {np.max(times):g} s at {rate:g} Hz "
+                                 "would make more frames than the file's size warrants")
         try:
             frames = choreonoid_import(times, data, rate, kind)
         except ValueError as exc:
             raise self.doc.error(node, str(exc)) from None
         return frames, Timeline.uniform(rate, len(frames))
+
+
+def standard_name(kind: str, content: str) -> str:
+    """The track name a component of this kind and content reads as (before any rename)."""
+    if kind == "value" and content in JOINT_CONTENTS:
+        return "joints"
+    if kind == "pose" and content in LINK_CONTENTS:
+        return "links"
+    if kind == "vector3" and (content in ZMP_CONTENTS or content in RELATIVE_ZMP_CONTENTS):
+        return "zmp"
+    return content
 
 
 def _poses(entries: NDArray[np.float64], se3_format: str) -> NDArray[np.float64]:

@@ -23,12 +23,14 @@ from ..._io import atomic_write
 from ...errors import ConversionError, MotionkitWarning
 from ...model import Motion, Track
 from ...spatial.quaternion import xyzw_to_wxyz
-from .seq_reader import EXTENSION_KEY, META_KEY
+from .seq_reader import EXTENSION_KEY, META_KEY, standard_name
 from .yamlnodes import QuotedStr
 
 V1_COMMENT = "# Body motion data set format version 1.0 defined by Choreonoid\n\n"
 NONFINITE_MODES = ("error", "choreonoid", "yaml")
-_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_./+-][A-Za-z0-9_ ./+()-]*")
+_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ./+()-]*")
+# Characters YAML does not allow raw (or reads as line breaks) inside a quoted scalar.
+_YAML_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 
 
 def write_seq(path: str | os.PathLike[str], motion: Motion, *, version: int = 2,
@@ -37,10 +39,12 @@ def write_seq(path: str | os.PathLike[str], motion: Motion, *, version: int = 2,
     """Write ``motion`` to ``path`` atomically as a ``.seq`` file."""
     if not isinstance(motion, Motion):
         raise ConversionError(f"a .seq file holds a motion, not a {type(motion).__name__}")
-    if version not in (1, 2, 3, 4):
-        raise ConversionError(f"Choreonoid body motion version {version} does not exist (1-4)")
-    if precision is not None and not 1 <= precision <= 17:
-        raise ConversionError("precision must be between 1 and 17 significant digits")
+    if not _is_int(version) or version not in (1, 2, 3, 4):
+        raise ConversionError(f"version must be 1, 2, 3 or 4 (Choreonoid body motion versions), "
+                              f"not {version!r}")
+    if precision is not None and not (_is_int(precision) and 1 <= precision <= 17):
+        raise ConversionError(f"precision must be a whole number of significant digits from 1 "
+                              f"to 17, not {precision!r}")
     if nonfinite not in NONFINITE_MODES:
         raise ConversionError(f"nonfinite must be one of {', '.join(NONFINITE_MODES)}")
     motion = _prepare(motion, version, lossy)
@@ -60,6 +64,9 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError):
             lost.append(f"metadata {key!r} (not plain data)")
+    empty = [t.name for t in motion.tracks.values() if t.data.size == 0]
+    if empty:
+        lost.append(f"empty track(s) {', '.join(empty)} (Choreonoid has no empty components)")
     stamped = [t.name for t in motion.tracks.values() if not t.timeline.is_uniform]
     if version == 1 and stamped:
         lost.append(f"time stamps of {', '.join(stamped)} (version 1 has no timed frames)")
@@ -69,7 +76,8 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
         raise ConversionError(f"a .seq file cannot hold {'; '.join(lost)}; "
                               "pass lossy=True (--lossy) to drop it")
     warnings.warn(f"dropped for .seq: {'; '.join(lost)}", MotionkitWarning, stacklevel=3)
-    kept = Motion(dict(motion.tracks), motion.skeleton, None, dict(motion.meta))
+    kept = Motion({n: t for n, t in motion.tracks.items() if t.data.size},
+                  motion.skeleton, None, dict(motion.meta))
     for key, value in _extra_meta(motion).items():
         try:
             json.dumps(value, allow_nan=False)
@@ -80,6 +88,10 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
 
         kept = resample(kept, None, method="linear")
     return kept
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _extra_meta(motion: Motion) -> dict[str, Any]:
@@ -190,6 +202,12 @@ class _Writer:
                 extension["kind"] = track.kind
             if data.ndim != 2 or track.kind != "value":
                 extension["shape"] = list(data.shape[1:])
+        component_kind = {"MultiSE3Seq": "pose", "Vector3Seq": "vector3"}.get(seq_type, "value")
+        read_as = standard_name(component_kind, content)
+        if read_as == "links" and parts == 1 and "shape" not in extension:
+            read_as = "root"
+        if read_as != track.name:
+            extension["name"] = track.name
         self._check_finite(track, rows)
         timeline = track.timeline
         if timeline.is_uniform and timeline.start != 0:
@@ -226,12 +244,12 @@ class _Writer:
             body = ", ".join([entry] * se3_parts)
         else:
             body = ", ".join([number] * rows.shape[1])
-        if times is not None:
-            body = number + ", " + body
+        if times is not None:  # stamps keep full precision: rounding could make them collide
+            body = "%r, " + body
             rows = np.column_stack([times, rows])
         template = "      - [ " + body + " ]\n"
         text = "".join([template % tuple(row) for row in rows.tolist()])
-        if self.precision is None:  # shortest repr: 500.0 -> 500, as Choreonoid writes integers
+        if self.precision is None or times is not None:  # 500.0 -> 500, as Choreonoid writes
             text = text.replace(".0,", ",").replace(".0 ]", " ]")
         if self.nonfinite == "yaml":
             text = re.sub(r"(?<![\w.])(-?)(inf|nan)\b", r"\1.\2", text)
@@ -270,6 +288,7 @@ def _nominal_rate(track: Track) -> float:
 
 def _is_part_zero(root: Track, links: Track) -> bool:
     return (links.data.ndim == 3 and root.timeline.same_as(links.timeline)
+            and root.labels is None and not root.attrs
             and np.array_equal(root.data, links.data[:, 0, :]))
 
 
@@ -282,7 +301,8 @@ def _plain(text: str) -> str:
     """Text as a YAML scalar: raw when that reads back unchanged, else double-quoted."""
     if _PLAIN_SAFE.fullmatch(text) and not isinstance(text, QuotedStr) and text.strip() == text:
         return text
-    return json.dumps(text)
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _YAML_UNPRINTABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
 
 
 def _emit_mapping(tree: dict[str, Any], indent: int) -> Iterator[str]:

@@ -113,7 +113,7 @@ def parse_number(text: str) -> float | None:
     Python-only spellings such as digit underscores.
     """
     text = text.strip()
-    if not text or "_" in text:
+    if not text or "_" in text or not text.isascii():
         return None
     try:
         return float(text)

@@ -22,6 +22,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ... import _accel
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
@@ -29,10 +30,6 @@ PathLike = str | os.PathLike[str]
 _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
-#: Tables at least this big are parsed with polars when it is installed (optional ``fast``
-#: extra): its parser is ~8x faster than NumPy's and correctly rounded too. Smaller files
-#: do not pay for importing it.
-FAST_MIN_BYTES = 8 << 20
 
 
 @dataclass
@@ -289,7 +286,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     """
     row = 0
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
-    fast = _polars() if sum(block.size for block in table.blocks) >= FAST_MIN_BYTES else None
+    fast = _accel.polars_for(sum(block.size for block in table.blocks))
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
@@ -330,14 +327,6 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         row += count
     table.rows = row
     return row
-
-
-def _polars() -> Any:
-    try:
-        import polars
-    except ImportError:
-        return None
-    return polars
 
 
 def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
