@@ -127,16 +127,25 @@ def parse_block(block: FrameBlock, pattern: bytes, columns: int) -> NDArray[np.f
 def _parse_with_polars(polars: Any, block: FrameBlock, columns: int) -> NDArray[np.float64] | None:
     """Canonically spaced frames (``- [ a, b ]``) through polars; None for anything else.
 
-    polars reads no blanks around numbers, so only the exact separators Choreonoid writes
-    are removed (``1 2`` stays invalid); a missing field (null) or any refusal returns None
-    and the block goes to np.loadtxt.
+    polars reads no blanks around numbers, so the text is reduced to one space between
+    numbers. That is exact only when every comma is followed by one space and no other
+    blank is left, which is checked by counting; a missing field (null) or any refusal
+    also returns None, and the block goes to np.loadtxt.
     """
-    prefix = block.text[: block.text.index(b"[") + 1] + b" "
-    compact = (b"\n" + block.text).replace(b"\n" + prefix, b"\n")[1:]
-    compact = compact.replace(b" ]", b"").replace(b"[ ", b"").replace(b", ", b",")
+    text = block.text
+    indent = text[: text.index(b"-")]
+    body = (b"\n" + text).replace(b"\n" + indent + b"- [ ", b"\n")[1:]
+    body = body.replace(b"[ ", b"").replace(b" ]", b"")
+    separators = block.lines * (columns - 1)
+    if body.count(b",") != separators or body.count(b", ") != separators:
+        return None
+    body = body.translate(None, b",")
+    if body.count(b" ") != separators:
+        return None
     schema = {f"c{i}": polars.Float64 for i in range(columns)}
     try:
-        frame = polars.read_csv(compact, has_header=False, schema=schema, quote_char=None)
+        frame = polars.read_csv(body, has_header=False, separator=" ", schema=schema,
+                                quote_char=None)
     except Exception:  # any refusal: the strict NumPy path decides
         return None
     if frame.height != block.lines or any(frame.null_count().row(0)):

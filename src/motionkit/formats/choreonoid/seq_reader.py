@@ -38,7 +38,7 @@ META_KEY = "motionkit_meta"  # top-level metadata Choreonoid ignores
 
 
 # Line breaks YAML knows besides LF; with any of them, block line numbers could disagree.
-_OTHER_LINE_BREAKS = (b"\r", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_OTHER_LINE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 #: Choreonoid's timed import may create at most this many frames per byte of file.
 MAX_TIMED_FRAMES_PER_BYTE = 64
 
@@ -61,7 +61,8 @@ def read_seq(path: str | os.PathLike[str], *, fast: bool = True, timed: str = "s
     if timed not in ("stamps", "choreonoid"):
         raise ValueError('timed must be "stamps" or "choreonoid"')
     text = _normalise(read_bytes(path), path)
-    if fast and not any(mark in text for mark in _OTHER_LINE_BREAKS):
+    if fast and b"\r" not in text and (text.isascii() or not any(
+            mark in text for mark in _OTHER_LINE_BREAKS)):
         header, blocks = cut_frame_blocks(text)
         try:
             return _Reader(path, header, blocks, timed, len(text)).motion()
@@ -76,7 +77,8 @@ def _normalise(raw: bytes, path: str | os.PathLike[str]) -> bytes:
     if b"\x00" in raw[:4096]:
         raise FormatError("binary data, not a YAML body motion file", path)
     try:
-        raw.decode("utf-8")
+        if not raw.isascii():
+            raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise FormatError("text is not valid UTF-8", path, line) from None
