@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -88,8 +88,35 @@ class Dof:
     spring_stiffness: float = 0.0
 
 
+class _DofArrays:
+    """Per-coordinate arrays (limits, initial state) of anything with a ``dofs`` list."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def dofs(self) -> list[Dof]: ...
+
+    @property
+    def lower(self) -> NDArray[np.float64]:
+        """Lower position limits, one per coordinate."""
+        return np.array([d.lower for d in self.dofs], dtype=float)
+
+    @property
+    def upper(self) -> NDArray[np.float64]:
+        """Upper position limits, one per coordinate."""
+        return np.array([d.upper for d in self.dofs], dtype=float)
+
+    @property
+    def initial_positions(self) -> NDArray[np.float64]:
+        return np.array([d.position for d in self.dofs], dtype=float)
+
+    @property
+    def initial_velocities(self) -> NDArray[np.float64]:
+        return np.array([d.velocity for d in self.dofs], dtype=float)
+
+
 @dataclass(eq=False)
-class Joint:
+class Joint(_DofArrays):
     """The joint that attaches a body to its parent (or to the world).
 
     ``type`` is one of :data:`JOINT_DOFS`. ``axes`` holds the type's axes in the joint
@@ -138,22 +165,6 @@ class Joint:
     def dof_slice(self) -> slice:
         """Where this joint's coordinates sit in the skeleton's coordinate vector."""
         return slice(self.dof_offset, self.dof_offset + self.dof_count)
-
-    @property
-    def lower(self) -> NDArray[np.float64]:
-        return np.array([d.lower for d in self.dofs], dtype=float)
-
-    @property
-    def upper(self) -> NDArray[np.float64]:
-        return np.array([d.upper for d in self.dofs], dtype=float)
-
-    @property
-    def initial_positions(self) -> NDArray[np.float64]:
-        return np.array([d.position for d in self.dofs], dtype=float)
-
-    @property
-    def initial_velocities(self) -> NDArray[np.float64]:
-        return np.array([d.velocity for d in self.dofs], dtype=float)
 
     def plane_axes(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Translation axes and normal of a planar/translational2d joint (unit, orthogonal)."""
@@ -269,7 +280,7 @@ class Body:
 
 
 @dataclass(eq=False)
-class Skeleton:
+class Skeleton(_DofArrays):
     """An articulated tree of bodies in depth-first order (see the module docstring)."""
 
     name: str
@@ -308,19 +319,6 @@ class Skeleton:
     @property
     def dof_names(self) -> list[str]:
         return [dof.name for dof in self.dofs]
-
-    @property
-    def lower(self) -> NDArray[np.float64]:
-        """Lower position limits (frames-free, ``(dof_count,)``)."""
-        return np.array([d.lower for d in self.dofs], dtype=float)
-
-    @property
-    def upper(self) -> NDArray[np.float64]:
-        return np.array([d.upper for d in self.dofs], dtype=float)
-
-    @property
-    def initial_positions(self) -> NDArray[np.float64]:
-        return np.array([d.position for d in self.dofs], dtype=float)
 
     @property
     def parents(self) -> NDArray[np.intp]:
