@@ -1,11 +1,13 @@
 """The motionkit demo: make a motion, write it in three Choreonoid versions, resample a
-time-stamped one, and show what each file holds. Uses only data generated here.
+time-stamped one, export the root path as trajectories, and show what each file holds.
+Uses only data generated here.
 
 Run with ``make demo``; outputs go to ``demo-output/``.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -49,11 +51,13 @@ def make_stamped() -> mk.Motion:
 
 
 def show(path: Path) -> None:
-    print(render(str(path.relative_to(OUT.parent)), "seq", mk.read(path)))
+    fmt = "traj" if path.suffix == ".traj" else "seq"
+    print(render(str(path.relative_to(OUT.parent)), fmt, mk.read(path)))
     print()
 
 
 def main() -> None:
+    warnings.showwarning = lambda message, *_: print(f"   warning: {message}")
     OUT.mkdir(exist_ok=True)
     walk = OUT / "walk_v2.seq"
     mk.write(walk, make_walk())
@@ -70,11 +74,15 @@ def main() -> None:
     mk.convert(stamped, OUT / "stamped_as_choreonoid_30hz.seq", rate=30, method="choreonoid")
     print("4. resampled a time-stamped motion to 100 Hz (interpolated) and to 30 Hz with "
           "Choreonoid's own import rule")
+    mk.convert(walk, OUT / "walk_root.traj", lossy=True)
+    mk.convert(walk, OUT / "walk_root.tum", lossy=True)
+    print("5. wrote the root link's path as a trajectopy .traj and a TUM file "
+          "(--lossy: the joints and ZMP have no place there)")
     again = mk.read(OUT / "walk_v1.seq")
     exact = all(np.array_equal(again.tracks[n].data, mk.read(walk).tracks[n].data)
                 for n in ("links", "joints", "zmp"))
-    print(f"5. version 2 -> 1 -> read back is bit-exact: {exact}\n")
-    for name in ("walk_v4.seq", "stamped.seq", "stamped_linear_100hz.seq"):
+    print(f"6. version 2 -> 1 -> read back is bit-exact: {exact}\n")
+    for name in ("walk_v4.seq", "stamped.seq", "stamped_linear_100hz.seq", "walk_root.traj"):
         show(OUT / name)
     print(f"All outputs are in {OUT}/ ; try: .venv/bin/motionkit info {OUT.name}/walk_v4.seq")
 
