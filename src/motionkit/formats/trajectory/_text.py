@@ -13,11 +13,12 @@ FormatError.
 from __future__ import annotations
 
 import bisect
+import io
 import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +30,7 @@ PathLike = str | os.PathLike[str]
 
 _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
+_ODD_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
 
 
@@ -108,15 +110,20 @@ class TextTable:
 
     def first_row(self) -> bytes:
         """The first data row (empty when there is none)."""
-        for data, _, _, _ in self.data_blocks():
-            pos = 0
+        return self.first_line()[1]
+
+    def first_line(self) -> tuple[int, bytes]:
+        """(line number, text) of the first data row; (0, b"") when there is none."""
+        for data, _, numbers, first_line in self.data_blocks():
+            pos = index = 0
             while pos <= len(data):
                 end = data.find(b"\n", pos)
                 end = len(data) if end < 0 else end
                 if data[pos:end].strip():
-                    return data[pos:end]
-                pos = end + 1
-        return b""
+                    return (int(numbers[index]) if numbers is not None
+                            else first_line + index), data[pos:end]
+                pos, index = end + 1, index + 1
+        return 0, b""
 
 
 def _filter(raw: bytes, first_line: int) -> tuple[list[bytes], list[int]]:
@@ -137,42 +144,50 @@ def _filter(raw: bytes, first_line: int) -> tuple[list[bytes], list[int]]:
     return kept, lines
 
 
-def _newlines(text: bytes) -> int:
-    """Newlines in ``text`` (NumPy counts bytes about four times faster than bytes.count)."""
-    return int(np.count_nonzero(np.frombuffer(text, dtype=np.uint8) == 10))
+def _newlines(buffer: bytes | bytearray, start: int, end: int) -> int:
+    """Newlines in ``buffer[start:end]`` (NumPy counts bytes about four times faster than
+    bytes.count, and reads the buffer in place)."""
+    view = np.frombuffer(buffer, dtype=np.uint8, count=end - start, offset=start)
+    return int(np.count_nonzero(view == 10))
 
 
-def _needs_filter(raw: bytes) -> bool:
-    """Comments must be found in the first pass; blank or odd lines are caught later by the
-    per-row field count, which re-reads that block line by line."""
-    return b"#" in raw
-
-
-def _raw_blocks(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    offset = 0
+def _raw_blocks(handle: io.BufferedIOBase) -> Iterator[tuple[int, bytearray, int]]:
+    """(file offset, buffer, size) of consecutive newline-aligned blocks of about ``_BLOCK``
+    bytes (a longer line makes a longer block). One buffer is reused, so a block is valid
+    only until the next one is read and must not be held (nor viewed) meanwhile."""
+    buffer = bytearray(_BLOCK)
+    offset = kept = 0
     while True:
-        raw = handle.read(_BLOCK)
-        if not raw:
+        with memoryview(buffer) as view:
+            got = handle.readinto(view[kept:])
+        size = kept + got
+        if not size:
             return
-        if not raw.endswith(b"\n"):
-            raw += handle.readline()
-        yield offset, raw
-        offset += len(raw)
+        end = buffer.rfind(b"\n", 0, size) + 1 if got else size  # all of it at the end
+        if not end:  # no line end yet: read on, into a bigger buffer when this one is full
+            if size == len(buffer):
+                buffer.extend(bytes(len(buffer)))
+            kept = size
+            continue
+        yield offset, buffer, end
+        offset += end
+        kept = size - end
+        buffer[:kept] = buffer[end:size]
 
 
-def _leading_comments(raw: bytes, start: int, line: int, table: TextTable) -> tuple[int, int]:
-    """Skip comment and blank lines at ``raw[start:]``, recording the comments; return the
-    offset and line number of the first data line."""
-    size = len(raw)
-    while start < size:
-        end = raw.find(b"\n", start)
-        end = size if end < 0 else end
-        stripped = raw[start:end].strip()
+def _leading_comments(raw: bytearray, start: int, end: int, line: int,
+                      table: TextTable) -> tuple[int, int]:
+    """Skip comment and blank lines at ``raw[start:end]``, recording the comments; return
+    the offset and line number of the first data line."""
+    while start < end:
+        stop = raw.find(b"\n", start, end)
+        stop = end if stop < 0 else stop
+        stripped = bytes(raw[start:stop].strip())
         if stripped and not stripped.startswith(b"#"):
             break
         if stripped:
             table.comments.append((line, _decode(stripped, table.path, line)))
-        start, line = end + 1, line + 1
+        start, line = stop + 1, line + 1
     return start, line
 
 
@@ -193,48 +208,56 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
     except OSError as exc:
         raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
     with handle:
-        for offset, raw in _raw_blocks(handle):
+        for offset, raw, end in _raw_blocks(handle):
             start = len(_BOM) if offset == 0 and raw.startswith(_BOM) else 0
             if table.rows == 0:  # leading comment lines stay out of the data blocks
-                start, line = _leading_comments(raw, start, line, table)
-            text = raw[start:]
-            if not text:
+                start, line = _leading_comments(raw, start, end, line, table)
+            if start >= end:
                 continue
-            if b"\r" in text:
-                text = text.replace(b"\r\n", b"\n")
-            count = _newlines(text) + (0 if text.endswith(b"\n") else 1)
-            block = _Block(offset + start, len(raw) - start, line, _needs_filter(text),
+            block = _Block(offset + start, end - start, line, raw.find(b"#", start, end) >= 0,
                            first_row=table.rows)
-            if block.filtered:
-                pieces = text.split(b"\n")
-                for index, piece in enumerate(pieces[:count]):
-                    stripped = piece.strip()
-                    if stripped.startswith(b"#"):
-                        table.comments.append((line + index, _decode(stripped, path,
-                                                                     line + index)))
-                    elif stripped:
-                        block.rows += 1
+            if block.filtered or raw.find(b"\r", start, end) >= 0:
+                line += _scan_lines(bytes(raw[start:end]).replace(b"\r\n", b"\n"), line,
+                                    block, table)
             else:
-                block.rows = count
+                block.rows = _newlines(raw, start, end) + (raw[end - 1] != 10)
+                line += block.rows
             table.rows += block.rows
             table.blocks.append(block)
-            line += count
     if header_row and table.rows:
-        line, first = next(iter(table.lines()))
+        line, first = table.first_line()
         tokens = first.replace(b",", b" ").replace(b";", b" ").split()
         try:
             float(tokens[0])
         except ValueError:
             table.comments.append((line, "#" + _decode(first.strip(), path, line)))
-            table.rows -= 1
-            found = False
+            dropped = 0
             for block in table.blocks:
-                if found:
-                    block.first_row -= 1
-                elif block.rows:
-                    block.skip_first, block.rows, found = True, block.rows - 1, True
-                    block.filtered = True  # so that the dropped first row is the names
+                if dropped:
+                    block.first_row -= dropped
+                elif block.rows:  # filtered, so that the dropped first row is the names
+                    block.skip_first, block.filtered = True, True
+                    rows = table._block_rows(block)[1]
+                    assert rows is not None
+                    dropped, block.rows = block.rows - rows.size, rows.size  # blank lines too
+            table.rows -= dropped
     return table
+
+
+def _scan_lines(text: bytes, line: int, block: _Block, table: TextTable) -> int:
+    """Count a block's rows line by line, recording its comments (blocks with a ``#``);
+    returns the block's line count."""
+    count = _newlines(text, 0, len(text)) + (not text.endswith(b"\n"))
+    if not block.filtered:
+        block.rows = count
+        return count
+    for index, piece in enumerate(text.split(b"\n")[:count]):
+        stripped = piece.strip()
+        if stripped.startswith(b"#"):
+            table.comments.append((line + index, _decode(stripped, table.path, line + index)))
+        elif stripped:
+            block.rows += 1
+    return count
 
 
 def _decode(text: bytes, path: PathLike, line: int) -> str:
@@ -292,13 +315,16 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         if not block.rows:
             continue
         data, numbers, first_line = table._block_rows(block)
+        parsed = None
         if fast is not None:
-            parsed = _parse_fast(fast, data, delimiter or b" ", columns, block.rows, text_ok)
-            if parsed is not None:
-                for index, target in targets.items():
-                    target[row:row + block.rows] = parsed.get_column(f"c{index}").to_numpy()
-                row += block.rows
-                continue
+            parsed = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok)
+        if parsed is None:
+            parsed = _parse_numpy(data, delimiter, columns, block.rows)
+        if parsed is not None:
+            for index, target in targets.items():
+                target[row:row + block.rows] = parsed[index]
+            row += block.rows
+            continue
         if data.endswith(b"\n"):
             data = data[:-1]
         if not np.all(_row_field_counts(data, delimiter) == columns) and not block.filtered:
@@ -329,20 +355,43 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     return row
 
 
-def _parse_fast(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
-                text_ok: frozenset[int]) -> Any:
-    """A block parsed by polars, or None for anything less than a clean table (an error,
-    a missing field, a skipped line): the NumPy path then parses it or names the bad line."""
+def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
+                  text_ok: frozenset[int]) -> list[Any] | None:
+    """A block's columns parsed by polars, or None for anything less than a clean table
+    (an error, a missing field, a skipped line): the NumPy paths then parse it or name the
+    bad line."""
+    if text_ok and data.count(delimiter) != rows * (columns - 1):
+        return None  # polars pads a short row's text columns with "", not null
     schema = {f"c{i}": pl.String if i in text_ok else pl.Float64 for i in range(columns)}
     try:
         frame = pl.read_csv(data, has_header=False, separator=delimiter.decode(),
-                            schema=schema, quote_char=None, truncate_ragged_lines=False)
+                            schema=schema, quote_char=None, truncate_ragged_lines=False,
+                            empty_string_is_null=False)
     except Exception:  # any refusal by polars: let the strict path decide
         return None
-    nulls = frame.null_count().row(0)
-    if frame.height != rows or any(n for i, n in enumerate(nulls) if i not in text_ok):
+    if frame.height != rows or any(frame.null_count().row(0)):  # a null is a missing field
         return None
-    return frame
+    return [None if i in text_ok else series.to_numpy()
+            for i, series in enumerate(frame.get_columns())]
+
+
+def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int,
+                 rows: int) -> list[NDArray[np.float64]] | None:
+    """A block's columns parsed by ``np.loadtxt``, which takes only exactly ``columns``
+    numbers a row, or None: then the checked path parses it or names the bad line. Text
+    with bytes on which loadtxt and those checks differ (non-ASCII, rare whitespace) goes
+    there directly."""
+    if not data.isascii() or any(space in data for space in _ODD_SPACES):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "input contained no data"
+        try:
+            values = np.loadtxt(io.StringIO(data.decode("ascii")), comments=None,
+                                quotechar=None, ndmin=2,
+                                delimiter=delimiter.decode() if delimiter else None)
+        except (ValueError, UserWarning):
+            return None
+    return list(values.T) if values.shape == (rows, columns) else None
 
 
 def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | None,
