@@ -2,10 +2,13 @@
 
 Generates a seeded N-row trajectory once as a trajectopy ``.traj`` file and as its TUM
 twin (same numbers), then reads each with every available reader, each reader in a fresh
-subprocess (so peak RSS is its own), and prints rows/s, peak memory and the ratios.
+subprocess (so peak RSS is its own), and prints rows/s, peak memory and the ratios. The
+readers take turns for ``--rounds`` rounds (evo, slow, runs once), so that load from other
+processes on a shared machine falls on all of them alike; best and median are over all reads.
 ``motionkit-numpy`` is motionkit without the optional polars parser (NumPy only).
 
-    python bench/traj_read.py [--rows 1000000] [--repeat 3] [--workdir DIR] [--no-evo]
+    python bench/traj_read.py [--rows 1000000] [--repeat 3] [--rounds 3] [--workdir DIR]
+                              [--no-evo]
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 READERS = {
     "motionkit-traj": ("traj", "import motionkit as mk", "mk.read(PATH)"),
@@ -74,17 +78,24 @@ def worker(name: str, path: str, repeat: int) -> None:
         start = time.perf_counter()
         exec(call, scope)
         times.append(time.perf_counter() - start)
-    print(json.dumps({"import": imported, "best": min(times), "median": statistics.median(times),
-                      "peak_mb": _peak_mb()}))
+    print(json.dumps({"import": imported, "times": times, "peak_mb": _peak_mb()}))
 
 
-def run(name: str, path: Path, repeat: int) -> dict[str, float] | None:
+def run(name: str, path: Path, repeat: int) -> dict[str, Any] | None:
     result = subprocess.run([sys.executable, __file__, "--worker", name, str(path), str(repeat)],
                             capture_output=True, text=True, check=False)
     if result.returncode != 0:
         print(f"  {name}: skipped ({result.stderr.strip().splitlines()[-1:]})")
         return None
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def summary(runs: list[dict[str, Any]]) -> dict[str, float]:
+    """Best and median over the reads of all rounds, the highest peak, the fastest import."""
+    times = [t for found in runs for t in found["times"]]
+    return {"best": min(times), "median": statistics.median(times),
+            "peak_mb": max(found["peak_mb"] for found in runs),
+            "import": min(found["import"] for found in runs)}
 
 
 def import_time() -> float:
@@ -97,7 +108,8 @@ def import_time() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="reads per process")
+    parser.add_argument("--rounds", type=int, default=3, help="processes per reader, in turns")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--no-evo", action="store_true", help="skip evo (slow at 1 M rows)")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -111,23 +123,28 @@ def main() -> None:
     print(f"rows: {args.rows:,}  files: {paths['traj']} ({paths['traj'].stat().st_size / 1e6:.1f}"
           f" MB), {paths['tum'].name}")
     print(f"import motionkit: {import_time():.3f} s")
-    results: dict[str, dict[str, float]] = {}
-    for name, (kind, _, _) in READERS.items():
-        if name == "evo-tum" and args.no_evo:
-            continue
-        found = run(name, paths[kind], 1 if name == "evo-tum" else args.repeat)
-        if found is None:
-            continue
-        results[name] = found
-        print(f"  {name:16s} best {found['best']:7.3f} s  median {found['median']:7.3f} s  "
-              f"{args.rows / found['best'] / 1e6:6.2f} M rows/s  peak {found['peak_mb']:6.0f} MB"
-              f"  import {found['import']:.2f} s")
+    names = [name for name in READERS if not (name == "evo-tum" and args.no_evo)]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for round_ in range(args.rounds):
+        for name in names:
+            if name == "evo-tum" and round_:
+                continue
+            found = run(name, paths[READERS[name][0]], 1 if name == "evo-tum" else args.repeat)
+            if found is not None:
+                runs[name].append(found)
+    results = {name: summary(found) for name, found in runs.items() if found}
+    for name, result in results.items():
+        print(f"  {name:16s} best {result['best']:7.3f} s  median {result['median']:7.3f} s  "
+              f"{args.rows / result['best'] / 1e6:6.2f} M rows/s  peak {result['peak_mb']:6.0f} MB"
+              f"  import {result['import']:.2f} s")
     for ours, peer in (("motionkit-traj", "trajectopy"), ("motionkit-numpy", "trajectopy"),
                        ("motionkit-tum", "evo-tum")):
         if ours in results and peer in results:
             speed = results[peer]["best"] / results[ours]["best"]
+            typical = results[peer]["median"] / results[ours]["median"]
             memory = results[ours]["peak_mb"] / results[peer]["peak_mb"]
-            print(f"{ours} vs {peer}: {speed:.2f}x rows/s, {memory:.2f}x peak memory")
+            print(f"{ours} vs {peer}: {speed:.2f}x rows/s (medians {typical:.2f}x), "
+                  f"{memory:.2f}x peak memory")
 
 
 if __name__ == "__main__":

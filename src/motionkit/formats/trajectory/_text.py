@@ -3,11 +3,11 @@
 A file is read in newline-aligned blocks, twice: the first pass counts rows and collects
 comment lines (``#`` first, anywhere) so headers placed anywhere are known before data is
 interpreted; the second parses rows straight into the caller's preallocated arrays. The
-whole file is never held in memory. Blocks are parsed by NumPy, or for big files by polars
-when it is installed (optional; its correctly rounded parser is several times faster); a
-block either one does not take cleanly is re-read line by line only to name the first bad
-line and column. Nothing is guessed: a ragged row, an empty field or a non-number is a
-FormatError.
+whole file is never held in memory. Blocks are parsed by ``np.loadtxt``, or for big files
+by polars when it is installed (optional; its correctly rounded parser is several times
+faster); a block neither takes cleanly goes to a checked path that parses it or names the
+first bad line and column. Nothing is guessed: a ragged row, an empty field or a
+non-number is a FormatError.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class TextTable:
     comments: list[tuple[int, str]] = field(default_factory=list)
     rows: int = 0
     blocks: list[_Block] = field(default_factory=list)
+    _first: tuple[int, bytes] | None = field(default=None, repr=False)
 
     def line_of(self, row: int) -> int:
         """1-based line number in the file of data row ``row``."""
@@ -114,6 +115,11 @@ class TextTable:
 
     def first_line(self) -> tuple[int, bytes]:
         """(line number, text) of the first data row; (0, b"") when there is none."""
+        if self._first is None:
+            self._first = self._find_first()
+        return self._first
+
+    def _find_first(self) -> tuple[int, bytes]:
         for data, _, numbers, first_line in self.data_blocks():
             pos = index = 0
             while pos <= len(data):
@@ -241,6 +247,7 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
                     assert rows is not None
                     dropped, block.rows = block.rows - rows.size, rows.size  # blank lines too
             table.rows -= dropped
+            table._first = None
     return table
 
 
@@ -322,7 +329,10 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             parsed = _parse_numpy(data, delimiter, columns, block.rows)
         if parsed is not None:
             for index, target in targets.items():
-                target[row:row + block.rows] = parsed[index]
+                start = row
+                for piece in parsed[index]:
+                    target[start:start + piece.size] = piece
+                    start += piece.size
             row += block.rows
             continue
         if data.endswith(b"\n"):
@@ -356,10 +366,10 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
 
 
 def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
-                  text_ok: frozenset[int]) -> list[Any] | None:
-    """A block's columns parsed by polars, or None for anything less than a clean table
-    (an error, a missing field, a skipped line): the NumPy paths then parse it or name the
-    bad line."""
+                  text_ok: frozenset[int]) -> list[list[Any]] | None:
+    """A block's columns parsed by polars, each as its consecutive pieces (polars' chunks,
+    read in place), or None for anything less than a clean table (an error, a missing
+    field, a skipped line): the NumPy paths then parse it or name the bad line."""
     if text_ok and data.count(delimiter) != rows * (columns - 1):
         return None  # polars pads a short row's text columns with "", not null
     schema = {f"c{i}": pl.String if i in text_ok else pl.Float64 for i in range(columns)}
@@ -371,16 +381,16 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
         return None
     if frame.height != rows or any(frame.null_count().row(0)):  # a null is a missing field
         return None
-    return [None if i in text_ok else series.to_numpy()
+    return [[] if i in text_ok else [chunk.to_numpy() for chunk in series.get_chunks()]
             for i, series in enumerate(frame.get_columns())]
 
 
 def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int,
-                 rows: int) -> list[NDArray[np.float64]] | None:
-    """A block's columns parsed by ``np.loadtxt``, which takes only exactly ``columns``
-    numbers a row, or None: then the checked path parses it or names the bad line. Text
-    with bytes on which loadtxt and those checks differ (non-ASCII, rare whitespace) goes
-    there directly."""
+                 rows: int) -> list[list[NDArray[np.float64]]] | None:
+    """A block's columns (one piece each) parsed by ``np.loadtxt``, which takes only exactly
+    ``columns`` numbers a row, or None: then the checked path parses it or names the bad
+    line. Text with bytes on which loadtxt and those checks differ (non-ASCII, rare
+    whitespace) goes there directly."""
     if not data.isascii() or any(space in data for space in _ODD_SPACES):
         return None
     with warnings.catch_warnings():
@@ -391,7 +401,7 @@ def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int,
                                 delimiter=delimiter.decode() if delimiter else None)
         except (ValueError, UserWarning):
             return None
-    return list(values.T) if values.shape == (rows, columns) else None
+    return [[column] for column in values.T] if values.shape == (rows, columns) else None
 
 
 def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | None,
