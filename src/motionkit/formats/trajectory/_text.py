@@ -252,8 +252,8 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
 
 
 def _scan_lines(text: bytes, line: int, block: _Block, table: TextTable) -> int:
-    """Count a block's rows line by line, recording its comments (blocks with a ``#``);
-    returns the block's line count."""
+    """The line count of a block (CRLF already made LF); in a block with a ``#`` its rows
+    are counted line by line and its comments recorded."""
     count = _newlines(text, 0, len(text)) + (not text.endswith(b"\n"))
     if not block.filtered:
         block.rows = count
