@@ -213,3 +213,10 @@ def test_resampling_at_the_samples_own_times_changes_nothing() -> None:
     motion = mk.Motion()
     motion.add(mk.Track("root", "pose", poses, mk.Timeline.uniform(100, 5)))
     assert resample(motion, 100).tracks["root"].data.tobytes() == poses.tobytes()
+
+
+def test_a_broken_frame_line_inside_a_kept_component(tmp_path: Path) -> None:
+    text = V4_ALL + ("  -\n    type: Unknown\n    frames:\n      - [ 1, 2\n      - [ 3 ]\n")
+    with warnings.catch_warnings(), pytest.raises(mk.FormatError, match="YAML syntax error"):
+        warnings.simplefilter("ignore", mk.MotionkitWarning)
+        mk.read(write(tmp_path, text))

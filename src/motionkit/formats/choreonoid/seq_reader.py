@@ -319,7 +319,10 @@ class _Reader:
             line = key.start_mark.line + 1
             if line in self.blocks and isinstance(value, yaml.ScalarNode) and value.value == "":
                 self.used_blocks.add(line)
-                block = yaml.load(self.blocks[line].text, Loader=BaseLoader)
+                try:
+                    block = yaml.load(self.blocks[line].text, Loader=BaseLoader)
+                except yaml.YAMLError:
+                    raise _NotCanonical from None  # the full parse reports where
                 self.budget -= len(self.blocks[line].text)
                 tree[str(key.value)] = block
             else:
