@@ -356,7 +356,15 @@ class Skeleton(_DofArrays):
         return "\n".join(lines)
 
     def _tree_lines(self) -> Iterator[str]:
-        def walk(index: int, prefix: str, last: bool) -> Iterator[str]:
+        """The body tree, depth first, with an explicit stack (any depth, linear time)."""
+        kids: dict[int, list[int]] = {}
+        for index, body in enumerate(self.bodies):
+            kids.setdefault(body.parent, []).append(index)
+        yield "  world"
+        roots = kids.get(-1, [])
+        stack = [(root, "  ", k == len(roots) - 1) for k, root in reversed(list(enumerate(roots)))]
+        while stack:
+            index, prefix, last = stack.pop()
             body = self.bodies[index]
             joint = body.joint
             dofs = f"{joint.dof_count} dof" + ("" if joint.dof_count == 1 else "s")
@@ -364,14 +372,10 @@ class Skeleton(_DofArrays):
                 dofs += f" [{joint.dof_offset}:{joint.dof_offset + joint.dof_count}]"
             branch = "└─ " if last else "├─ "
             yield f"{prefix}{branch}{body.name}  ({joint.type} joint {joint.name!r}, {dofs})"
-            kids = self.children(index)
-            for k, child in enumerate(kids):
-                yield from walk(child, prefix + ("   " if last else "│  "), k == len(kids) - 1)
-
-        roots = self.children(-1)
-        yield "  world"
-        for k, root in enumerate(roots):
-            yield from walk(root, "  ", k == len(roots) - 1)
+            children = kids.get(index, [])
+            inner = prefix + ("   " if last else "│  ")
+            stack.extend((child, inner, k == len(children) - 1)
+                         for k, child in reversed(list(enumerate(children))))
 
 
 @dataclass(eq=False)

@@ -30,6 +30,8 @@ from ..model import Motion
 from ..spatial import quaternion as quat
 
 Array = NDArray[np.float64]
+#: Most entries of a motion list (each packs its frames once more).
+MAX_MOTIONS = 100_000
 
 
 @dataclass(eq=False)
@@ -101,7 +103,15 @@ class MotionLib:
         if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
                 target.read_bytes()[:65536] if target.is_file() else b""):
             listing = motionlist.read(target)
-            motions = [api.read(p, **_options_for(p, char)) for p in listing.paths]
+            if len(listing.paths) > MAX_MOTIONS:
+                raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
+            read: dict[Path, Motion] = {}  # a file listed many times is read once
+            motions = []
+            for p in listing.paths:
+                key = p.resolve()
+                if key not in read:
+                    read[key] = api.read(p, **_options_for(p, char))
+                motions.append(read[key])
             return cls(motions, listing.weights, character=char,
                        names=[p.stem for p in listing.paths])
         return cls([api.read(target, **_options_for(target, char))], character=char)

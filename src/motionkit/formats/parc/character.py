@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from typing import Any
-from xml.etree.ElementTree import Element, ParseError
+from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 
 import defusedxml.ElementTree as SafeET
 import numpy as np
@@ -346,6 +346,11 @@ def read(path: str | os.PathLike[str]) -> Skeleton:
     return load_character(path).to_skeleton()
 
 
+#: Most bodies of a character, and their deepest nesting (real ones have tens and ~10).
+MAX_BODIES = 10_000
+MAX_BODY_DEPTH = 1_000
+
+
 def load_character(source: Any) -> Character:
     """A Character from a path, a Skeleton, or a Character (passed through)."""
     if isinstance(source, Character):
@@ -353,33 +358,86 @@ def load_character(source: Any) -> Character:
     if isinstance(source, Skeleton):
         return Character.from_skeleton(source)
     data = read_bytes(source)
+    where = _Positions()
+    parser = SafeET.DefusedXMLParser(target=where)
+    where.parser = parser
     try:
-        root = SafeET.fromstring(data)
+        parser.feed(data)
+        root = parser.close()
     except ParseError as exc:
         line, column = getattr(exc, "position", (None, None))
         raise FormatError(f"not well-formed XML: {exc}", source, line,
                           column + 1 if column is not None else None) from None
     except DefusedXmlException as exc:
         raise FormatError(f"refused XML feature: {exc}", source) from None
-    return _parse(root, source)
+    xml = _Xml(source, where.at)
+    try:
+        return _parse(root, xml)
+    except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError,
+            RecursionError, MemoryError) as exc:
+        raise FormatError(f"bad character model ({type(exc).__name__}: {str(exc)[:200]})",
+                          source) from None
 
 
-def _floats(element: Element, name: str, count: int, default: list[float], path: Any) -> Array:
+class _Positions(TreeBuilder):
+    """An ElementTree builder that remembers where each element starts (line, column)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parser: Any = None
+        self.at: dict[int, tuple[int, int]] = {}
+
+    def start(self, tag: Any, attrs: Any) -> Element:
+        element = super().start(tag, attrs)
+        expat = getattr(self.parser, "parser", None)
+        if expat is not None:
+            self.at[id(element)] = (expat.CurrentLineNumber, expat.CurrentColumnNumber + 1)
+        return element
+
+
+@dataclass(eq=False)
+class _Xml:
+    """The file being parsed: errors name it and the element's line and column."""
+
+    path: Any
+    at: dict[int, tuple[int, int]]
+
+    def error(self, element: Element, message: str) -> FormatError:
+        line, column = self.at.get(id(element), (None, None))
+        return FormatError(message, self.path, line, column)
+
+
+def _floats(element: Element, name: str, count: int, default: list[float], xml: _Xml,
+            most: int | None = None) -> Array:
+    """Attribute ``name`` as ``count`` finite numbers (``count`` to ``most`` if given)."""
     text = element.get(name)
     if text is None:
         return np.array(default, dtype=np.float64)
     try:
         values = np.array([float(v) for v in text.split()], dtype=np.float64)
     except ValueError:
-        raise FormatError(f"<{element.tag} {name}={text!r}>: not numbers", path) from None
-    if values.size != count:
-        raise FormatError(f"<{element.tag} {name}={text!r}>: needs {count} numbers", path)
+        raise xml.error(element, f"<{element.tag} {name}=...>: not numbers") from None
+    if not count <= values.size <= (most or count):
+        needs = f"{count} to {most}" if most else f"{count}"
+        raise xml.error(element, f"<{element.tag} {name}=...>: needs {needs} numbers, "
+                                 f"got {values.size}")
+    if not np.isfinite(values).all():
+        raise xml.error(element, f"<{element.tag} {name}=...>: numbers must be finite")
     return values
 
 
-def _parse(root: Element, path: Any) -> Character:
+def _rotation(element: Element, xml: _Xml) -> Array:
+    """The element's ``quat`` (w x y z) as a unit x y z w quaternion."""
+    wxyz = _floats(element, "quat", 4, [1.0, 0.0, 0.0, 0.0], xml)
+    if np.linalg.norm(wxyz) < 1e-9:
+        raise xml.error(element, f"<{element.tag} quat=...>: zero quaternion")
+    return quat.normalize(quat.wxyz_to_xyzw(wxyz))
+
+
+def _parse(root: Element, xml: _Xml) -> Character:
+    path = xml.path
     if root.tag != "mujoco":
-        raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag}>)", path)
+        raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag:.40}>)", path)
     default_type, geom_type = "hinge", "sphere"
     default = root.find("default")
     if default is not None:
@@ -400,16 +458,21 @@ def _parse(root: Element, path: Any) -> Character:
     axes: list[Array] = []
     limits: list[Array] = []
     shapes: list[list[Shape]] = []
+    depths: list[int] = []
     stack: list[tuple[Element, int]] = [(first, -1)]
     while stack:
         element, parent = stack.pop()
         index = len(names)
+        if index >= MAX_BODIES:
+            raise xml.error(element, f"more than {MAX_BODIES} bodies")
+        depths.append(depths[parent] + 1 if parent >= 0 else 0)
+        if depths[-1] > MAX_BODY_DEPTH:
+            raise xml.error(element, f"bodies nest deeper than {MAX_BODY_DEPTH} levels")
         name = element.get("name") or f"body{index}"
         names.append(name)
         parents.append(parent)
-        pos.append(_floats(element, "pos", 3, [0.0, 0.0, 0.0], path))
-        wxyz = _floats(element, "quat", 4, [1.0, 0.0, 0.0, 0.0], path)
-        rot.append(quat.normalize(quat.wxyz_to_xyzw(wxyz)))
+        pos.append(_floats(element, "pos", 3, [0.0, 0.0, 0.0], xml))
+        rot.append(_rotation(element, xml))
         body_axes = np.zeros((3, 3))
         body_limits = np.full((3, 2), np.nan)
         hinges = element.findall("joint")
@@ -426,14 +489,18 @@ def _parse(root: Element, path: Any) -> Character:
                 if kind == "fixed" and len(hinges) == 1:
                     break
                 if kind != "hinge":
-                    raise FormatError(f"body {name!r}: joint type {kind!r} is not supported "
-                                      "by PARC (hinge, three hinges or fixed)", path)
-                if np.any(_floats(hinge, "pos", 3, [0.0, 0.0, 0.0], path) != 0):
-                    raise FormatError(f"body {name!r}: PARC requires joint pos 0 0 0", path)
-                axis = _floats(hinge, "axis", 3, [0.0, 0.0, 1.0], path)
-                body_axes[k] = axis / np.linalg.norm(axis)
+                    raise xml.error(hinge, f"body {name[:40]!r}: joint type {kind[:40]!r} is "
+                                           "not supported by PARC (hinge, three hinges or "
+                                           "fixed)")
+                if np.any(_floats(hinge, "pos", 3, [0.0, 0.0, 0.0], xml) != 0):
+                    raise xml.error(hinge, f"body {name[:40]!r}: PARC requires joint pos 0 0 0")
+                axis = _floats(hinge, "axis", 3, [0.0, 0.0, 1.0], xml)
+                length = np.linalg.norm(axis)
+                if length < 1e-9:
+                    raise xml.error(hinge, f"body {name[:40]!r}: zero joint axis")
+                body_axes[k] = axis / length
                 if hinge.get("range") is not None:
-                    body_limits[k] = np.radians(_floats(hinge, "range", 2, [0, 0], path))
+                    body_limits[k] = np.radians(_floats(hinge, "range", 2, [0, 0], xml))
             first_name = hinges[0].get("name", name)
             if len(hinges) == 1:
                 is_fixed = hinges[0].get("type", default_type) == "fixed"
@@ -443,11 +510,11 @@ def _parse(root: Element, path: Any) -> Character:
                 kinds.append("spherical")
                 joints.append(first_name.rsplit("_", 1)[0] if "_" in first_name else first_name)
         else:
-            raise FormatError(f"body {name!r}: {len(hinges)} joints in series are not "
-                              "supported by PARC (0, 1 or 3)", path)
+            raise xml.error(element, f"body {name[:40]!r}: {len(hinges)} joints in series are "
+                                     "not supported by PARC (0, 1 or 3)")
         axes.append(body_axes)
         limits.append(body_limits)
-        shapes.append([_shape(geom, geom_type, path) for geom in element.findall("geom")])
+        shapes.append([_shape(geom, geom_type, xml) for geom in element.findall("geom")])
         stack.extend((child, index) for child in reversed(element.findall("body")))
     contacts = [node.get("name", "") for node in root.iter("custom_contact_info")
                 for node in node.findall("body")]
@@ -456,19 +523,18 @@ def _parse(root: Element, path: Any) -> Character:
                      np.array(limits), contacts, shapes)
 
 
-def _shape(geom: Element, default_type: str, path: Any) -> Shape:
+def _shape(geom: Element, default_type: str, xml: _Xml) -> Shape:
     """A MuJoCo ``<geom>`` as a Shape (sizes as DART's full lengths; capsules from ``fromto``)."""
     kind = geom.get("type", default_type)
-    size = np.array([float(v) for v in (geom.get("size") or "0").split()])
+    size = _floats(geom, "size", 1, [0.0], xml, most=3)
     transform = np.eye(4)
-    transform[:3, 3] = _floats(geom, "pos", 3, [0.0, 0.0, 0.0], path)
-    wxyz = _floats(geom, "quat", 4, [1.0, 0.0, 0.0, 0.0], path)
-    transform[:3, :3] = Rotation.from_quat(quat.wxyz_to_xyzw(wxyz)).as_matrix()
+    transform[:3, 3] = _floats(geom, "pos", 3, [0.0, 0.0, 0.0], xml)
+    transform[:3, :3] = Rotation.from_quat(_rotation(geom, xml)).as_matrix()
     params: dict[str, Any] = {}
     if kind in ("capsule", "cylinder"):
         params["radius"] = float(size[0])
         if geom.get("fromto") is not None:
-            ends = _floats(geom, "fromto", 6, [0.0] * 6, path)
+            ends = _floats(geom, "fromto", 6, [0.0] * 6, xml)
             axis = ends[3:] - ends[:3]
             length = float(np.linalg.norm(axis))
             transform = np.eye(4)
@@ -486,6 +552,6 @@ def _shape(geom: Element, default_type: str, path: Any) -> Shape:
     elif kind == "mesh":
         params["file_name"] = geom.get("mesh", "")
     elif kind != "plane":
-        raise FormatError(f"geom {geom.get('name', '')!r}: unknown type {kind!r}", path)
+        raise xml.error(geom, f"geom {geom.get('name', '')[:40]!r}: unknown type {kind[:40]!r}")
     attrs = {k: geom.get(k) for k in ("name", "density") if geom.get(k) is not None}
     return Shape(kind, params, transform, role="collision", attrs=attrs)

@@ -64,7 +64,7 @@ def _expand(text: str, variables: Mapping[str, str], path: Any, line: int | None
     def replace(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(2)
         if name not in variables:
-            raise FormatError(f"variable ${name} in {text!r} is not set", path, line)
+            raise FormatError(f"variable ${name[:40]} in {text[:80]!r} is not set", path, line)
         return variables[name]
 
     return _VARIABLE.sub(replace, text)
@@ -94,6 +94,10 @@ def _mapping_with_line(loader: _Loader, node: yaml.MappingNode) -> dict[Any, Any
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+# Dates stay text: a date-like value is no reason to fail, and nothing here is a date.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
 def read(path: str | os.PathLike[str], variables: Mapping[str, str] | None = None) -> MotionList:
@@ -102,14 +106,22 @@ def read(path: str | os.PathLike[str], variables: Mapping[str, str] | None = Non
     if len(data) > MAX_BYTES:
         raise FormatError(f"motion list larger than {MAX_BYTES} bytes", path)
     try:
-        document = yaml.load(data, Loader=_Loader)  # _Loader is a SafeLoader
+        return _read(data, path, variables)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise FormatError(f"YAML error: {exc.problem}", path,
                           mark.line + 1 if mark else None,
                           mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
-        raise FormatError(f"YAML error: {exc}", path) from None
+        raise FormatError(f"YAML error: {str(exc)[:200]}", path) from None
+    except RecursionError:
+        raise FormatError("YAML nested too deeply", path) from None
+    except (ValueError, TypeError, OverflowError, MemoryError) as exc:
+        raise FormatError(f"bad value ({type(exc).__name__}: {str(exc)[:200]})", path) from None
+
+
+def _read(data: bytes, path: Any, variables: Mapping[str, str] | None) -> MotionList:
+    document = yaml.load(data, Loader=_Loader)  # _Loader is a SafeLoader
     if not isinstance(document, dict) or not isinstance(document.get("motions"), list):
         raise FormatError("a motion list needs a top-level 'motions:' list", path)
     env = dict(os.environ) if variables is None else dict(variables)
@@ -119,17 +131,15 @@ def read(path: str | os.PathLike[str], variables: Mapping[str, str] | None = Non
         line = item.get("__line__") if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(item.get("file"), str):
             raise FormatError("each motion needs a 'file:' string", path, line)
-        weight = item.get("weight", 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (
-                math.isfinite(weight) and weight >= 0):
-            raise FormatError(f"weight must be a number >= 0, got {weight!r}", path, line)
-        target = Path(_expand(item["file"], env, path, line)).expanduser()
+        weight = _weight(item.get("weight", 1.0), path, line)
+        target = _home(_expand(item["file"], env, path, line), path, line)
         extras = {k: v for k, v in item.items() if k not in ("file", "weight", "__line__")}
         entries.append(MotionEntry(target if target.is_absolute() else base / target,
-                                   float(weight), item["file"], extras))
+                                   weight, item["file"], extras))
     total = sum(entry.weight for entry in entries)
-    if not entries or total <= 0:
-        raise FormatError("a motion list needs at least one motion with weight > 0", path)
+    if not entries or not (0 < total < math.inf):
+        raise FormatError("a motion list needs at least one motion with weight > 0, and "
+                          "weights with a finite sum", path)
     for entry in entries:
         entry.weight /= total
     seen: dict[int, Any] = {}
@@ -140,17 +150,48 @@ def read(path: str | os.PathLike[str], variables: Mapping[str, str] | None = Non
     return MotionList(entries, extras)
 
 
+def _weight(value: Any, path: Any, line: int | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FormatError(f"weight must be a number >= 0, got a {type(value).__name__}",
+                          path, line)
+    try:
+        weight = float(value)
+    except OverflowError:
+        weight = math.inf
+    if not (math.isfinite(weight) and weight >= 0):
+        raise FormatError(f"weight must be a finite number >= 0, got {weight:g}", path, line)
+    return weight
+
+
+def _home(text: str, path: Any, line: int | None) -> Path:
+    """``text`` as a path; only ``~`` and ``~/…`` mean the home folder (not ``~user``)."""
+    if "\0" in text:
+        raise FormatError("a motion path contains a NUL character", path, line)
+    if text != "~" and not text.startswith("~/"):
+        return Path(text)
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError, OSError):
+        raise FormatError("'~' in a motion path, but the home folder is unknown", path,
+                          line) from None
+    return home / text[2:]
+
+
 def _strip_lines(value: Any, seen: dict[int, Any]) -> Any:
     """Drop the ``__line__`` bookkeeping, keeping shared (aliased) values shared."""
     if id(value) in seen:
         return seen[id(value)]
-    out: Any = value
     if isinstance(value, dict):
-        out = {k: _strip_lines(v, seen) for k, v in value.items() if k != "__line__"}
-    elif isinstance(value, list):
-        out = [_strip_lines(v, seen) for v in value]
-    seen[id(value)] = out
-    return out
+        out: dict[Any, Any] = {}
+        seen[id(value)] = out
+        out.update((k, _strip_lines(v, seen)) for k, v in value.items() if k != "__line__")
+        return out
+    if isinstance(value, list):
+        items: list[Any] = []
+        seen[id(value)] = items
+        items.extend(_strip_lines(v, seen) for v in value)
+        return items
+    return value
 
 
 def write(path: str | os.PathLike[str], obj: Any) -> None:

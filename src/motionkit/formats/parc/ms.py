@@ -20,7 +20,7 @@ import mmap
 import os
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
-from ...errors import ConversionError, FormatError, MotionkitWarning
+from ...errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
 from ...model import Motion, Timeline, Track
 from ...model.terrain import Terrain
 from . import safepickle, writepickle
@@ -42,6 +42,9 @@ MOTION_KEYS = ("root_pos", "root_rot", "joint_rot", "body_contacts", "fps", "loo
 TERRAIN_KEYS = ("hf", "hf_maxmin", "min_point", "dx")
 LOOP_MODES = ("CLAMP", "WRAP")
 _LEGACY_CORE = ("frames", "contacts", "terrain", "fps", "loop_mode")
+#: Frame rates accepted on reading (Hz).
+MIN_FPS = 1e-3
+MAX_FPS = 1e6
 #: Files at least this large are memory-mapped for reading.
 MAP_THRESHOLD = 1 << 20
 
@@ -64,16 +67,46 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
     track and checks shapes against the model; ``misc=False`` skips decoding misc data.
     """
     with _mapped(path) as data:
-        outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
-                                 lenient=True)
+        try:  # an MS container holds no globals (protocol 2 spells bytes with two)
+            outer = safepickle.loads(data, path, "file", allowed=safepickle.CONTAINER_GLOBALS)
+            legacy = False
+        except safepickle.RefusedGlobalError:
+            outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
+                                     lenient=True)
+            legacy = True
     char = load_character(character) if character is not None else None
-    if isinstance(outer, dict) and outer and set(outer) <= set(MS_KEYS) and all(
-            v is None or isinstance(v, bytes) for v in outer.values()):
-        return _read_ms(outer, path, char, misc)
+    if _is_container(outer):
+        if legacy:
+            raise safepickle.UnsafePickleError("an MS container that names globals (PARC's "
+                                               "holds none)", path)
+        return _guarded(lambda: _read_ms(outer, path, char, misc), path)
     if isinstance(outer, dict) and "frames" in outer:
-        return _read_legacy(outer, path, char, misc)
+        return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
     raise FormatError("not a PARC motion file (neither an MS container nor a legacy dict "
                       "with 'frames')", path)
+
+
+def _is_container(outer: Any) -> bool:
+    return isinstance(outer, dict) and bool(outer) and all(
+        isinstance(k, str) and k in MS_KEYS and (v is None or isinstance(v, bytes))
+        for k, v in outer.items())
+
+
+def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
+    """Run a conversion of decoded data; whatever it trips over becomes a FormatError."""
+    try:
+        return action()
+    except safepickle.PickleProblem as exc:
+        raise safepickle.UnsafePickleError(str(exc), path) from None
+    except MotionkitError:
+        raise
+    except RecursionError:
+        raise FormatError("data nested too deeply", path) from None
+    except MemoryError:
+        raise FormatError("data needs more memory than available", path) from None
+    except safepickle.DATA_ERRORS as exc:
+        raise FormatError(f"unreadable data ({safepickle.describe_error(exc)})",
+                          path) from None
 
 
 @contextlib.contextmanager
@@ -100,7 +133,10 @@ def _warn(path: Any, message: str) -> None:
 
 def _array(value: Any, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
-        raise FormatError(f"{field} must be a numeric array, got {type(value).__name__}", path)
+        raise FormatError(f"{field} must be a numeric array, got a "
+                          f"{safepickle.type_name(value)}", path)
+    if type(value) is not np.ndarray:
+        value = value.view(np.ndarray)
     if ndim is not None and value.ndim == ndim + 1 and value.shape[0] == 1:
         _warn(path, f"{field} has an extra leading axis of size 1; dropped")
         value = value[0]
@@ -113,8 +149,11 @@ def _loop_mode(value: Any, path: Any) -> str:
     if value is None:
         _warn(path, "no loop_mode; using CLAMP")
         return "CLAMP"
-    if not isinstance(value, str) or value.upper() not in LOOP_MODES:
-        raise FormatError(f"loop_mode must be CLAMP or WRAP, got {value!r:.40}", path)
+    if not isinstance(value, str):
+        raise FormatError(f"loop_mode must be CLAMP or WRAP, got a "
+                          f"{safepickle.type_name(value)}", path)
+    if value.upper() not in LOOP_MODES:
+        raise FormatError(f"loop_mode must be CLAMP or WRAP, got {value[:20]!r}", path)
     if value != value.upper():
         _warn(path, f"loop_mode {value!r} is not upper case (PARC would reject it); read as "
                     f"{value.upper()!r}")
@@ -125,12 +164,32 @@ def _fps(value: Any, path: Any) -> float:
     if value is None:
         _warn(path, "no fps; using 30")
         return 30.0
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise FormatError(f"fps must be a number, got {type(value).__name__}", path)
-    rate = float(value)
-    if not (math.isfinite(rate) and rate > 0):
-        raise FormatError(f"fps must be positive, got {value!r}", path)
+    rate = _number(value, "fps", path)
+    if not MIN_FPS <= rate <= MAX_FPS:
+        raise FormatError(f"fps must be between {MIN_FPS:g} and {MAX_FPS:g}, got {rate:g}",
+                          path)
     return rate
+
+
+def _number(value: Any, field: str, path: Any) -> float:
+    """A finite real number from decoded data (ints too large for a float refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise FormatError(f"{field} must be a number, got a {safepickle.type_name(value)}",
+                          path)
+    if isinstance(value, int) and abs(value) > 1 << 1000:
+        raise FormatError(f"{field} is out of range", path)
+    number = float(value)
+    if not math.isfinite(number):
+        raise FormatError(f"{field} must be finite, got {number}", path)
+    return number
+
+
+def _names(keys: list[Any]) -> str:
+    """Decoded dict keys for a message: text cut short, other keys by type, at most 10."""
+    shown = [k[:40] if isinstance(k, str) else f"<{safepickle.type_name(k)}>"
+             for k in keys[:10]]
+    return ", ".join(shown) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
 
 
 def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: bool) -> Motion:
@@ -173,9 +232,9 @@ def _motion_from_dict(motion: Motion, values: Any, path: Any, char: Character | 
     missing = [k for k in ("root_pos", "root_rot", "joint_rot") if k not in values]
     if missing:
         raise FormatError(f"motion_data lacks {', '.join(missing)}", path)
-    extra = [str(k) for k in values if k not in MOTION_KEYS]
+    extra = [k for k in values if k not in MOTION_KEYS]
     if extra:
-        _warn(path, f"motion_data has extra keys {', '.join(extra)} (ignored)")
+        _warn(path, f"motion_data has extra keys {_names(extra)} (ignored)")
     root_pos = _array(values["root_pos"], "root_pos", path, 2)
     root_rot = _array(values["root_rot"], "root_rot", path, 2)
     joint_rot = _array(values["joint_rot"], "joint_rot", path, 3)
@@ -254,9 +313,9 @@ def _terrain_from_dict(values: Any, path: Any) -> Terrain:
     missing = [k for k in ("hf", "min_point", "dx") if k not in values]
     if missing:
         raise FormatError(f"terrain_data lacks {', '.join(missing)}", path)
-    extra = [str(k) for k in values if k not in (*TERRAIN_KEYS, "dy")]
+    extra = [k for k in values if k not in (*TERRAIN_KEYS, "dy")]
     if extra:
-        _warn(path, f"terrain_data has extra keys {', '.join(extra)} (ignored)")
+        _warn(path, f"terrain_data has extra keys {_names(extra)} (ignored)")
     hf = _array(values["hf"], "hf", path, 2)
     origin = _array(values["min_point"], "min_point", path, 1)
     if origin.shape[0] == 3:
@@ -274,51 +333,36 @@ def _terrain_from_dict(values: Any, path: Any) -> Terrain:
             raise FormatError(f"hf_maxmin must have shape {(*hf.shape, 2)}, got "
                               f"{bounds.shape}", path)
     dx = values["dx"]
-    if isinstance(dx, bool) or not isinstance(dx, (int, float, np.floating)):
-        raise FormatError(f"dx must be a number, got {type(dx).__name__}", path)
     attrs = {"dx_type": "float32"} if isinstance(dx, np.float32) else {}
     dy = values.get("dy")
     try:
-        return Terrain(hf, origin, float(dx), None if dy is None else float(dy), bounds, attrs)
+        return Terrain(hf, origin, _number(dx, "dx", path),
+                       None if dy is None else _number(dy, "dy", path), bounds, attrs)
     except (ValueError, TypeError) as exc:
         raise FormatError(f"terrain_data: {exc}", path) from None
 
 
 def _clean_misc(values: dict[Any, Any], path: Any) -> dict[str, Any]:
-    """Per key: plain data kept, stand-ins made dicts, undecodable keys dropped with a warning."""
+    """Per key: plain data kept, stand-ins made dicts, undecodable keys dropped with a warning.
+
+    One :class:`~.safepickle.PlainWalk` serves all keys, so data shared between keys is
+    walked once.
+    """
+    walk = safepickle.PlainWalk()
     out: dict[str, Any] = {}
     for key, value in values.items():
+        if not isinstance(key, str):
+            raise FormatError(f"misc_data has a key of type {safepickle.type_name(key)}; "
+                              "PARC's keys are text", path)
         try:
-            unknown = safepickle.contains_unknown(value)
+            out[key] = walk.plain(value)
+        except safepickle.UnknownObject as exc:
+            _warn(path, f"misc key {key[:40]!r} holds an object of unknown class "
+                        f"{exc.global_name}; it was not decoded and is left out")
         except safepickle.PickleProblem as exc:
-            raise safepickle.UnsafePickleError(f"misc_data[{key!r}]: {exc}", path) from None
-        if unknown is not None:
-            _warn(path, f"misc key {key!r} holds an object of unknown class {unknown}; "
-                        "it was not decoded and is left out")
-            continue
-        out[str(key)] = _plain(value)
+            raise safepickle.UnsafePickleError(f"misc_data[{key[:40]!r}]: {exc}",
+                                               path) from None
     return out
-
-
-def _plain(value: Any) -> Any:
-    """Torch storages, stand-ins, OrderedDicts and sets turned into plain data."""
-    if isinstance(value, safepickle.Storage):
-        return value.data
-    if isinstance(value, safepickle.StandIn):
-        state = {k: _plain(v) for k, v in value.state().items()}
-        if isinstance(value, safepickle.BodyConstraint):
-            return {k: state.get(k) for k in ("start_frame_idx", "end_frame_idx",
-                                              "constraint_point")}
-        return state
-    if isinstance(value, dict):  # OrderedDict included
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
-    return value
 
 
 def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
@@ -326,9 +370,6 @@ def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
     motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
     parc: dict[str, Any] = {"container": "legacy"}
     motion.meta["parc"] = parc
-    for key in ("frames", "contacts", "fps", "loop_mode"):
-        if key in values and safepickle.contains_unknown(values[key]) is not None:
-            raise FormatError(f"legacy {key} holds an object of an unknown class", path)
     frames = _array(values["frames"], "frames", path, 2)
     if frames.shape[1] < 6:
         raise FormatError(f"frames must have at least 6 columns, got {frames.shape}", path)
@@ -374,16 +415,19 @@ def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
 
 
 def _legacy_terrain(state: dict[str, Any], path: Any) -> Terrain:
-    hf = _array(_plain(state.get("hf")), "terrain.hf", path, 2)
-    origin = _array(_plain(state.get("min_point")), "terrain.min_point", path, 1)
-    dxdy = _array(_plain(state.get("dxdy")), "terrain.dxdy", path, 1)
+    hf = _array(state.get("hf"), "terrain.hf", path, 2)
+    origin = _array(state.get("min_point"), "terrain.min_point", path, 1)
+    dxdy = _array(state.get("dxdy"), "terrain.dxdy", path, 1)
+    if dxdy.size == 0 or origin.size < 2:
+        raise FormatError("legacy terrain: dxdy or min_point is too short", path)
     bounds = state.get("hf_maxmin")
     if bounds is not None:
-        bounds = _array(_plain(bounds), "terrain.hf_maxmin", path, 3)
+        bounds = _array(bounds, "terrain.hf_maxmin", path, 3)
     attrs = {"name": state["terrain_name"]} if isinstance(state.get("terrain_name"), str) else {}
     try:
-        return Terrain(hf, origin[:2], float(dxdy[0]),
-                       float(dxdy[1]) if dxdy.size > 1 else None, bounds, attrs)
+        return Terrain(hf, origin[:2], _number(dxdy[0], "terrain.dxdy", path),
+                       _number(dxdy[1], "terrain.dxdy", path) if dxdy.size > 1 else None,
+                       bounds, attrs)
     except (ValueError, TypeError) as exc:
         raise FormatError(f"legacy terrain: {exc}", path) from None
 
@@ -399,7 +443,8 @@ def _summary(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"array {value.dtype} {list(value.shape)}"
     if isinstance(value, (list, tuple)):
-        kinds = sorted({_summary(v).split(" ")[0] for v in value[:100]})
+        kinds = sorted({"array" if isinstance(v, np.ndarray) else type(v).__name__
+                        for v in value[:100]})
         return f"{type(value).__name__} of {len(value)}" + (f" ({', '.join(kinds)})"
                                                             if kinds else "")
     if isinstance(value, dict):
@@ -567,8 +612,11 @@ def _terrain_dict(terrain: Any, lost: list[str]) -> dict[str, Any]:
     }
 
 
-def _not_plain(value: Any, depth: int = 0) -> str | None:
-    """Why ``value`` is not plain data PARC can load (None when it is)."""
+def _not_plain(value: Any, depth: int = 0, seen: set[int] | None = None) -> str | None:
+    """Why ``value`` is not plain data PARC can load (None when it is).
+
+    Each container is checked once (``seen``), so shared parts cost their size only.
+    """
     if depth > 64:
         return "nested too deeply"
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -577,17 +625,21 @@ def _not_plain(value: Any, depth: int = 0) -> str | None:
         return None if value.dtype.kind in "biufc" else f"array of dtype {value.dtype}"
     if isinstance(value, np.generic):
         return None if value.dtype.kind in "biufc" else f"numpy {type(value).__name__}"
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return None
+    seen.add(id(value))
     if isinstance(value, dict) and type(value) in (dict, OrderedDict):
         for key, item in value.items():
             if not isinstance(key, (str, int)):
                 return f"dict key of type {type(key).__name__}"
-            problem = _not_plain(item, depth + 1)
+            problem = _not_plain(item, depth + 1, seen)
             if problem:
                 return problem
         return None
     if type(value) in (list, tuple):
         for item in value:
-            problem = _not_plain(item, depth + 1)
+            problem = _not_plain(item, depth + 1, seen)
             if problem:
                 return problem
         return None

@@ -1,36 +1,47 @@
 """A restricted unpickler for PARC files: no code from the file ever runs.
 
-Three layers keep a crafted pickle harmless:
+Four layers keep a crafted pickle harmless:
 
 1. :func:`scan` walks the opcodes first, without building anything, and rejects what
    could make decoding allocate far more than the file's size (declared lengths past the
-   end, sparse memo indices), nest without bound (stack and mark depth) or run long
-   (dictionary and set insertions, which hash collisions can make quadratic), and they
-   bound how much memoized data is fetched again (re-using one large bytes object or
-   array state many times would copy it each time).
-2. :class:`SafeUnpickler` resolves globals only from an allowlist of harmless callables
-   (NumPy's array/dtype/scalar rebuilders behind checks, ``collections.OrderedDict``, a
-   torch shim written here, stand-ins for PARC's classes). Anything in a known dangerous
-   or known library module is an attack and a :class:`UnsafePickleError`; an unknown
-   class of some other module becomes an inert :class:`Unknown` placeholder when the
-   caller allows it, so one odd misc entry does not sink the whole file.
+   end, sparse memo indices), nest without bound (stack, mark and value depth: a deeply
+   nested tuple would crash CPython's hashing) or run long (dictionary and set
+   insertions, which hash collisions can make quadratic), and they bound how much
+   memoized data is fetched again (re-using one large bytes object or array state many
+   times would copy it each time).
+2. :class:`SafeUnpickler` resolves globals only from an allowlist of shims written here
+   (NumPy's array/dtype/scalar rebuilders limited to plain numeric types, a torch shim,
+   ``collections.OrderedDict``, stand-ins for PARC's classes). Every allowed callable is
+   an immutable :class:`Shim` (a pickle's BUILD cannot change it for later files), every
+   allowed class is sealed, and every array or tensor a shim makes is charged against a
+   budget tied to the pickle's size. Anything in a known dangerous or known library
+   module is an attack and a :class:`UnsafePickleError`; an unknown class of some other
+   module becomes an inert :class:`Unknown` placeholder when the caller allows it, so one
+   odd misc entry does not sink the whole file.
 3. Torch tensors are rebuilt from the legacy ``torch.save`` byte stream by our own parser
    (:func:`load_torch_bytes`); torch itself is never imported.
+4. :class:`PlainWalk` is the one walk over decoded data: each object is visited once
+   (shared parts cost their size, not their number of paths), with a depth and a step
+   limit, and it turns the result into plain Python and NumPy values.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import mmap
 import pickle
 import pickletools
 import struct
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NoReturn, cast
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 from numpy.typing import NDArray
 
 from ...errors import FormatError
@@ -38,13 +49,25 @@ from ...errors import FormatError
 #: Most values the unpickler stack may hold at once, and most open MARKs.
 MAX_STACK = 100_000
 MAX_MARKS = 1_000
+#: Deepest nesting of values (in the opcode scan and in every walk over decoded data).
+MAX_DEPTH = 100
 #: Most dictionary/set insertions per pickle (bounds hash-collision work).
 MAX_INSERTS = 10_000
 #: Bytes of memoized data a pickle may fetch again beyond its own size (so decoding can
 #: copy at most about twice the file's data).
 MAX_REUSE_SLACK = 1 << 20
+#: Array and tensor bytes a pickle may decode: twice its size (its own array data plus
+#: copies of torch views) plus this slack.
+DECODE_SLACK = 1 << 20
 #: Longest text argument of the protocol-0 number opcodes (INT, LONG, FLOAT, GET, PUT).
 MAX_TEXT_NUMBER = 4_300
+#: Most distinct unknown classes one pickle may name, and the longest such name.
+MAX_UNKNOWN_CLASSES = 100
+MAX_GLOBAL_NAME = 200
+#: Most steps (container items) of one walk over decoded data.
+MAX_WALK_STEPS = 5_000_000
+#: Most axes of an array.
+MAX_AXES = 32
 
 _NUMERIC_KINDS = frozenset("biufc")
 
@@ -65,12 +88,29 @@ class UnsafePickleError(FormatError):
     """The pickle asks for something the reader never runs, or breaks a safety limit."""
 
 
+class RefusedGlobalError(UnsafePickleError):
+    """The pickle names a global that is not allowed where it appears."""
+
+
 class PickleProblem(Exception):
     """Raised inside the shims; turned into a FormatError that names the file."""
 
-    def __init__(self, message: str, hard: bool = True) -> None:
-        super().__init__(message)
-        self.hard = hard
+
+class RefusedGlobal(PickleProblem):
+    """A global outside the allowlist (see :class:`RefusedGlobalError`)."""
+
+
+class UnknownObject(PickleProblem):
+    """A walk met an object of a class the reader does not know."""
+
+    def __init__(self, global_name: str) -> None:
+        super().__init__(f"holds an object of unknown class {global_name}")
+        self.global_name = global_name
+
+
+def type_name(value: Any) -> str:
+    """The type of an untrusted value for a message (never its repr)."""
+    return type(value).__name__[:40]
 
 
 # --------------------------------------------------------------------------- scanning
@@ -80,6 +120,8 @@ _NUMBER_OPS = frozenset({"INT", "LONG", "FLOAT", "GET", "PUT"})
 _PUT_OPS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _GET_OPS = frozenset({"GET", "BINGET", "LONG_BINGET"})
 _FORBIDDEN_OPS = frozenset({"EXT1", "EXT2", "EXT4", "PERSID"})
+#: Opcodes that add items to the container below them (its depth grows, not adds up).
+_FILL_OPS = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"})
 _MARKERS = ("mark", "stackslice")
 
 
@@ -104,13 +146,15 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
     """Check one pickle's opcodes against the limits; return the offset just past STOP.
 
     Nothing is built and no large argument is copied, so this costs time linear in the
-    number of opcodes (a NumPy array is a single opcode).
+    number of opcodes (a NumPy array is a single opcode). Every stack value and memo
+    entry carries the bytes of data it holds and its nesting depth.
     """
     size = len(data)
     pos = start
     stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
+    depths: list[int] = []  # per value on the stack: how deeply it nests
     marks: list[int] = []
-    memo: list[int] = []
+    memo: list[tuple[int, int]] = []
     inserts = 0
     reused = 0  # data fetched again from the memo (each fetch may be copied again)
     reuse_limit = size - start + MAX_REUSE_SLACK
@@ -161,13 +205,14 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
                 raise PickleProblem(f"memo index {index} out of order at byte {at}")
             if not stack:
                 raise PickleProblem(f"{name} on an empty stack at byte {at}")
-            memo[index:index + 1] = [stack[-1]]
+            memo[index:index + 1] = [(stack[-1], depths[-1])]
             continue
+        depth = 0
         if name in _GET_OPS:
             if number >= len(memo):
                 raise PickleProblem(f"memo index {number} not yet stored at byte {at}")
-            reused += memo[number]
-            weight = memo[number]
+            weight, depth = memo[number]
+            reused += weight
         elif name == "DUP" and stack:
             reused += stack[-1]
         if reused > reuse_limit:
@@ -194,11 +239,26 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
             start = len(stack) - plain
             if start < 0 or (marks and start < marks[-1]):
                 raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
-        weight += sum(stack[start:])
-        del stack[start:]
+        if start < len(stack):
+            weight += sum(stack[start:])
+            if after:
+                if name in _FILL_OPS:
+                    depth = max(depths[start], max(depths[start + 1:], default=-1) + 1)
+                elif name == "DUP":
+                    depth = depths[start]
+                else:
+                    depth = max(depths[start:]) + 1
+                if depth > MAX_DEPTH:
+                    raise PickleProblem(f"pickle nests deeper than {MAX_DEPTH} levels "
+                                        f"(at byte {at})")
+            del stack[start:]
+            del depths[start:]
         if after:
             stack.append(weight)
-            stack.extend([weight if name == "DUP" else 0] * (after - 1))
+            depths.append(depth)
+            if after > 1:
+                stack.extend([weight if name == "DUP" else 0] * (after - 1))
+                depths.extend([depth] * (after - 1))
         if len(stack) > MAX_STACK:
             raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
         if inserts > MAX_INSERTS:
@@ -208,52 +268,194 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
     raise PickleProblem("pickle data was truncated (no STOP)")
 
 
-# --------------------------------------------------------------------------- allowlist
+# --------------------------------------------------------------------------- budget
 
 
-def _dtype(spec: Any, align: Any = False, copy: Any = True) -> np.dtype[Any]:
+class _Budget:
+    """Array and tensor bytes one pickle may still decode."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("parc_decode_budget", default=None)
+
+
+def _charge(nbytes: int, what: str) -> None:
+    budget = _BUDGET.get()
+    if budget is None:
+        raise PickleProblem(f"{what} built outside a safe load")
+    if nbytes > budget.left:
+        raise PickleProblem(f"{what} needs more memory than the file's size allows")
+    budget.left -= nbytes
+
+
+# --------------------------------------------------------------------------- sealed objects
+
+
+def _refuse_change(self: Any, name: str, value: Any = None) -> NoReturn:
+    raise PickleProblem(f"refused to change {name[:40]} of a {type_name(self)}")
+
+
+class Shim:
+    """An allow-listed callable. Immutable: BUILD on it is refused, so a file cannot change
+    the library for later files."""
+
+    __slots__ = ("_call", "name")
+    name: str
+    _call: Callable[..., Any]
+
+    def __init__(self, name: str, call: Callable[..., Any]) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_call", call)
+
+    def __call__(self, *args: Any) -> Any:
+        return self._call(*args)
+
+    def __setstate__(self, state: Any) -> NoReturn:
+        raise PickleProblem(f"refused BUILD on {self.name}")
+
+    __setattr__ = _refuse_change
+    __delattr__ = _refuse_change
+
+
+class _Sealed(type):
+    """Metaclass of the classes a pickle may name: their attributes cannot be changed."""
+
+    __setattr__ = _refuse_change
+    __delattr__ = _refuse_change
+
+
+# --------------------------------------------------------------------------- numpy shims
+
+
+class DType:
+    """What ``numpy.dtype(...)`` gives a pickle: a plain numeric type, BUILD-checked.
+
+    It is not a real dtype, so no pickle can hand one to NumPy's own ``__setstate__``.
+    """
+
+    __slots__ = ("dtype",)
+    dtype: np.dtype[Any]
+
+    def __init__(self, dtype: np.dtype[Any]) -> None:
+        object.__setattr__(self, "dtype", dtype)
+
+    def __setstate__(self, state: Any) -> None:
+        if not (isinstance(state, tuple) and len(state) == 8 and state[0] == 3
+                and state[1] in ("<", ">", "|", "=") and state[2:5] == (None, None, None)
+                and state[5:] == (-1, -1, 0)):
+            raise PickleProblem("refused numpy dtype state (only plain numbers and booleans)")
+        if state[1] in ("<", ">"):  # np.dtype keeps the shared native instance when it can
+            object.__setattr__(self, "dtype", np.dtype(state[1] + self.dtype.str[1:]))
+
+    __setattr__ = _refuse_change
+    __delattr__ = _refuse_change
+
+
+def _dtype(spec: Any, align: Any = False, copy: Any = True) -> DType:
     """``numpy.dtype`` limited to plain numeric and boolean types."""
+    return DType(_numeric(spec))
+
+
+def _numeric(spec: Any) -> np.dtype[Any]:
+    if isinstance(spec, DType):
+        return spec.dtype
     if not isinstance(spec, str) or len(spec) > 8:
-        raise PickleProblem(f"refused numpy dtype {spec!r:.40}")
+        raise PickleProblem(f"refused numpy dtype given as a {type_name(spec)}")
     try:
         dtype = np.dtype(spec)
     except TypeError:
-        raise PickleProblem(f"unknown numpy dtype {spec!r:.40}") from None
+        raise PickleProblem(f"unknown numpy dtype {spec!r}") from None
     if dtype.kind not in _NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype:
-        raise PickleProblem(f"refused numpy dtype {spec!r:.40} (only numbers and booleans)")
+        raise PickleProblem(f"refused numpy dtype {spec!r} (only numbers and booleans)")
     return dtype
 
 
-def _reconstruct(subtype: Any, shape: Any, code: Any) -> NDArray[Any]:
+def _shape(value: Any) -> tuple[int, ...]:
+    dims = (value,) if isinstance(value, int) else value
+    if not (isinstance(dims, tuple) and len(dims) <= MAX_AXES
+            and all(isinstance(n, int) and n >= 0 for n in dims)):
+        raise PickleProblem("bad array shape")
+    return dims
+
+
+def _new_array(shape: Any = None, dtype: Any = None, buffer: Any = None, offset: Any = 0,
+               strides: Any = None, order: Any = None) -> NDArray[Any]:
+    """``numpy.ndarray(shape, dtype)``: zeros of a numeric type; no buffer, offset or strides."""
+    if buffer is not None or strides is not None or not (isinstance(offset, int)
+                                                         and offset == 0):
+        raise PickleProblem("refused numpy.ndarray with a buffer, offset or strides")
+    if order not in (None, "C", "F"):
+        raise PickleProblem("bad numpy.ndarray order")
+    dims = _shape(shape)
+    kind = np.dtype(np.float64) if dtype is None else _numeric(dtype)
+    _charge(math.prod(dims) * kind.itemsize, "numpy.ndarray")
+    return np.zeros(dims, kind, order="F" if order == "F" else "C")
+
+
+NDARRAY = Shim("numpy.ndarray", _new_array)
+
+
+class Rebuilt(np.ndarray):
+    """An array being rebuilt by ``_reconstruct`` + BUILD; its state is checked first.
+
+    :class:`PlainWalk` (and the PARC readers) hand out plain ``ndarray`` views of it.
+    """
+
+    __slots__ = ()
+
+    def __setstate__(self, state: Any) -> None:
+        if not isinstance(state, tuple) or len(state) not in (4, 5) or (
+                len(state) == 5 and state[0] != 1):
+            raise PickleProblem("bad ndarray state")
+        shape, dtype, fortran, raw = state[-4:]
+        if not isinstance(dtype, DType):
+            raise PickleProblem("ndarray state without a checked numeric dtype")
+        dims = _shape(shape)
+        if not isinstance(fortran, int) or not isinstance(raw, bytes):
+            raise PickleProblem("bad ndarray state")
+        if math.prod(dims) * dtype.dtype.itemsize != len(raw):
+            raise ValueError("ndarray shape does not match its data")  # broken, not hostile
+        _charge(len(raw), "ndarray")
+        state = (1, dims, dtype.dtype, bool(fortran), raw)
+        np.ndarray.__setstate__(self, state)
+
+
+def _reconstruct(subtype: Any, shape: Any, code: Any) -> Rebuilt:
     """``numpy.core.multiarray._reconstruct`` for plain ndarrays only."""
-    if subtype is not np.ndarray:
+    if subtype is not NDARRAY:
         raise PickleProblem("refused an ndarray subclass")
     if not isinstance(code, bytes) or len(code) > 8:
         raise PickleProblem("bad ndarray reconstruct arguments")
-    return np.ndarray.__new__(np.ndarray, (0,), np.uint8)
+    return np.ndarray.__new__(Rebuilt, (0,), np.uint8)
 
 
 def _scalar(dtype: Any, data: Any = None) -> Any:
     """``numpy.core.multiarray.scalar`` for numeric dtypes built by :func:`_dtype`."""
-    if not isinstance(dtype, np.dtype) or dtype.kind not in _NUMERIC_KINDS:
+    if not isinstance(dtype, DType):
         raise PickleProblem("refused a numpy scalar of a non-numeric type")
-    if not isinstance(data, bytes) or len(data) != dtype.itemsize:
+    if not isinstance(data, bytes) or len(data) != dtype.dtype.itemsize:
         raise PickleProblem("bad numpy scalar data")
-    return np.frombuffer(data, dtype=dtype)[0]
+    return np.frombuffer(data, dtype=dtype.dtype)[0]
 
 
 def _frombuffer(buf: Any, dtype: Any, shape: Any, order: Any) -> NDArray[Any]:
     """``numpy.core.numeric._frombuffer`` (protocol 5 arrays) with checked arguments."""
-    if not isinstance(dtype, np.dtype) or dtype.kind not in _NUMERIC_KINDS:
+    if not isinstance(dtype, DType):
         raise PickleProblem("refused a protocol-5 array of a non-numeric type")
     if not isinstance(buf, (bytes, bytearray)) or order not in ("C", "F"):
         raise PickleProblem("bad protocol-5 array arguments")
-    if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
-        raise PickleProblem("bad protocol-5 array shape")
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if count * dtype.itemsize != len(buf):
-        raise PickleProblem("protocol-5 array shape does not match its data")
-    return np.frombuffer(bytearray(buf), dtype=dtype).reshape(shape, order=order)
+    dims = _shape(shape)
+    if math.prod(dims) * dtype.dtype.itemsize != len(buf):
+        raise ValueError("protocol-5 array shape does not match its data")
+    _charge(len(buf), "protocol-5 array")
+    return np.frombuffer(bytearray(buf), dtype=dtype.dtype).reshape(dims, order=order)
+
+
+# --------------------------------------------------------------------------- other shims
 
 
 def _codecs_encode(text: Any, encoding: Any = "utf-8") -> bytes:
@@ -288,15 +490,16 @@ def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
     return OrderedDict()
 
 
-def _set(items: Any = ()) -> set[Any]:
+def _set(*args: Any) -> set[Any]:
     """``set(list)`` as protocol 2 writes sets (size-limited like dict insertions)."""
-    if not isinstance(items, (list, tuple)) or len(items) > MAX_INSERTS:
+    items = args[0] if args else ()
+    if len(args) > 1 or not isinstance(items, (list, tuple)) or len(items) > MAX_INSERTS:
         raise PickleProblem("refused a set(...) call")
     return set(items)
 
 
-def _frozenset(items: Any = ()) -> frozenset[Any]:
-    return frozenset(_set(items))
+def _frozenset(*args: Any) -> frozenset[Any]:
+    return frozenset(_set(*args))
 
 
 def _path(flavour: type[PurePath]) -> Callable[..., str]:
@@ -311,7 +514,7 @@ def _path(flavour: type[PurePath]) -> Callable[..., str]:
     return build
 
 
-class StandIn:
+class StandIn(metaclass=_Sealed):
     """A PARC class seen in a pickle, kept as its attribute dict; it has no behaviour."""
 
     parc_class = ""
@@ -324,10 +527,13 @@ class StandIn:
 
     def __setstate__(self, state: Any) -> None:
         if isinstance(state, tuple) and len(state) == 2:  # (dict, slot dict)
-            state = {**(state[0] or {}), **(state[1] or {})}
-        if not isinstance(state, dict):
-            raise PickleProblem(f"{self.parc_class}: state is not a dict")
-        self.__dict__.update({str(k): v for k, v in state.items()})
+            parts = [part for part in state if part is not None]
+        else:
+            parts = [state]
+        for part in parts:
+            if not isinstance(part, dict) or not all(isinstance(k, str) for k in part):
+                raise PickleProblem(f"{self.parc_class}: state is not a dict of names")
+            self.__dict__.update(part)
 
     def state(self) -> dict[str, Any]:
         """The object's attributes."""
@@ -346,7 +552,7 @@ class SubTerrain(StandIn):
     parc_class = "SubTerrain"
 
 
-class Unknown:
+class Unknown(metaclass=_Sealed):
     """An inert placeholder for a class the reader does not know (only where allowed)."""
 
     global_name = ""
@@ -370,39 +576,62 @@ class Unknown:
         pass
 
 
+#: One placeholder class per unknown global, shared by all files (they are sealed).
+_UNKNOWN_CLASSES: dict[tuple[str, str], type[Unknown]] = {}
+_UNKNOWN_CACHE_SIZE = 4096
+
+
+def _unknown_class(module: str, name: str) -> type[Unknown]:
+    key = (module, name)
+    found = _UNKNOWN_CLASSES.get(key)
+    if found is not None:
+        return found
+    if len(_UNKNOWN_CLASSES) >= _UNKNOWN_CACHE_SIZE:
+        _UNKNOWN_CLASSES.clear()
+    made = cast("type[Unknown]", _Sealed(name, (Unknown,), {"global_name": f"{module}.{name}",
+                                                           "__slots__": ()}))
+    _UNKNOWN_CLASSES[key] = made
+    return made
+
+
 def _numpy_globals() -> dict[tuple[str, str], Any]:
-    names: dict[tuple[str, str], Any] = {("numpy", "ndarray"): np.ndarray,
-                                         ("numpy", "dtype"): _dtype}
+    names: dict[tuple[str, str], Any] = {("numpy", "ndarray"): NDARRAY,
+                                         ("numpy", "dtype"): Shim("numpy.dtype", _dtype)}
     for core in ("numpy.core", "numpy._core"):
-        names[(f"{core}.multiarray", "_reconstruct")] = _reconstruct
-        names[(f"{core}.multiarray", "scalar")] = _scalar
-        names[(f"{core}.numeric", "_frombuffer")] = _frombuffer
-    names[("_codecs", "encode")] = _codecs_encode
-    names[("builtins", "bytes")] = _bytes
-    names[("__builtin__", "bytes")] = _bytes
-    names[("builtins", "bytearray")] = _bytearray
-    names[("__builtin__", "bytearray")] = _bytearray
+        names[(f"{core}.multiarray", "_reconstruct")] = Shim("_reconstruct", _reconstruct)
+        names[(f"{core}.multiarray", "scalar")] = Shim("scalar", _scalar)
+        names[(f"{core}.numeric", "_frombuffer")] = Shim("_frombuffer", _frombuffer)
+    names[("_codecs", "encode")] = Shim("_codecs.encode", _codecs_encode)
+    for builtins in ("builtins", "__builtin__"):
+        names[(builtins, "bytes")] = Shim("bytes", _bytes)
+        names[(builtins, "bytearray")] = Shim("bytearray", _bytearray)
     return names
 
 
+#: Globals of the outer MS container: none but the two ways protocol 2 writes ``bytes``.
+CONTAINER_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType({
+    key: found for key, found in _numpy_globals().items()
+    if key[0] in ("_codecs", "builtins", "__builtin__") and key[1] != "bytearray"})
 #: Globals of the core motion and terrain blobs.
-NUMPY_GLOBALS: Mapping[tuple[str, str], Any] = _numpy_globals()
+NUMPY_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType(_numpy_globals())
 
 
 def _misc_globals() -> dict[tuple[str, str], Any]:
     names = dict(NUMPY_GLOBALS)
-    names[("collections", "OrderedDict")] = _ordered_dict
+    names[("collections", "OrderedDict")] = Shim("OrderedDict", _ordered_dict)
     for builtins in ("builtins", "__builtin__"):
-        names[(builtins, "set")] = _set
-        names[(builtins, "frozenset")] = _frozenset
+        names[(builtins, "set")] = Shim("set", _set)
+        names[(builtins, "frozenset")] = Shim("frozenset", _frozenset)
     for name in ("Path", "PosixPath", "PurePath", "PurePosixPath"):
-        names[("pathlib", name)] = _path(PurePosixPath)
+        names[("pathlib", name)] = Shim(name, _path(PurePosixPath))
     for name in ("WindowsPath", "PureWindowsPath"):
-        names[("pathlib", name)] = _path(PureWindowsPath)
-    names[("torch._utils", "_rebuild_tensor_v2")] = rebuild_tensor
-    names[("torch._utils", "_rebuild_tensor")] = rebuild_tensor
-    names[("torch._utils", "_rebuild_parameter")] = _rebuild_parameter
-    names[("torch.storage", "_load_from_bytes")] = load_torch_bytes
+        names[("pathlib", name)] = Shim(name, _path(PureWindowsPath))
+    rebuild = Shim("_rebuild_tensor_v2", rebuild_tensor)
+    names[("torch._utils", "_rebuild_tensor_v2")] = rebuild
+    names[("torch._utils", "_rebuild_tensor")] = rebuild
+    names[("torch._utils", "_rebuild_parameter")] = Shim("_rebuild_parameter",
+                                                        _rebuild_parameter)
+    names[("torch.storage", "_load_from_bytes")] = Shim("_load_from_bytes", load_torch_bytes)
     for module in ("parc.motion_synthesis.motion_opt.motion_optimization",
                    "tools.motion_opt.motion_optimization"):
         names[(module, "BodyConstraint")] = BodyConstraint
@@ -425,39 +654,60 @@ _TORCH_PROTOCOL = 1001
 class StorageType:
     """Stand-in for a ``torch.XStorage`` class: only its element type."""
 
+    __slots__ = ("dtype", "name")
+    dtype: np.dtype[Any]
+    name: str
+
     def __init__(self, name: str) -> None:
-        self.name = name
-        self.dtype = np.dtype(_STORAGE_DTYPES[name])
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "dtype", np.dtype(_STORAGE_DTYPES[name]))
+
+    def __setstate__(self, state: Any) -> NoReturn:
+        raise PickleProblem(f"refused BUILD on torch.{self.name}")
+
+    __setattr__ = _refuse_change
+    __delattr__ = _refuse_change
 
 
 class Storage:
     """A torch storage read from the byte stream: a flat NumPy array."""
 
+    __slots__ = ("data",)
+    data: NDArray[Any]
+
     def __init__(self, data: NDArray[Any]) -> None:
-        self.data = data
+        object.__setattr__(self, "data", data)
+
+    def __setstate__(self, state: Any) -> NoReturn:
+        raise PickleProblem("refused BUILD on a torch storage")
+
+    __setattr__ = _refuse_change
+    __delattr__ = _refuse_change
 
 
 def rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> NDArray[Any]:
-    """``torch._utils._rebuild_tensor_v2`` without torch: a NumPy copy of the view."""
+    """``torch._utils._rebuild_tensor_v2`` without torch: a NumPy copy of the view.
+
+    Each copy is charged against the pickle's budget, so many tensors on one storage
+    cannot multiply the file's size.
+    """
     if not isinstance(storage, Storage):
         raise PickleProblem("tensor rebuilt from something that is not a storage")
     if not (isinstance(offset, int) and isinstance(size, tuple) and isinstance(stride, tuple)
-            and len(size) == len(stride)
+            and len(size) == len(stride) <= MAX_AXES
             and all(isinstance(v, int) and v >= 0 for v in (*size, *stride)) and offset >= 0):
         raise PickleProblem("bad tensor geometry")
     flat = storage.data
-    count = int(np.prod(size, dtype=np.int64)) if size else 1
+    count = math.prod(size)
     if count == 0:
         return np.zeros(size, dtype=flat.dtype)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
     if last >= flat.size or count > flat.size:
         raise PickleProblem("tensor view reaches past its storage")
-    index = np.full(size, offset, dtype=np.int64) if size else np.array(offset)
-    for axis, (n, s) in enumerate(zip(size, stride, strict=True)):
-        shape = [1] * len(size)
-        shape[axis] = n
-        index = index + (np.arange(n, dtype=np.int64) * s).reshape(shape)
-    return np.ascontiguousarray(flat[index])
+    _charge(count * flat.itemsize, "torch tensor")
+    view = as_strided(flat[offset:], shape=size,
+                      strides=tuple(s * flat.itemsize for s in stride), writeable=False)
+    return np.array(view, order="C")
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any = False, hooks: Any = None) -> Any:
@@ -502,7 +752,7 @@ def load_torch_bytes(blob: Any) -> Any:
     storages: dict[str, Storage] = {}
     for key in keys:
         if key not in declared:
-            raise PickleProblem(f"torch storage {key!r} is not referenced")
+            raise PickleProblem(f"torch storage {key[:40]!r} is not referenced")
         kind, numel = declared[key]
         if pos + 8 > len(data):
             raise PickleProblem("torch storage data truncated")
@@ -526,7 +776,8 @@ class SafeUnpickler(pickle.Unpickler):
     """``pickle.Unpickler`` whose globals come only from ``allowed``.
 
     With ``lenient=True`` an unknown global outside :data:`DANGEROUS_MODULES` yields an
-    inert :class:`Unknown` subclass instead of an error.
+    inert :class:`Unknown` subclass (one per name, at most :data:`MAX_UNKNOWN_CLASSES`
+    names per pickle) instead of an error.
     """
 
     def __init__(self, file: io.BytesIO | mmap.mmap, allowed: Mapping[tuple[str, str], Any],
@@ -534,15 +785,22 @@ class SafeUnpickler(pickle.Unpickler):
         super().__init__(file)
         self._allowed = allowed
         self._lenient = lenient
+        self._unknown: set[tuple[str, str]] = set()
 
     def find_class(self, module: str, name: str) -> Any:
         found = self._allowed.get((module, name))
         if found is not None:
             return found
         top = module.split(".", 1)[0]
+        label = f"{module}.{name}"[:MAX_GLOBAL_NAME]
         if not self._lenient or top in DANGEROUS_MODULES or module in DANGEROUS_MODULES:
-            raise PickleProblem(f"refused global {module}.{name}")
-        return type(name, (Unknown,), {"global_name": f"{module}.{name}"})
+            raise RefusedGlobal(f"refused global {label}")
+        if len(module) + len(name) > MAX_GLOBAL_NAME:
+            raise PickleProblem(f"overlong global name {label}")
+        self._unknown.add((module, name))
+        if len(self._unknown) > MAX_UNKNOWN_CLASSES:
+            raise PickleProblem(f"pickle names more than {MAX_UNKNOWN_CLASSES} unknown classes")
+        return _unknown_class(module, name)
 
     def persistent_load(self, pid: Any) -> Any:
         raise PickleProblem("refused a persistent id outside a torch stream")
@@ -559,8 +817,9 @@ class _TorchObjectUnpickler(SafeUnpickler):
                  storages: dict[str, Storage] | None) -> None:
         allowed: dict[tuple[str, str], Any] = {
             ("torch", name): StorageType(name) for name in _STORAGE_DTYPES}
-        allowed[("collections", "OrderedDict")] = _ordered_dict
-        rebuild = rebuild_tensor if storages is not None else _first_pass
+        allowed[("collections", "OrderedDict")] = Shim("OrderedDict", _ordered_dict)
+        rebuild = Shim("_rebuild_tensor_v2",
+                       rebuild_tensor if storages is not None else _first_pass)
         allowed[("torch._utils", "_rebuild_tensor_v2")] = rebuild
         allowed[("torch._utils", "_rebuild_tensor")] = rebuild
         super().__init__(file, allowed)
@@ -575,15 +834,15 @@ class _TorchObjectUnpickler(SafeUnpickler):
         _, kind, key, _location, numel, view = pid
         self._declared.setdefault(key, (kind, numel))
         if self._declared[key][1] != numel:
-            raise PickleProblem(f"torch storage {key!r} declared with two sizes")
+            raise PickleProblem(f"torch storage {key[:40]!r} declared with two sizes")
         if self._storages is None:
             return None
         storage = self._storages.get(key)
         if storage is None:
-            raise PickleProblem(f"torch storage {key!r} has no data")
+            raise PickleProblem(f"torch storage {key[:40]!r} has no data")
         if view is not None:
             if not (isinstance(view, tuple) and len(view) == 3 and isinstance(view[1], int)
-                    and isinstance(view[2], int) and view[1] >= 0
+                    and isinstance(view[2], int) and view[1] >= 0 and view[2] >= 0
                     and view[1] + view[2] <= storage.data.size):
                 raise PickleProblem("torch storage view is malformed")
             return Storage(storage.data[view[1]:view[1] + view[2]])
@@ -592,7 +851,7 @@ class _TorchObjectUnpickler(SafeUnpickler):
 
 # --------------------------------------------------------------------------- entry points
 
-MISC_GLOBALS: Mapping[tuple[str, str], Any] = _misc_globals()
+MISC_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType(_misc_globals())
 
 
 def loads(data: bytes | mmap.mmap, path: Any, what: str, *,
@@ -601,7 +860,8 @@ def loads(data: bytes | mmap.mmap, path: Any, what: str, *,
     """Decode one pickle safely; every failure is a :class:`FormatError` naming ``what``.
 
     ``data`` may be a memory map of the file: it is scanned in place and unpickled
-    straight from the map, which saves one copy of a large file.
+    straight from the map, which saves one copy of a large file. Arrays come back as
+    :class:`Rebuilt` views until :class:`PlainWalk` (or ``np.asarray``) plains them.
     """
     return _guarded(lambda: _load_checked(data, allowed, lenient), path, what)
 
@@ -611,47 +871,131 @@ def _load_checked(data: bytes | mmap.mmap, allowed: Mapping[tuple[str, str], Any
     end = scan(data)  # type: ignore[arg-type]  # an mmap offers the same operations
     if end != len(data):
         raise PickleProblem(f"{len(data) - end} stray bytes after the pickle")
-    if isinstance(data, mmap.mmap):
-        data.seek(0)
-        return SafeUnpickler(data, allowed, lenient).load()
-    return SafeUnpickler(io.BytesIO(data), allowed, lenient).load()
+    token = _BUDGET.set(_Budget(2 * len(data) + DECODE_SLACK))
+    try:
+        if isinstance(data, mmap.mmap):
+            data.seek(0)
+            return SafeUnpickler(data, allowed, lenient).load()
+        return SafeUnpickler(io.BytesIO(data), allowed, lenient).load()
+    finally:
+        _BUDGET.reset(token)
+
+
+#: Exceptions that decoding or converting untrusted data may raise; all become FormatErrors.
+DATA_ERRORS = (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
+               AttributeError, OverflowError, RuntimeError, struct.error, UnicodeDecodeError)
 
 
 def _guarded(action: Callable[[], Any], path: Any, what: str) -> Any:
     try:
         return action()
+    except RefusedGlobal as exc:
+        raise RefusedGlobalError(f"{what}: {exc}", path) from None
     except PickleProblem as exc:
         raise UnsafePickleError(f"{what}: {exc}", path) from None
     except FormatError:
         raise
-    except RecursionError:
+    except RecursionError:  # a RuntimeError, so before DATA_ERRORS
         raise UnsafePickleError(f"{what}: nested too deeply", path) from None
     except MemoryError:
         raise UnsafePickleError(f"{what}: needs more memory than its size warrants",
                                 path) from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
-            AttributeError, OverflowError, struct.error, UnicodeDecodeError) as exc:
-        raise FormatError(f"{what}: not a valid pickle ({type(exc).__name__}: {exc})",
+    except DATA_ERRORS as exc:
+        raise FormatError(f"{what}: not a valid pickle ({describe_error(exc)})",
                           path) from None
 
 
-def contains_unknown(value: Any, limit: int = 64) -> str | None:
-    """The global name of the first :class:`Unknown` inside ``value``, if any.
+def describe_error(exc: BaseException) -> str:
+    """An exception as ``Type: message``, the message cut short."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text[:200]}{'…' if len(text) > 200 else ''}"
 
-    Raises :class:`PickleProblem` when ``value`` nests deeper than ``limit``.
+
+_ATOMS = (type(None), bool, int, float, complex, str, bytes, bytearray, np.generic)
+
+
+class PlainWalk:
+    """The one walk over decoded data: plain Python and NumPy values out.
+
+    Arrays become plain ``ndarray``, torch storages their data, PARC stand-ins their
+    attribute dicts (a ``BodyConstraint`` its three fields), ``OrderedDict`` a dict, sets
+    sorted lists. Each object is converted once (shared parts stay shared and cost their
+    size, not their number of paths), over at most :data:`MAX_DEPTH` levels and
+    ``max_steps`` items in all (one budget per walker, shared by all its calls). An
+    :class:`Unknown` object raises :class:`UnknownObject`; anything else unexpected, a
+    cycle, or a limit raises :class:`PickleProblem`.
     """
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            raise PickleProblem(f"value nests deeper than {limit} levels")
-        if isinstance(item, Unknown):
-            return item.global_name
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-            stack.extend((k, depth + 1) for k in item)
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend((v, depth + 1) for v in item)
-        elif isinstance(item, StandIn):
-            stack.extend((v, depth + 1) for v in item.__dict__.values())
-    return None
+
+    def __init__(self, max_steps: int = MAX_WALK_STEPS) -> None:
+        self._done: dict[int, Any] = {}
+        self._unknown: dict[int, str] = {}
+        self._open: set[int] = set()
+        self._keep: list[Any] = []  # originals stay alive, so their ids stay theirs
+        self._steps = max_steps
+
+    def plain(self, value: Any, depth: int = 0) -> Any:
+        """``value`` as plain data (see the class)."""
+        self._steps -= 1
+        if self._steps < 0:
+            raise PickleProblem("decoded data has too many parts")
+        if isinstance(value, _ATOMS):
+            return value
+        key = id(value)
+        if key in self._done:
+            return self._done[key]
+        if key in self._unknown:
+            raise UnknownObject(self._unknown[key])
+        if key in self._open:
+            raise PickleProblem("value nests inside itself")
+        if depth >= MAX_DEPTH:
+            raise PickleProblem(f"value nests deeper than {MAX_DEPTH} levels")
+        self._open.add(key)
+        try:
+            out = self._convert(value, depth + 1)
+        except UnknownObject as exc:
+            self._unknown[key] = exc.global_name
+            raise
+        finally:
+            self._open.discard(key)
+        self._done[key] = out
+        self._keep.append(value)
+        return out
+
+    def _convert(self, value: Any, depth: int) -> Any:
+        if isinstance(value, np.ndarray):
+            return value if type(value) is np.ndarray else value.view(np.ndarray)
+        if isinstance(value, Unknown) or (isinstance(value, type)
+                                          and issubclass(value, Unknown)):
+            raise UnknownObject(value.global_name)
+        if isinstance(value, Storage):
+            return value.data
+        if isinstance(value, DType):
+            return value.dtype
+        if isinstance(value, StandIn):
+            state = {k: self.plain(v, depth) for k, v in value.state().items()}
+            if isinstance(value, BodyConstraint):
+                return {k: state.get(k) for k in ("start_frame_idx", "end_frame_idx",
+                                                  "constraint_point")}
+            return state
+        if isinstance(value, dict):  # OrderedDict included
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                k, v = self.plain(k, depth), self.plain(v, depth)
+                try:
+                    out[k] = v
+                except TypeError:
+                    raise PickleProblem("a dict key is not plain data") from None
+            return out
+        if isinstance(value, list):
+            return [self.plain(v, depth) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.plain(v, depth) for v in value)
+        if isinstance(value, (set, frozenset)):
+            items = [self.plain(v, depth) for v in value]
+            try:
+                return sorted(items)
+            except (TypeError, ValueError):
+                return items
+        if isinstance(value, memoryview):
+            return value.tobytes()
+        raise PickleProblem(f"holds a {type_name(value)}, which is not data")
