@@ -21,7 +21,7 @@ import yaml
 from numpy.typing import NDArray
 
 from ..._io import read_bytes
-from ...errors import FormatError, MotionkitWarning
+from ...errors import FormatError, MotionkitError, MotionkitWarning
 from ...model import Motion, Timeline, Track
 from ...spatial.quaternion import from_rpy, wxyz_to_xyzw
 from .seq_frames import FrameBlock, cut_frame_blocks, line_pattern, parse_block
@@ -59,7 +59,7 @@ Entries = dict[str, tuple[yaml.Node, yaml.Node]]
 def read_seq(path: str | os.PathLike[str], *, fast: bool = True, timed: str = "stamps") -> Motion:
     """Read a ``.seq`` file. ``fast=False`` forces the full-YAML path (same result)."""
     if timed not in ("stamps", "choreonoid"):
-        raise ValueError('timed must be "stamps" or "choreonoid"')
+        raise MotionkitError('timed must be "stamps" or "choreonoid"')
     text = _normalise(read_bytes(path), path)
     if fast and b"\r" not in text and (text.isascii() or not any(
             mark in text for mark in _OTHER_LINE_BREAKS)):
