@@ -65,13 +65,22 @@ def _create_beside(target: Path) -> tuple[int, str]:
     raise FileExistsError(f"cannot create a temporary file in {folder}")
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Read a whole file, turning OS errors into a FormatError that names the file."""
+def open_binary(path: PathLike) -> IO[bytes]:
+    """Open a file for reading, turning OS errors into a FormatError that names the file."""
     try:
-        return Path(path).read_bytes()
+        return open(path, "rb")
     except IsADirectoryError:
         raise FormatError("is a folder, not a file", path) from None
     except FileNotFoundError:
         raise FormatError("no such file", path) from None
     except OSError as exc:
         raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """Read a whole file (OS errors become a FormatError that names the file)."""
+    with open_binary(path) as handle:
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import _accel
+from ..._io import open_binary
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
@@ -205,15 +206,7 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
     """
     table = TextTable(path)
     line = 1
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, errors mapped
-    except IsADirectoryError:
-        raise FormatError("is a folder, not a file", path) from None
-    except FileNotFoundError:
-        raise FormatError("no such file", path) from None
-    except OSError as exc:
-        raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
-    with handle:
+    with open_binary(path) as handle:
         for offset, raw, end in _raw_blocks(handle):
             start = len(_BOM) if offset == 0 and raw.startswith(_BOM) else 0
             if table.rows == 0:  # leading comment lines stay out of the data blocks
