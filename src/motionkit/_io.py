@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import secrets
 import stat
@@ -65,7 +66,7 @@ def _create_beside(target: Path) -> tuple[int, str]:
     raise FileExistsError(f"cannot create a temporary file in {folder}")
 
 
-def open_binary(path: PathLike) -> IO[bytes]:
+def open_binary(path: PathLike) -> io.BufferedReader:
     """Open a file for reading, turning OS errors into a FormatError that names the file."""
     try:
         return open(path, "rb")
