@@ -8,8 +8,13 @@ ran nothing.
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
+import resource
 import struct
+import subprocess
+import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -337,3 +342,277 @@ def test_reused_torch_storage_is_refused(tmp_path: Path, sentinel: Path) -> None
     path = tmp_path / "once.pkl"
     path.write_bytes(_container(_good_motion(), None, once))
     assert mk.read(path).meta["parc"]["misc"]["t"][0].shape == (numel,)
+
+
+# ------------------------------------------------- security review (findings 1-8, 12, 13, 15)
+#
+# Files that crashed, hung or exhausted memory before the fixes are read in one child
+# process under a timeout and an address-space cap; the child prints one outcome per file.
+
+_CHILD = """
+import sys, warnings
+import motionkit as mk
+from motionkit.errors import FormatError
+from motionkit.formats.parc import ms
+warnings.simplefilter("ignore")
+for path in sys.argv[1:]:
+    try:
+        motion = mk.read(path, format="parc")
+        misc = motion.meta["parc"].get("misc") or {}
+        ms.describe_misc(misc)
+        ms.encode(motion)
+        print(path, "read", flush=True)
+    except FormatError as exc:
+        print(path, "FormatError", str(exc).replace("\\n", " "), flush=True)
+"""
+_CHILD_MEMORY = 2_000_000_000
+
+
+def _glob(module: str, name: str) -> bytes:
+    return _str4(module) + _str4(name) + b"\x93"
+
+
+def _ints(values: tuple[int, ...]) -> bytes:
+    return b"(" + b"".join(b"J" + struct.pack("<i", v) for v in values) + b"t"
+
+
+def _ndarray_call(args: bytes) -> bytes:
+    """numpy.ndarray(*args) through REDUCE."""
+    return _glob("numpy", "ndarray") + b"(" + args + b"tR"
+
+
+def _dag(depth: int) -> bytes:
+    """x_{i+1} = [x_i, x_i]: 2**depth paths through 2 * depth list objects."""
+    out = b"]q\x00"
+    for i in range(depth):
+        out += b"0(h" + bytes([i]) + b"h" + bytes([i]) + b"lq" + bytes([i + 1])
+    return out
+
+
+def _deep_tuple(depth: int) -> bytes:
+    return b")" + b"\x85" * depth
+
+
+def _motion_with(field: str, value_ops: bytes) -> bytes:
+    """A motion blob whose ``field`` is built by ``value_ops`` (the others are fine)."""
+    rot = np.zeros((2, 4), np.float32)
+    rot[:, 3] = 1
+    fields = {"root_pos": np.zeros((2, 3), np.float32), "root_rot": rot,
+              "joint_rot": rot[:, None]}
+    body = b"".join(_str4(k) + pickle.dumps(v, protocol=4)[2:-1] for k, v in fields.items()
+                    if k != field)
+    body += _str4("fps") + b"K\x1e" + (_str4("loop_mode") + _str4("CLAMP")
+                                       if field != "loop_mode" else b"")
+    return b"\x80\x04}(" + body + _str4(field) + value_ops + b"u."
+
+
+def _legacy(extra: bytes = b"", frames: bytes | None = None) -> bytes:
+    array = pickle.dumps(np.zeros((2, 34), np.float32), protocol=4)[2:-1]
+    return (b"\x80\x04}(" + _str4("frames") + (array if frames is None else frames)
+            + _str4("fps") + b"K\x1e" + _str4("loop_mode") + _str4("CLAMP") + extra + b"u.")
+
+
+def _legacy_terrain(hf_ops: bytes) -> bytes:
+    sub = (_glob("util.terrain_util", "SubTerrain") + b")\x81}" + _str4("hf") + hf_ops
+           + b"sb")
+    return _legacy(_str4("terrain") + sub)
+
+
+def _shared_storage_tensors(numel: int, tensors: int) -> bytes:
+    """misc = {"t": a torch stream of ``tensors`` tensors, each over its whole storage}."""
+    obj = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00(X\x07\x00\x00\x00storage"
+           b"ctorch\nByteStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuJ"
+           + struct.pack("<i", numel) + b"NtQq\x010](")
+    obj += (b"h\x00(h\x01K\x00" + _ints((numel,)) + _ints((1,)) + b"\x89}tR") * tensors
+    stream = _torch_stream(obj + b"e.", numel=numel, data=b"\x01" * numel)
+    return (b"\x80\x04}" + _str4("t") + _glob("torch.storage", "_load_from_bytes") + b"B"
+            + struct.pack("<I", len(stream)) + stream + b"\x85Rs.")
+
+
+_FORGED = _ndarray_call(_ints((1,)) + _str4("O") + b"C\x08" + b"A" * 8)
+_DANGEROUS: dict[str, tuple[bytes, str]] = {
+    # 1: object pointers forged through numpy.ndarray(shape, "O", buffer)
+    "forged_pointer": (_container(_good_motion(), None, b"\x80\x04}" + _str4("k") + _FORGED
+                                  + b"s."), "numpy.ndarray with a buffer"),
+    "forged_pointer_legacy": (_legacy(_str4("k") + _FORGED), "numpy.ndarray with a buffer"),
+    "forged_structured": (_container(b"\x80\x04" + _ndarray_call(
+        _ints((1,)) + _str4("O,i4") + b"C\x0c" + b"A" * 12) + b"."),
+        "numpy.ndarray with a buffer"),
+    "object_dtype_no_buffer": (_container(b"\x80\x04" + _ndarray_call(
+        _ints((2,)) + _str4("O")) + b"."), "refused numpy dtype"),
+    "subarray_dtype": (_container(b"\x80\x04" + _glob("numpy", "dtype") + _str4("(1,)O")
+                                  + b"\x85R."), "refused numpy dtype"),
+    # 2: a deeply nested tuple as a dict key (CPython's tuple hash recursed and crashed)
+    "deep_tuple_key": (b"\x80\x04}" + _deep_tuple(200_000) + b"K\x01s.", "nests deeper"),
+    "deep_tuple_key_misc": (_container(_good_motion(), None, b"\x80\x04}" + _deep_tuple(200_000)
+                                       + b"K\x01s."), "nests deeper"),
+    # 3: shared sub-objects walked once per path (2**40 paths)
+    "dag_legacy_frames": (b"\x80\x04}" + _str4("frames") + _dag(40) + b"s.",
+                          "frames must be a numeric array"),
+    # 4: repr() of an untrusted value in a message
+    "dag_loop_mode": (_container(_motion_with("loop_mode", _dag(30))), "loop_mode must be"),
+    "deep_loop_mode": (_container(_motion_with("loop_mode", _deep_tuple(100_000))),
+                       "nests deeper"),
+    # 5: huge arrays from tiny files
+    "ndarray_huge_shape": (_container(_motion_with("root_pos", _ndarray_call(
+        _ints((30_000_000, 3)) + _str4("<f4")))), "more memory than the file"),
+    "ndarray_zero_strides": (_container(_motion_with("root_pos", _ndarray_call(
+        _ints((1_000_000_000, 3)) + _str4("<f4") + b"C\x04\x00\x00\x00\x00K\x00"
+        + _ints((0, 0))))), "numpy.ndarray with a buffer"),
+    # 6: many tensors over one memoized storage
+    "torch_shared_storage": (_container(_good_motion(), None,
+                                        _shared_storage_tensors(1 << 18, 200)),
+                             "more memory than the file"),
+    # 7: a legacy SubTerrain whose state is nested or shared without bound
+    "legacy_terrain_deep": (_legacy_terrain(_deep_tuple(100_000)), "nests deeper"),
+    "legacy_terrain_dag": (_legacy_terrain(_dag(40)), "terrain.hf must be a numeric array"),
+}
+
+
+@pytest.fixture(scope="module")
+def child_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each dangerous file read in its own guarded child (all at once): name -> outcome."""
+    folder = tmp_path_factory.mktemp("dangerous")
+    files = {name: data for name, (data, _) in _DANGEROUS.items()}
+    # 3: valid data whose 2**40 paths must not be walked one by one
+    files["dag_misc"] = _container(_good_motion(), None, b"\x80\x04}" + _str4("k") + _dag(40)
+                                   + b"s.")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (_CHILD_MEMORY, _CHILD_MEMORY))
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    children = {}
+    for name, data in files.items():
+        path = folder / f"{name}.pkl"
+        path.write_bytes(data)
+        children[name] = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(path)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, preexec_fn=limit, env=env)
+    outcomes = {}
+    for name, child in children.items():
+        try:
+            out, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            outcomes[name] = "timed out"
+            continue
+        if child.returncode != 0:
+            outcomes[name] = f"died ({child.returncode}): {err[-2000:]}"
+        else:
+            outcomes[name] = out.strip().split(" ", 1)[1]
+    return outcomes
+
+
+@pytest.mark.parametrize("name", sorted(_DANGEROUS))
+def test_dangerous_file_is_a_format_error(name: str, child_outcomes: dict[str, str]) -> None:
+    outcome = child_outcomes[name]
+    assert outcome.startswith("FormatError"), outcome
+    assert _DANGEROUS[name][1] in outcome
+
+
+def test_shared_misc_data_reads_in_linear_time(child_outcomes: dict[str, str]) -> None:
+    assert child_outcomes["dag_misc"] == "read"
+
+
+def test_shared_misc_data_stays_shared(tmp_path: Path) -> None:
+    path = tmp_path / "dag.pkl"
+    path.write_bytes(_container(_good_motion(), None, b"\x80\x04}" + _str4("k") + _dag(12)
+                                + b"s."))
+    value = mk.read(path).meta["parc"]["misc"]["k"]
+    assert value[0] is value[1] and value[0][0] is value[0][1]
+
+
+def test_rebuilt_arrays_check_their_state(tmp_path: Path, sentinel: Path) -> None:
+    """BUILD on a _reconstruct array takes only a checked numeric dtype and exact data."""
+    head = (_glob("numpy.core.multiarray", "_reconstruct") + b"(" + _glob("numpy", "ndarray")
+            + _ints((0,)) + b"C\x01btR")
+    as_text = head + b"(K\x01" + _ints((1,)) + _str4("O") + b"\x89C\x08" + b"A" * 8 + b"tb."
+    _read_fails(tmp_path, _container(b"\x80\x04" + as_text), sentinel, "checked numeric dtype")
+    dtype = _glob("numpy", "dtype") + _str4("f8") + b"\x89\x88\x87R"
+    fields = (b"(K\x03" + _str4("|") + b"N" + b"(" + _str4("a") + b"t" + b"}" + b"J\xff\xff\xff"
+              b"\xffJ\xff\xff\xff\xffK\x3ftb")  # names, fields and object flags
+    _read_fails(tmp_path, _container(b"\x80\x04" + dtype + fields + b"."), sentinel,
+                "dtype state")
+    short = head + b"(K\x01" + _ints((4,)) + dtype + b"\x89C\x08" + b"A" * 8 + b"tb."
+    _read_fails(tmp_path, _container(b"\x80\x04" + short), sentinel, "does not match")
+
+
+@pytest.mark.parametrize(("field", "ops", "match"), [
+    ("fps", b"\x8a\xff" + b"\x00" * 254 + b"\x01", "fps is out of range"),  # 2**2032
+    ("fps", b"G" + struct.pack(">d", 5e-324), "fps must be between"),
+    ("fps", b"G" + struct.pack(">d", float("nan")), "fps must be finite"),
+])
+def test_bad_numbers_in_motion_data(field: str, ops: bytes, match: str, tmp_path: Path,
+                                    sentinel: Path) -> None:
+    """8 and 15: numbers that do not fit a float, or rates that make no sense."""
+    _read_fails(tmp_path, _container(_motion_with(field, ops)), sentinel, match)
+
+
+def test_bad_values_elsewhere(tmp_path: Path, sentinel: Path) -> None:
+    """8: a huge int as dx or as a key, an empty legacy dxdy: FormatErrors, not tracebacks."""
+    terrain = {"hf": np.zeros((2, 2), np.float32), "min_point": np.zeros(2, np.float32),
+               "dx": 2**2000}
+    _read_fails(tmp_path, _container(None, pickle.dumps(terrain, protocol=4)), sentinel,
+                "dx is out of range")
+    big_key = pickle.dumps({10**5000: 1}, protocol=4)
+    _read_fails(tmp_path, _container(_good_motion(), None, big_key), sentinel, "key of type int")
+    extra = _motion_with("root_pos", pickle.dumps(np.zeros((2, 3), np.float32))[2:-1])
+    extra = extra[:-2] + b"\x8a\x02\x01\x01K\x01u."  # a non-text extra key is only named
+    path = tmp_path / "extra.pkl"
+    path.write_bytes(_container(extra))
+    with pytest.warns(mk.MotionkitWarning, match="<int>"):
+        mk.read(path)
+    empty = (_glob("util.terrain_util", "SubTerrain") + b")\x81}(" + _str4("hf")
+             + pickle.dumps(np.zeros((2, 2), np.float32), protocol=4)[2:-1]
+             + _str4("min_point") + pickle.dumps(np.zeros(2, np.float32), protocol=4)[2:-1]
+             + _str4("dxdy") + pickle.dumps(np.zeros(0, np.float32), protocol=4)[2:-1] + b"ub")
+    _read_fails(tmp_path, _legacy(_str4("terrain") + empty), sentinel, "too short")
+
+
+def test_build_cannot_change_the_library(tmp_path: Path, sentinel: Path) -> None:
+    """12: BUILD on an allow-listed callable or class is refused; later files are unaffected."""
+    innocent = tmp_path / "innocent.pkl"
+    innocent.write_bytes(_container(_good_motion(), None, b"\x80\x04}" + _str4("k")
+                                    + _glob("builtins", "set") + b")Rs."))
+    assert mk.read(innocent).meta["parc"]["misc"] == {"k": []}
+    attacks = [
+        _glob("builtins", "set") + b"N}" + _str4("__defaults__") + b"]\x85\x85s\x86b",
+        _glob("numpy", "ndarray") + b"N}" + _str4("name") + _str4("x") + b"s\x86b",
+        _glob("util.terrain_util", "SubTerrain") + b"N}" + _str4("parc_class") + _str4("x")
+        + b"s\x86b",
+        _glob("mymodule", "Thing") + b"N}" + _str4("global_name") + _str4("x") + b"s\x86b",
+    ]
+    for attack in attacks:
+        path = tmp_path / "evil.pkl"
+        path.write_bytes(_container(_good_motion(), None, b"\x80\x04}" + _str4("k") + attack
+                                    + b"s."))
+        with contextlib.suppress(FormatError), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mk.read(path)
+        assert not sentinel.exists()
+    assert mk.read(innocent).meta["parc"]["misc"] == {"k": []}
+    assert safepickle.SubTerrain.parc_class == "SubTerrain"
+    assert safepickle.MISC_GLOBALS[("builtins", "set")].name == "set"
+    with pytest.raises(FormatError, match="refused BUILD"):
+        safepickle.loads(b"\x80\x04" + attacks[0] + b".", "x", "misc",
+                         allowed=safepickle.MISC_GLOBALS)
+
+
+def test_unknown_classes_are_cached_and_capped(tmp_path: Path, sentinel: Path) -> None:
+    """13: one placeholder class per unknown name, and a cap on distinct names."""
+    same = b"\x80\x04]" + b"(" + b"cmymod\nThing\n)R" * 1000 + b"e."
+    first = safepickle.loads(same, "x", "misc", allowed=safepickle.MISC_GLOBALS, lenient=True)
+    again = safepickle.loads(same, "x", "misc", allowed=safepickle.MISC_GLOBALS, lenient=True)
+    assert len({type(item) for item in first + again}) == 1
+    names = b"".join(f"cmymod\nThing{i}\n".encode() for i in range(150))
+    flood = _container(_good_motion(), None, b"\x80\x04}" + _str4("u") + b"](" + names + b"es.")
+    _read_fails(tmp_path, flood, sentinel, "unknown classes")
+
+
+def test_outer_container_names_no_globals(tmp_path: Path, sentinel: Path) -> None:
+    """15: an MS container that calls anything (here a discarded OrderedDict()) is refused."""
+    plain = _container(_good_motion())
+    evil = b"\x80\x04" + _glob("collections", "OrderedDict") + b")R0" + plain[2:]
+    _read_fails(tmp_path, evil, sentinel, "names globals")
