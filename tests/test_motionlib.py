@@ -219,3 +219,51 @@ def test_bad_inputs() -> None:
     del no_rot.tracks["joint_rotations"]
     with pytest.raises(MotionkitError, match="joint rotations"):
         MotionLib([no_rot])
+
+
+# ------------------------------------------------- security review (findings 11, 14, 15)
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("motions:\n  - file: a.pkl\nextra: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
+    ("motions:\n  - file: a.pkl\n    weight: 2001-13-45\n", "weight must be a number"),
+    ("motions:\n  - file: a.pkl\n    weight: " + "9" * 5000 + "\n", "bad value"),
+    ("motions:\n  - {file: a.pkl, weight: 1.0e+308}\n  - {file: b.pkl, weight: 1.0e+308}\n",
+     "finite sum"),
+    ('motions:\n  - file: "a\\0b.pkl"\n', "NUL"),
+    ("motions:\n  - file: a.pkl\nextra: &a [*a]\n", "recursive"),
+])
+def test_hostile_motion_lists_are_format_errors(text: str, match: str, tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text(text)
+    with pytest.raises(FormatError, match=match):
+        motionlist.read(path)
+
+
+def test_only_tilde_slash_means_home(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = tmp_path / "list.yaml"
+    path.write_text("motions:\n  - file: ~nosuchuser_zz/a.pkl\n  - file: ~/b.pkl\n"
+                    "    when: 2024-01-02\n")
+    listing = motionlist.read(path)
+    assert listing.paths == [tmp_path / "~nosuchuser_zz" / "a.pkl", tmp_path / "home" / "b.pkl"]
+    assert listing.entries[1].extras == {"when": "2024-01-02"}  # dates stay text
+
+
+def test_a_file_listed_many_times_is_read_once(tmp_path: Path, monkeypatch) -> None:
+    from motionkit import api
+
+    source = corpus_file("parc", "ms", "sfu.pkl")
+    listing = tmp_path / "list.yaml"
+    listing.write_text("motions:\n" + f"  - file: {source}\n" * 40)
+    calls = []
+    real = api.read
+
+    def counting(path, **options):
+        calls.append(path)
+        return real(path, **options)
+
+    monkeypatch.setattr(api, "read", counting)
+    lib = MotionLib.load(listing)
+    assert len(calls) == 1 and lib.num_motions == 40
+    assert all(terrain is lib.terrains[0] for terrain in lib.terrains)

@@ -295,3 +295,53 @@ def test_generic_kinematics_on_the_skeleton_matches_parc_fk(humanoid: ch.Charact
     pos, body_rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:], rot)
     assert np.abs(poses[..., :3] - pos).max() < 1e-9
     assert np.abs(np.abs(np.sum(poses[..., 3:] * body_rot, axis=-1)) - 1).max() < 1e-9
+
+
+# ------------------------------------------------- security review (findings 9 and 10)
+
+_BODY = "<mujoco model='m'><worldbody><body name='root'>{}</body></worldbody></mujoco>"
+
+
+@pytest.mark.parametrize(("inner", "match", "line"), [
+    ("\n<geom type='sphere' size='abc'/>", "not numbers", 2),
+    ("\n<geom type='sphere' size=' '/>", "needs 1 to 3 numbers, got 0", 2),
+    ("\n\n<geom type='box' size='1 1 1' quat='0 0 0 0'/>", "zero quaternion", 3),
+    ("\n<body name='b' quat='0 0 0 0'><joint axis='1 0 0'/></body>", "zero quaternion", 2),
+    ("\n<body name='b'><joint axis='0 0 0'/></body>", "zero joint axis", 2),
+    ("\n<geom type='capsule' size='0.1' fromto='0 0 0 nan 0 1'/>", "finite", 2),
+    ("\n<body name='b' pos='1 2'/>", "needs 3 numbers", 2),
+])
+def test_bad_attributes_are_format_errors_with_a_line(inner: str, match: str, line: int,
+                                                      tmp_path: Path) -> None:
+    path = tmp_path / "bad.xml"
+    path.write_text(_BODY.format(inner))
+    with pytest.raises(FormatError, match=match) as info:
+        ch.load_character(path)
+    assert info.value.line == line and info.value.column is not None
+
+
+def _chain(depth: int) -> str:
+    return _BODY.format("<body><joint axis='1 0 0'/>" * depth + "</body>" * depth)
+
+
+def test_body_count_and_depth_are_capped(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "deep.xml"
+    path.write_text(_chain(ch.MAX_BODY_DEPTH + 5))
+    with pytest.raises(FormatError, match="nest deeper"):
+        ch.load_character(path)
+    monkeypatch.setattr(ch, "MAX_BODIES", 50)
+    path.write_text(_BODY.format("<body><joint axis='1 0 0'/></body>" * 60))
+    with pytest.raises(FormatError, match="more than 50 bodies"):
+        ch.load_character(path)
+
+
+def test_deep_and_wide_characters_list_quickly(tmp_path: Path) -> None:
+    """10: the tree listing walks with its own stack and finds children once."""
+    path = tmp_path / "deep.xml"
+    path.write_text(_chain(ch.MAX_BODY_DEPTH))
+    deep = mk.read(path)
+    lines = deep.summary_text().splitlines()
+    assert len(lines) == 2 + ch.MAX_BODY_DEPTH + 1 and "body1000" in lines[-1]
+    path.write_text(_BODY.format("<body><joint axis='1 0 0'/></body>" * 9000))
+    wide = mk.read(path)
+    assert len(wide.summary_text().splitlines()) == 2 + 9001
