@@ -556,8 +556,11 @@ def test_bad_values_elsewhere(tmp_path: Path, sentinel: Path) -> None:
                "dx": 2**2000}
     _read_fails(tmp_path, _container(None, pickle.dumps(terrain, protocol=4)), sentinel,
                 "dx is out of range")
-    big_key = pickle.dumps({10**5000: 1}, protocol=4)
-    _read_fails(tmp_path, _container(_good_motion(), None, big_key), sentinel, "key of type int")
+    path = tmp_path / "key.pkl"
+    path.write_bytes(_container(_good_motion(), None,
+                                pickle.dumps({10**5000: 1, "k": 2}, protocol=4)))
+    with pytest.warns(mk.MotionkitWarning, match="key of type int"):
+        assert mk.read(path).meta["parc"]["misc"] == {"k": 2}
     extra = _motion_with("root_pos", pickle.dumps(np.zeros((2, 3), np.float32))[2:-1])
     extra = extra[:-2] + b"\x8a\x02\x01\x01K\x01u."  # a non-text extra key is only named
     path = tmp_path / "extra.pkl"

@@ -352,8 +352,9 @@ def _clean_misc(values: dict[Any, Any], path: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
         if not isinstance(key, str):
-            raise FormatError(f"misc_data has a key of type {safepickle.type_name(key)}; "
-                              "PARC's keys are text", path)
+            _warn(path, f"a misc key of type {safepickle.type_name(key)} (PARC's keys are "
+                        "text); it is left out")
+            continue
         try:
             out[key] = walk.plain(value)
         except safepickle.UnknownObject as exc:

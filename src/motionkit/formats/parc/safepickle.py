@@ -116,26 +116,34 @@ def type_name(value: Any) -> str:
 # --------------------------------------------------------------------------- scanning
 
 _COUNTED = {-2: (1, "<B"), -3: (4, "<i"), -4: (4, "<I"), -5: (8, "<Q")}
-_NUMBER_OPS = frozenset({"INT", "LONG", "FLOAT", "GET", "PUT"})
-_PUT_OPS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
-_GET_OPS = frozenset({"GET", "BINGET", "LONG_BINGET"})
-_FORBIDDEN_OPS = frozenset({"EXT1", "EXT2", "EXT4", "PERSID"})
-#: Opcodes that add items to the container below them (its depth grows, not adds up).
-_FILL_OPS = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"})
 _MARKERS = ("mark", "stackslice")
+# What an opcode means to the scan.
+_PLAIN, _PUT, _GET, _DUP, _MARK, _FILL, _FRAME, _FORBIDDEN, _PERSID, _STOP = range(10)
+_ROLES = {"PUT": _PUT, "BINPUT": _PUT, "LONG_BINPUT": _PUT, "MEMOIZE": _PUT, "GET": _GET,
+          "BINGET": _GET, "LONG_BINGET": _GET, "DUP": _DUP, "MARK": _MARK, "FRAME": _FRAME,
+          "STOP": _STOP, "EXT1": _FORBIDDEN, "EXT2": _FORBIDDEN, "EXT4": _FORBIDDEN,
+          "PERSID": _FORBIDDEN, "BINPERSID": _PERSID}
+#: Opcodes that add items to the container below them (its depth grows, not adds up).
+_FILL_OPS = ("APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD")
+#: Dictionary/set insertions: one per opcode, per stack pair, or per stack item.
+_INSERTS = {"SETITEM": 1, "SETITEMS": 2, "DICT": 2, "ADDITEMS": 3, "FROZENSET": 3}
+_NUMBER_OPS = ("INT", "LONG", "FLOAT", "GET", "PUT")
 
 
-def _build_table() -> dict[int, tuple[Any, ...]]:
-    table: dict[int, tuple[Any, ...]] = {}
+def _build_table() -> list[tuple[Any, ...] | None]:
+    table: list[tuple[Any, ...] | None] = [None] * 256
     for op in pickletools.opcodes:
         before = [s.name for s in op.stack_before]
-        after = len(op.stack_after)
         mark_at = before.index("mark") if "mark" in before else -1
         plain = len([s for s in before if s not in _MARKERS])
         arg = op.arg
         kind = 0 if arg is None else arg.n
         pair = arg is not None and arg.name == "stringnl_noescape_pair"
-        table[ord(op.code.encode("latin-1"))] = (op.name, kind, pair, mark_at, plain, after)
+        role = _FILL if op.name in _FILL_OPS else _ROLES.get(op.name, _PLAIN)
+        numeric = op.name in _NUMBER_OPS or pair
+        table[ord(op.code.encode("latin-1"))] = (
+            op.name, kind, pair, mark_at, plain, len(op.stack_after), role,
+            _INSERTS.get(op.name, 0), numeric)
     return table
 
 
@@ -158,29 +166,30 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
     inserts = 0
     reused = 0  # data fetched again from the memo (each fetch may be copied again)
     reuse_limit = size - start + MAX_REUSE_SLACK
-    length = 0
+    table = _TABLE
     while pos < size:
-        entry = _TABLE.get(data[pos])
+        entry = table[data[pos]]
         if entry is None:
             raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte {pos}")
-        name, kind, pair, mark_at, plain, after = entry
+        name, kind, pair, mark_at, plain, after, role, counted, numeric = entry
         at = pos
         pos += 1
-        if name in _FORBIDDEN_OPS or (name == "BINPERSID" and not allow_persistent):
+        if role == _FORBIDDEN or (role == _PERSID and not allow_persistent):
             raise PickleProblem(f"forbidden pickle opcode {name} at byte {at}")
         number = 0
+        weight = 0
         if kind > 0:
             if pos + kind > size:
                 raise PickleProblem(f"truncated pickle at byte {at}")
             number = int.from_bytes(data[pos:pos + kind], "little")
             pos += kind
         elif kind == -1:
-            limit = MAX_TEXT_NUMBER if (name in _NUMBER_OPS or pair) else size
+            limit = MAX_TEXT_NUMBER if numeric else size
             for _ in range(2 if pair else 1):
                 end = data.find(b"\n", pos, min(size, pos + limit + 1))
                 if end < 0:
                     raise PickleProblem(f"unterminated or overlong {name} argument at byte {at}")
-                if name in ("PUT", "GET"):
+                if role in (_PUT, _GET):
                     try:
                         number = int(data[pos:end])
                     except ValueError:
@@ -190,80 +199,78 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
             width, fmt = _COUNTED[kind]
             if pos + width > size:
                 raise PickleProblem(f"truncated pickle at byte {at}")
-            (length,) = struct.unpack_from(fmt, data, pos)
+            (weight,) = struct.unpack_from(fmt, data, pos)
             pos += width
-            if length < 0 or length > size - pos:
-                raise PickleProblem(f"{name} at byte {at} declares {length} bytes but only "
+            if weight < 0 or weight > size - pos:
+                raise PickleProblem(f"{name} at byte {at} declares {weight} bytes but only "
                                     f"{size - pos} remain")
-            pos += length
-        if name == "FRAME" and number > size - pos:
-            raise PickleProblem(f"FRAME at byte {at} is longer than the data")
-        weight = length if kind < -1 else 0
-        if name in _PUT_OPS or name == "MEMOIZE":
-            index = number if name in _PUT_OPS else len(memo)
-            if index > len(memo):
-                raise PickleProblem(f"memo index {index} out of order at byte {at}")
-            if not stack:
-                raise PickleProblem(f"{name} on an empty stack at byte {at}")
-            memo[index:index + 1] = [(stack[-1], depths[-1])]
-            continue
+            pos += weight
         depth = 0
-        if name in _GET_OPS:
-            if number >= len(memo):
-                raise PickleProblem(f"memo index {number} not yet stored at byte {at}")
-            weight, depth = memo[number]
-            reused += weight
-        elif name == "DUP" and stack:
-            reused += stack[-1]
-        if reused > reuse_limit:
-            raise PickleProblem("pickle re-uses large data more often than its size allows")
-        if name == "MARK":
-            marks.append(len(stack))
-            if len(marks) > MAX_MARKS:
-                raise PickleProblem(f"pickle nests deeper than {MAX_MARKS} marks")
-            continue
+        if role != _PLAIN:
+            if role == _FRAME:
+                if number > size - pos:
+                    raise PickleProblem(f"FRAME at byte {at} is longer than the data")
+            elif role == _PUT:
+                index = number if name != "MEMOIZE" else len(memo)
+                if index > len(memo):
+                    raise PickleProblem(f"memo index {index} out of order at byte {at}")
+                if not stack:
+                    raise PickleProblem(f"{name} on an empty stack at byte {at}")
+                memo[index:index + 1] = [(stack[-1], depths[-1])]
+                continue
+            elif role == _GET:
+                if number >= len(memo):
+                    raise PickleProblem(f"memo index {number} not yet stored at byte {at}")
+                weight, depth = memo[number]
+                reused += weight
+            elif role == _DUP and stack:
+                reused += stack[-1]
+            elif role == _MARK:
+                marks.append(len(stack))
+                if len(marks) > MAX_MARKS:
+                    raise PickleProblem(f"pickle nests deeper than {MAX_MARKS} marks")
+                continue
+            if reused > reuse_limit:
+                raise PickleProblem("pickle re-uses large data more often than its size allows")
         if mark_at >= 0:
             if not marks:
                 raise PickleProblem(f"{name} without MARK at byte {at}")
             top = marks.pop()
-            if name in ("SETITEMS", "DICT"):
+            if counted == 2:
                 inserts += (len(stack) - top) // 2
-            elif name in ("ADDITEMS", "FROZENSET"):
+            elif counted == 3:
                 inserts += len(stack) - top
-            start = top - mark_at
-            if start < 0 or (marks and start < marks[-1]):
-                raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
+            first = top - mark_at
         else:
-            if name == "SETITEM":
-                inserts += 1
-            start = len(stack) - plain
-            if start < 0 or (marks and start < marks[-1]):
-                raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
-        if start < len(stack):
-            weight += sum(stack[start:])
+            inserts += counted  # SETITEM: 1
+            first = len(stack) - plain
+        if first < 0 or (marks and first < marks[-1]):
+            raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
+        if first < len(stack):
+            weight += sum(stack[first:])
             if after:
-                if name in _FILL_OPS:
-                    depth = max(depths[start], max(depths[start + 1:], default=-1) + 1)
-                elif name == "DUP":
-                    depth = depths[start]
+                if role == _FILL:
+                    depth = max(depths[first], max(depths[first + 1:], default=-1) + 1)
+                elif role == _DUP:
+                    depth = depths[first]
                 else:
-                    depth = max(depths[start:]) + 1
+                    depth = max(depths[first:]) + 1
                 if depth > MAX_DEPTH:
                     raise PickleProblem(f"pickle nests deeper than {MAX_DEPTH} levels "
                                         f"(at byte {at})")
-            del stack[start:]
-            del depths[start:]
+            del stack[first:]
+            del depths[first:]
         if after:
             stack.append(weight)
             depths.append(depth)
-            if after > 1:
-                stack.extend([weight if name == "DUP" else 0] * (after - 1))
-                depths.extend([depth] * (after - 1))
-        if len(stack) > MAX_STACK:
-            raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
+            if after > 1:  # DUP
+                stack.append(weight)
+                depths.append(depth)
+            if len(stack) > MAX_STACK:
+                raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
         if inserts > MAX_INSERTS:
             raise PickleProblem(f"pickle inserts more than {MAX_INSERTS} dictionary/set items")
-        if name == "STOP":
+        if role == _STOP:
             return pos
     raise PickleProblem("pickle data was truncated (no STOP)")
 
