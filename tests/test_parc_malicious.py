@@ -619,3 +619,15 @@ def test_outer_container_names_no_globals(tmp_path: Path, sentinel: Path) -> Non
     plain = _container(_good_motion())
     evil = b"\x80\x04" + _glob("collections", "OrderedDict") + b")R0" + plain[2:]
     _read_fails(tmp_path, evil, sentinel, "names globals")
+
+
+def test_ndarray_calls_give_zeros_within_the_budget(tmp_path: Path, sentinel: Path) -> None:
+    """5: numpy.ndarray(shape, dtype) makes zeros (never uninitialised memory), and only as
+    many bytes as the file's size allows."""
+    small = b"\x80\x04}" + _str4("z") + _ndarray_call(_ints((4,)) + _str4("<f4")) + b"s."
+    path = tmp_path / "small.pkl"
+    path.write_bytes(_container(_good_motion(), None, small))
+    assert mk.read(path).meta["parc"]["misc"]["z"].tolist() == [0.0] * 4
+    big = (b"\x80\x04}" + _str4("z") + _ndarray_call(_ints((4 << 20,)) + _str4("<f4"))
+           + b"s.")
+    _read_fails(tmp_path, _container(_good_motion(), None, big), sentinel, "more memory")

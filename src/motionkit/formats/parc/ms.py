@@ -492,7 +492,7 @@ def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
     for key, value in misc.items():
         problem = _not_plain(value)
         if problem:
-            raise ConversionError(f"misc value {key!r} is not plain data ({problem}); PARC "
+            raise ConversionError(f"misc value {_names([key])} is not plain data ({problem}); PARC "
                                   "files only hold numpy arrays, dicts, lists, str and numbers")
     if lost:
         message = "PARC files cannot hold: " + "; ".join(lost)
