@@ -597,6 +597,7 @@ def test_build_cannot_change_the_library(tmp_path: Path, sentinel: Path) -> None
         assert not sentinel.exists()
     assert mk.read(innocent).meta["parc"]["misc"] == {"k": []}
     assert safepickle.SubTerrain.parc_class == "SubTerrain"
+    assert safepickle._unknown_class("mymodule", "Thing").global_name == "mymodule.Thing"
     assert safepickle.MISC_GLOBALS[("builtins", "set")].name == "set"
     with pytest.raises(FormatError, match="refused BUILD"):
         safepickle.loads(b"\x80\x04" + attacks[0] + b".", "x", "misc",
