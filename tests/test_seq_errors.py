@@ -154,6 +154,6 @@ def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
 def test_cli_help_has_examples() -> None:
     from motionkit.cli import cli
 
-    for command in ([], ["info"], ["validate"], ["convert"], ["resample"]):
+    for command in ([], ["info"], ["validate"], ["convert"], ["resample"], ["fk"]):
         result = CliRunner().invoke(cli, [*command, "--help"])
         assert result.exit_code == 0 and "Examples:" in result.output
