@@ -1,13 +1,29 @@
 """Safe PARC read vs plain ``pickle.load`` of the same generated 100,000-frame MS file.
 
-Run: ``.venv/bin/python bench/parc_read.py [frames]``. Prints the best of several runs
-and the speed ratio (unsafe time / safe time; the goal is >= 0.8). The plain unpickler
-runs here only on the file this script just wrote.
+Run: ``.venv/bin/python bench/parc_read.py [frames] [rounds]``. Three readers of one file
+(31.7 MB at 100,000 frames), all in this process:
+
+* unsafe: what PARC's ``load_ms_file`` does — ``pickle.load`` of the outer dict, then
+  ``pickle.loads`` of each blob (arbitrary code possible; run only on the file this
+  script just wrote);
+* safe decode: motionkit's restricted decode of the same dicts (file memory-mapped,
+  container split in place, each blob scanned and unpickled with the allowlist);
+* motionkit.read: the safe decode plus checks and the Motion with its tracks and terrain.
+
+The readers run interleaved, one call each per round in an order that rotates every
+round, after one warm-up round, so that they meet the same page cache and allocator
+state. Per reader it prints the best and median wall time of one call and the median
+minor page faults per call (fresh memory from the kernel, the main cost of a cold
+allocator), and the speed ratio unsafe time / safe time of the best and of the median
+times (the goal is >= 0.8).
 """
 
 from __future__ import annotations
 
+import mmap
 import pickle
+import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -45,38 +61,67 @@ def unsafe_load(path: Path) -> dict[str, Any]:
 
 
 def safe_load(path: Path) -> dict[str, Any]:
-    """The same decoding through motionkit's restricted unpickler."""
-    outer = safepickle.loads(path.read_bytes(), path, "file", allowed={})
+    """The same decoding through motionkit's restricted unpickler, as ``ms.read`` does it."""
     allowed = {"misc_data": safepickle.MISC_GLOBALS}
-    return {key: safepickle.loads(blob, path, key,
-                                  allowed=allowed.get(key, safepickle.NUMPY_GLOBALS))
-            for key, blob in outer.items() if blob is not None}
+    with open(path, "rb") as handle, safepickle.MappedFile(handle.fileno(), 0,
+                                                           access=mmap.ACCESS_READ) as data:
+        outer = safepickle.split_container(data, path, ms.MS_KEYS)
+        if outer is None:
+            raise SystemExit("the generated file is not a plain MS container")
+        return {key: safepickle.loads(blob, path, key,
+                                      allowed=allowed.get(key, safepickle.NUMPY_GLOBALS))
+                for key, blob in outer.items() if blob is not None}
 
 
-def best(action: Callable[[], Any], repeat: int = 7) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def timed(action: Callable[[], Any]) -> tuple[float, int]:
+    """Wall time (s) and minor page faults of one call; its result is freed first."""
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    start = time.perf_counter()
+    result = action()
+    elapsed = time.perf_counter() - start
+    del result
+    return elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+
+
+def interleaved(readers: dict[str, Callable[[], Any]],
+                rounds: int) -> dict[str, list[tuple[float, int]]]:
+    """One warm-up round, then ``rounds`` rounds of one call per reader, order rotating."""
+    names = list(readers)
+    results: dict[str, list[tuple[float, int]]] = {name: [] for name in names}
+    for round_index in range(rounds + 1):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            sample = timed(readers[name])
+            if round_index:
+                results[name].append(sample)
+    return results
 
 
 def main() -> None:
     frames = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 15
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "big.pkl"
         make_file(path, frames)
         size = path.stat().st_size / 1e6
-        unsafe = best(lambda: unsafe_load(path))
-        safe = best(lambda: safe_load(path))
-        full = best(lambda: ms.read(path))
-        write = best(lambda: ms.encode(ms.read(path)), repeat=3)
-    print(f"file: {frames} frames, {size:.1f} MB")
-    print(f"plain pickle.load (unsafe)     {unsafe * 1e3:8.1f} ms")
-    print(f"safe decode (same dicts)       {safe * 1e3:8.1f} ms   speed ratio {unsafe / safe:.2f}x")
-    print(f"motionkit.read -> Motion       {full * 1e3:8.1f} ms   speed ratio {unsafe / full:.2f}x")
-    print(f"read + byte-exact encode       {write * 1e3:8.1f} ms")
+        results = interleaved({"plain pickle.load (unsafe)": lambda: unsafe_load(path),
+                               "safe decode (same dicts)": lambda: safe_load(path),
+                               "motionkit.read -> Motion": lambda: ms.read(path)}, rounds)
+        write = min(timed(lambda: ms.encode(ms.read(path)))[0] for _ in range(3))
+    print(f"file: {frames} frames, {size:.1f} MB; {rounds} interleaved rounds")
+    print(f"{'':30s} {'best':>8s} {'median':>8s} {'faults':>8s}   ratio best / median")
+    unsafe_best = unsafe_median = 0.0
+    for index, (name, samples) in enumerate(results.items()):
+        times = [t for t, _ in samples]
+        best, median = min(times), statistics.median(times)
+        faults = statistics.median(f for _, f in samples)
+        line = f"{name:30s} {best * 1e3:5.1f} ms {median * 1e3:5.1f} ms {faults:8.0f}"
+        if index == 0:
+            unsafe_best, unsafe_median = best, median
+        else:
+            line += f"   {unsafe_best / best:.2f}x / {unsafe_median / median:.2f}x"
+        print(line)
+    print(f"{'read + byte-exact encode':30s} {write * 1e3:5.1f} ms (best of 3)")
 
 
 if __name__ == "__main__":

@@ -66,29 +66,33 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
     ``character`` (XML path, Skeleton or Character) labels the tracks, adds the DOF
     track and checks shapes against the model; ``misc=False`` skips decoding misc data.
     """
-    with _mapped(path) as data:
-        try:  # an MS container holds no globals (protocol 2 spells bytes with two)
-            outer = safepickle.loads(data, path, "file", allowed=safepickle.CONTAINER_GLOBALS)
-            legacy = False
-        except safepickle.RefusedGlobalError:
-            outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
-                                     lenient=True)
-            legacy = True
-    char = load_character(character) if character is not None else None
-    if _is_container(outer):
-        if legacy:
-            raise safepickle.UnsafePickleError("an MS container that names globals (PARC's "
-                                               "holds none)", path)
-        return _guarded(lambda: _read_ms(outer, path, char, misc), path)
-    if isinstance(outer, dict) and "frames" in outer:
-        return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
+    with _mapped(path) as data:  # blobs are decoded in place, so inside the block
+        outer: Any = safepickle.split_container(data, path, MS_KEYS)
+        legacy = False
+        if outer is None:
+            try:  # an MS container holds no globals (protocol 2 spells bytes with two)
+                outer = safepickle.loads(data, path, "file",
+                                         allowed=safepickle.CONTAINER_GLOBALS)
+            except safepickle.RefusedGlobalError:
+                outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
+                                         lenient=True)
+                legacy = True
+        char = load_character(character) if character is not None else None
+        if _is_container(outer):
+            if legacy:
+                raise safepickle.UnsafePickleError("an MS container that names globals "
+                                                   "(PARC's holds none)", path)
+            return _guarded(lambda: _read_ms(outer, path, char, misc), path)
+        if isinstance(outer, dict) and "frames" in outer:
+            return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
     raise FormatError("not a PARC motion file (neither an MS container nor a legacy dict "
                       "with 'frames')", path)
 
 
 def _is_container(outer: Any) -> bool:
     return isinstance(outer, dict) and bool(outer) and all(
-        isinstance(k, str) and k in MS_KEYS and (v is None or isinstance(v, bytes))
+        isinstance(k, str) and k in MS_KEYS
+        and (v is None or isinstance(v, (bytes, safepickle.Blob)))
         for k, v in outer.items())
 
 
@@ -111,7 +115,7 @@ def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
 
 @contextlib.contextmanager
 def _mapped(path: str | os.PathLike[str]) -> Iterator[bytes | mmap.mmap]:
-    """The file's bytes: memory-mapped when large (one copy fewer), else read."""
+    """The file's bytes: memory-mapped when large (copies fewer), else read."""
     try:
         size = os.path.getsize(path)
     except OSError:
@@ -119,12 +123,14 @@ def _mapped(path: str | os.PathLike[str]) -> Iterator[bytes | mmap.mmap]:
     if size < MAP_THRESHOLD:
         yield read_bytes(path)
         return
-    try:
-        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0,
-                                                   access=mmap.ACCESS_READ) as mapped:
-            yield mapped
-    except (OSError, ValueError) as exc:
-        raise FormatError(f"cannot read: {exc}", path) from None
+    with contextlib.ExitStack() as stack:
+        try:
+            handle = stack.enter_context(open(path, "rb"))
+            mapped = stack.enter_context(safepickle.MappedFile(handle.fileno(), 0,
+                                                               access=mmap.ACCESS_READ))
+        except (OSError, ValueError) as exc:
+            raise FormatError(f"cannot read: {exc}", path) from None
+        yield mapped
 
 
 def _warn(path: Any, message: str) -> None:
@@ -276,8 +282,9 @@ def _fill_tracks(motion: Motion, root_pos: NDArray[Any], root_rot: NDArray[Any],
                  path: Any, char: Character | None) -> None:
     timeline = Timeline.uniform(rate, root_pos.shape[0])
     dtype = np.result_type(root_pos.dtype, root_rot.dtype, np.float32)
-    root = np.concatenate([root_pos.astype(dtype, copy=False),
-                           root_rot.astype(dtype, copy=False)], axis=1)
+    root = np.empty((root_pos.shape[0], 7), dtype)  # filled in place: faster than concatenate
+    root[:, :3] = root_pos
+    root[:, 3:] = root_rot
     motion.add(Track("root", "pose", root, timeline))
     joint_labels = body_labels = None
     if char is not None:

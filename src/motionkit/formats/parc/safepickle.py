@@ -150,14 +150,17 @@ def _build_table() -> list[tuple[Any, ...] | None]:
 _TABLE = _build_table()
 
 
-def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
+def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 0,
+         allow_persistent: bool = False) -> int:
     """Check one pickle's opcodes against the limits; return the offset just past STOP.
 
-    Nothing is built and no large argument is copied, so this costs time linear in the
-    number of opcodes (a NumPy array is a single opcode). Every stack value and memo
-    entry carries the bytes of data it holds and its nesting depth.
+    The pickle starts at ``start`` and may not reach past ``stop`` (default: the end of
+    ``data``); messages count bytes from ``origin``. Nothing is built and no large
+    argument is copied, so this costs time linear in the number of opcodes (a NumPy array
+    is a single opcode). Every stack value and memo entry carries the bytes of data it
+    holds and its nesting depth.
     """
-    size = len(data)
+    size = len(data) if stop is None else stop
     pos = start
     stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
     depths: list[int] = []  # per value on the stack: how deeply it nests
@@ -170,9 +173,10 @@ def scan(data: bytes, start: int = 0, *, allow_persistent: bool = False) -> int:
     while pos < size:
         entry = table[data[pos]]
         if entry is None:
-            raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte {pos}")
+            raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte "
+                               f"{pos - origin}")
         name, kind, pair, mark_at, plain, after, role, counted, numeric = entry
-        at = pos
+        at = pos - origin  # for messages
         pos += 1
         if role == _FORBIDDEN or (role == _PERSID and not allow_persistent):
             raise PickleProblem(f"forbidden pickle opcode {name} at byte {at}")
@@ -861,31 +865,142 @@ class _TorchObjectUnpickler(SafeUnpickler):
 MISC_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType(_misc_globals())
 
 
-def loads(data: bytes | mmap.mmap, path: Any, what: str, *,
+class MappedFile(mmap.mmap):
+    """A read-only memory map the unpickler reads large data from without a temporary copy.
+
+    ``mmap.mmap`` has no ``readinto``, so the unpickler would read a large bytes object
+    into a temporary and copy it again; this one copies straight into the target.
+    """
+
+    def readinto(self, buffer: Any) -> int:
+        """Copy the next bytes into ``buffer``; return how many."""
+        start = self.tell()
+        count = min(len(buffer), len(self) - start)
+        with memoryview(self) as view:
+            buffer[:count] = view[start:start + count]
+        self.seek(start + count)
+        return count
+
+
+class Blob:
+    """One pickle held inside a larger buffer (the file's bytes or its map), not copied out."""
+
+    __slots__ = ("data", "start", "stop")
+
+    def __init__(self, data: bytes | mmap.mmap, start: int, stop: int) -> None:
+        self.data = data
+        self.start = start
+        self.stop = stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def loads(data: bytes | mmap.mmap | Blob, path: Any, what: str, *,
           allowed: Mapping[tuple[str, str], Any] = NUMPY_GLOBALS,
           lenient: bool = False) -> Any:
     """Decode one pickle safely; every failure is a :class:`FormatError` naming ``what``.
 
-    ``data`` may be a memory map of the file: it is scanned in place and unpickled
-    straight from the map, which saves one copy of a large file. Arrays come back as
-    :class:`Rebuilt` views until :class:`PlainWalk` (or ``np.asarray``) plains them.
+    ``data`` may be a memory map of the file, or a :class:`Blob` inside one: it is
+    scanned in place and unpickled straight from there, which saves copies of a large
+    file. Arrays come back as :class:`Rebuilt` views until :class:`PlainWalk` (or
+    ``np.asarray``) plains them.
     """
     return _guarded(lambda: _load_checked(data, allowed, lenient), path, what)
 
 
-def _load_checked(data: bytes | mmap.mmap, allowed: Mapping[tuple[str, str], Any],
+def _load_checked(data: bytes | mmap.mmap | Blob, allowed: Mapping[tuple[str, str], Any],
                   lenient: bool) -> Any:
-    end = scan(data)  # type: ignore[arg-type]  # an mmap offers the same operations
-    if end != len(data):
-        raise PickleProblem(f"{len(data) - end} stray bytes after the pickle")
-    token = _BUDGET.set(_Budget(2 * len(data) + DECODE_SLACK))
+    if isinstance(data, Blob):
+        buffer, start, stop = data.data, data.start, data.stop
+    else:
+        buffer, start, stop = data, 0, len(data)
+    # an mmap offers the operations the scan uses
+    end = scan(buffer, start, stop=stop, origin=start)  # type: ignore[arg-type]
+    if end != stop:
+        raise PickleProblem(f"{stop - end} stray bytes after the pickle")
+    token = _BUDGET.set(_Budget(2 * (stop - start) + DECODE_SLACK))
     try:
-        if isinstance(data, mmap.mmap):
-            data.seek(0)
-            return SafeUnpickler(data, allowed, lenient).load()
-        return SafeUnpickler(io.BytesIO(data), allowed, lenient).load()
+        # the scan ends at STOP, so the unpickler never reads past ``stop``
+        file = buffer if isinstance(buffer, mmap.mmap) else io.BytesIO(buffer)
+        file.seek(start)
+        return SafeUnpickler(file, allowed, lenient).load()
     finally:
         _BUDGET.reset(token)
+
+
+_TEXT_WIDTHS = {0x8C: 1, 0x58: 4, 0x8D: 8}  # SHORT_BINUNICODE, BINUNICODE, BINUNICODE8
+_BYTES_WIDTHS = {0x43: 1, 0x42: 4, 0x8E: 8}  # SHORT_BINBYTES, BINBYTES, BINBYTES8
+_SKIPPED_WIDTHS = {0x94: 0, 0x71: 1, 0x72: 4, 0x95: 8}  # MEMOIZE, BINPUT, LONG_BINPUT, FRAME
+_EMPTY_DICT, _MARK_OP, _SETITEM, _SETITEMS, _NONE, _STOP_OP = b"}(suN."
+
+
+def split_container(data: bytes | mmap.mmap, path: Any,
+                    keys: tuple[str, ...]) -> dict[str, Blob | None] | None:
+    """An MS container's blobs, left in place, when it is laid out as pickle writes one.
+
+    That is a dict of some of ``keys`` (each once) to bytes or None, with no other
+    opcodes than protocol 2+ framing and memo puts. The result equals what :func:`loads`
+    gives with no globals allowed, with :class:`Blob` for bytes. Anything else, valid or
+    not, gives None (decode it with :func:`loads`); the scan's limits apply first.
+    """
+    return cast("dict[str, Blob | None] | None",
+                _guarded(lambda: _split_checked(data, keys), path, "file"))
+
+
+def _split_checked(data: bytes | mmap.mmap, keys: tuple[str, ...]) -> dict[str, Blob | None] | None:
+    size = len(data)
+    if scan(data) != size or data[0] != 0x80 or data[1] < 2:  # type: ignore[arg-type]
+        return None
+    tokens: list[tuple[int, int, int]] = []  # opcode, argument start, argument length
+    pos = 2  # past PROTO
+    while pos < size:
+        code = data[pos]
+        pos += 1
+        if code in _SKIPPED_WIDTHS:
+            pos += _SKIPPED_WIDTHS[code]
+            continue
+        width = _TEXT_WIDTHS.get(code) or _BYTES_WIDTHS.get(code)
+        length = 0
+        if width is not None:
+            length = int.from_bytes(data[pos:pos + width], "little")
+            pos += width
+        elif code not in b"}(suN.":
+            return None
+        tokens.append((code, pos, length))
+        pos += length
+    names = {key.encode(): key for key in keys}
+    if len(tokens) < 2 or tokens[0][0] != _EMPTY_DICT or tokens[-1][0] != _STOP_OP:
+        return None
+    out: dict[str, Blob | None] = {}
+    batch = False  # inside MARK … SETITEMS
+    index = 1
+    while index < len(tokens) - 1:
+        code, start, length = tokens[index]
+        if code == _MARK_OP and not batch:
+            batch = True
+        elif code == _SETITEMS and batch:
+            batch = False
+        elif code in _TEXT_WIDTHS and index + 1 < len(tokens) - 1:
+            key = names.get(bytes(data[start:start + length]))
+            value, value_start, value_length = tokens[index + 1]
+            if key is None or key in out:
+                return None
+            if value == _NONE:
+                out[key] = None
+            elif value in _BYTES_WIDTHS:
+                out[key] = Blob(data, value_start, value_start + value_length)
+            else:
+                return None
+            index += 1
+            if not batch:
+                index += 1
+                if tokens[index][0] != _SETITEM:
+                    return None
+        else:
+            return None
+        index += 1
+    return out if out and not batch else None
 
 
 #: Exceptions that decoding or converting untrusted data may raise; all become FormatErrors.
