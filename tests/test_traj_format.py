@@ -159,6 +159,14 @@ ERRORS = [
     ("#fields t,px,px,py,pz\n1,2,3,4,5\n", "appears twice", 1),
     ("#delimiter ab\n" + HEAD + "1,2,3,4\n", "one character", 1),
     ("#nframe end\n#fields t,px,py,pz,qx,qy,qz,qw\n1,0,0,0,0,0,0,1\n", "left-handed", 1),
+    ("#time_unit ns\n#time_offset nan\n" + HEAD + "1,0,0,0\n", "finite number", 2),
+    ("#time_unit ns\n#time_offset 1e300\n" + HEAD + "1,0,0,0\n", "int64 range", 2),
+    ("#time_unit ns\n#time_offset 9e9\n" + HEAD + "9223372036854775000,0,0,0\n",
+     "int64 range", 2),
+    ("#time_offset inf\n" + HEAD + "1,0,0,0\n", "finite number", 1),
+    (HEAD + "1,0,0,0\nnan,0,0,0\n", "not a finite number", 3),
+    ("#time_format gps_sow\n#gps_week 2000\n" + HEAD + "1,0,0,0\n# note\ninf,0,0,0\n",
+     "not a finite number", 6),
 ]
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import motionkit as mk
 from conftest import use_polars
-from motionkit.errors import FormatError, MotionkitWarning
+from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 
 ROW = "1305031102.160407 1.5 -2.25 3 0 0 0.6 0.8"
@@ -74,6 +74,74 @@ def test_kitti_errors_and_times_mismatch(tmp_path: Path) -> None:
     times = _write(tmp_path, "0.0\n", "times.txt")
     with pytest.raises(FormatError, match="1 times for 2 poses"):
         mk.read(_write(tmp_path, "1 0 0 0 0 1 0 0 0 0 1 0\n" * 2, "k2.kitti"), times=times)
+
+
+IDENTITY_ROW = "1 0 0 0 0 1 0 0 0 0 1 0\n"
+
+
+@pytest.mark.parametrize(("row", "determinant"), [
+    ("0 0 0 0 0 0 0 0 0 0 0 0\n", "0"),
+    ("1 0 0 0 0 1 0 0 0 0 -1 0\n", "-1"),
+])
+def test_kitti_row_that_is_no_rotation(tmp_path: Path, row: str, determinant: str) -> None:
+    path = _write(tmp_path, IDENTITY_ROW + "# a comment\n" + row, "k.kitti")
+    with pytest.raises(FormatError, match=f"determinant {determinant}: zero or mirrored") as info:
+        mk.read(path)
+    assert info.value.line == 3 and info.value.path == str(path)
+
+
+def test_kitti_times_checked_like_every_stamp(tmp_path: Path) -> None:
+    poses = _write(tmp_path, "".join(IDENTITY_ROW.replace(" 0\n", f" {i}\n")
+                                     for i in range(3)), "k.kitti")
+    with pytest.warns(MotionkitWarning, match="go backwards 1 time"):
+        mk.read(poses, times=_write(tmp_path, "0\n2\n1\n", "times.txt"))
+    root = mk.read(poses, times=tmp_path / "times.txt", sort=True).tracks["root"]
+    assert root.times.tolist() == [0, 1, 2]
+    assert root.data[:, 2].tolist() == [0, 2, 1]
+    bad = _write(tmp_path, "0\n\nnan\n1\n", "bad_times.txt")
+    with pytest.raises(FormatError, match="not a finite number") as info:
+        mk.read(poses, times=bad)
+    assert info.value.line == 3 and info.value.path == str(bad)
+
+
+def test_tum_nan_stamp_names_its_line(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match="not a finite number") as info:
+        mk.read(_write(tmp_path, "0 0 0 0 0 0 0 1\nnan 0 0 0 0 0 0 1\n"), format="tum")
+    assert info.value.line == 2
+
+
+def _position_only() -> Motion:
+    root = np.zeros((2, 7))
+    root[:, 6] = 1.0
+    motion = Motion(meta={"name": "p"})
+    motion.add(Track("root", "pose", root, Timeline.stamped(np.array([0.0, 1.0])),
+                     attrs={"orientation": False}))
+    return motion
+
+
+@pytest.mark.parametrize("fmt", ["tum", "kitti", "euroc", "rosbag"])
+def test_position_only_root_refused_unless_lossy(tmp_path: Path, fmt: str) -> None:
+    target = tmp_path / ("out.bag" if fmt == "rosbag" else f"out.{fmt}")
+    options = {"times": tmp_path / "times.txt"} if fmt == "kitti" else {}
+    with pytest.raises(ConversionError, match="identity quaternions would be written"):
+        mk.write(target, _position_only(), format=fmt, **options)
+    assert not target.exists()
+    with pytest.warns(MotionkitWarning, match="identity quaternions"):
+        mk.write(target, _position_only(), format=fmt, lossy=True, **options)
+    assert target.exists()
+
+
+@pytest.mark.parametrize("fmt", ["tum", "kitti", "euroc", "rosbag"])
+def test_crs_refused_by_every_writer_but_traj(tmp_path: Path, fmt: str) -> None:
+    motion = Motion(meta={"name": "g", "epsg": 25832})
+    motion.add(Track("root", "pose", np.array([[1.0, 2, 3, 0, 0, 0, 1]]),
+                     Timeline.stamped(np.array([1.0]))))
+    target = tmp_path / ("out.bag" if fmt == "rosbag" else f"out.{fmt}")
+    options = {"times": tmp_path / "times.txt"} if fmt == "kitti" else {}
+    with pytest.raises(ConversionError, match="the CRS \\(EPSG 25832\\)"):
+        mk.write(target, motion, format=fmt, **options)
+    mk.write(tmp_path / "out.traj", motion)
+    assert mk.read(tmp_path / "out.traj").meta["epsg"] == 25832
 
 
 def test_euroc_bad_stamp(tmp_path: Path) -> None:

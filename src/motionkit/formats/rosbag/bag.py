@@ -177,10 +177,12 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     ns = np.asarray(stamps, dtype=np.int64)
     data = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
     twist = np.asarray(twists, dtype=np.float64).reshape(-1, 6) if twists else None
-    order = common.order_stamps(ns, sort=sort, dedupe=dedupe,
-                                path=f"{base}:{topic_name}")
+    source = f"{base}:{topic_name}"
+    timeline, order = common.stamped_timeline(None, ns, path=source,
+                                              line_of=lambda row: row + 1, sort=sort,
+                                              dedupe=dedupe)
     if order is not None:
-        ns, data = ns[order], data[order]
+        data = data[order]
         twist = twist[order] if twist is not None else None
     extras = {"topic": topic_name, "msgtype": msgtype, "frame_id": frame_id}
     if child_frame_id is not None:
@@ -188,9 +190,8 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     meta: dict[str, Any] = {"name": topic_name.lstrip("/") or base.stem, "epsg": 0,
                             "nframe": None, "source_format": "rosbag", "rosbag": extras}
     quat = None if msgtype == "geometry_msgs/msg/PointStamped" else \
-        common.normalized_quaternions(data[:, 3:], f"{base}:{topic_name}", lambda row: row + 1)
-    motion = common.build_motion(common.stamped_timeline(None, ns), data[:, :3], quat,
-                                 meta=meta)
+        common.normalized_quaternions(data[:, 3:], source, lambda row: row + 1)
+    motion = common.build_motion(timeline, data[:, :3], quat, meta=meta)
     if twist is not None:
         timeline = motion.tracks["root"].timeline
         attrs = {"frame": child_frame_id}
@@ -249,8 +250,6 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     topic = topic or extras.get("topic") or "/trajectory"
     frame = frame_id or extras.get("frame_id") or "map"
     child = child_frame_id or extras.get("child_frame_id") or "base_link"
-    if obj.meta.get("epsg"):
-        common.refuse_or_warn([f"the CRS (EPSG {obj.meta['epsg']})"], "ROS bag", lossy)
     timeline = root.timeline
     ns = (timeline.stamps_ns if timeline.stamps_ns is not None
           else np.round(timeline.times * 1e9).astype(np.int64))

@@ -29,8 +29,8 @@ def time_scale(unit: str, path: object = None) -> float:
                           str(path) if path is not None else None) from None
 
 
-def order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
-                 ) -> NDArray[np.int64] | None:
+def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
+                  ) -> NDArray[np.int64] | None:
     """Row order to keep: None for all rows as they are (``times`` may be integer ns).
 
     Duplicate and unsorted stamps are kept with a warning unless ``dedupe`` (drop later
@@ -47,7 +47,7 @@ def order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
             count = int(np.count_nonzero(steps < 0))
             warnings.warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
                           "order (read with sort=True to sort them)", MotionkitWarning,
-                          stacklevel=4)
+                          stacklevel=5)
     current = times if order is None else times[order]
     same = np.diff(current) == 0
     if np.any(same):
@@ -58,24 +58,38 @@ def order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
         else:
             warnings.warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
                           "(read with dedupe=True to drop them)", MotionkitWarning,
-                          stacklevel=4)
+                          stacklevel=5)
     return order
 
 
-def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | None
-                     ) -> Timeline:
-    """A stamped timeline that tolerates the unsorted/duplicate stamps we warned about."""
-    if ns is not None:
-        try:
-            return Timeline.from_nanoseconds(ns)
-        except ValueError:
-            timeline = Timeline.stamped(ns.astype(np.float64) / 1e9, check=False)
-            ns = np.ascontiguousarray(ns)
-            ns.setflags(write=False)
-            object.__setattr__(timeline, "stamps_ns", ns)
-            return timeline
-    assert times is not None
-    return Timeline.stamped(times, check=False)
+def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | None, *,
+                     path: object, line_of: Callable[[int], int], sort: bool = False,
+                     dedupe: bool = False) -> tuple[Timeline, NDArray[np.int64] | None]:
+    """The stamped timeline of a reader's rows (float seconds or, when known, integer ns)
+    and the row order to keep (None: all rows as they are; see ``_order_stamps``).
+
+    A non-finite stamp is a FormatError naming its row's line; unsorted or duplicate
+    stamps are sorted/dropped on request, else kept with a warning.
+    """
+    if ns is None:
+        assert times is not None
+        bad = np.flatnonzero(~np.isfinite(times))
+        if bad.size:
+            raise FormatError(f"time stamp is not a finite number ({times[bad[0]]})",
+                              str(path), line_of(int(bad[0])))
+        order = _order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+        return Timeline.stamped(times if order is None else times[order], check=False), order
+    order = _order_stamps(ns, sort=sort, dedupe=dedupe, path=path)
+    if order is not None:
+        ns = ns[order]
+    try:
+        return Timeline.from_nanoseconds(ns), order
+    except ValueError:  # unsorted or duplicate stamps we warned about
+        timeline = Timeline.stamped(ns.astype(np.float64) / 1e9, check=False)
+        ns = np.ascontiguousarray(ns)
+        ns.setflags(write=False)
+        object.__setattr__(timeline, "stamps_ns", ns)
+        return timeline, order
 
 
 def normalized_quaternions(quat: NDArray[np.float64], path: object,
@@ -126,13 +140,19 @@ def pose_motion(timeline: Timeline, root: NDArray[np.float64], orientation: bool
 
 
 def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool,
-                  link: str | None = None) -> tuple[Track, list[str]]:
+                  link: str | None = None, *, holds_crs: bool = False,
+                  holds_times: bool = True, needs_orientation: bool = True,
+                  needs_real_times: bool = False) -> tuple[Track, list[str]]:
     """The root pose of ``obj`` and the names of held extra tracks; refuse what is lost.
 
     ``link`` picks one part of ``links`` by name as the trajectory (the caller asked for
     that link, so the others are not reported). Anything else the target cannot hold
-    (other tracks, further links, a skeleton, a terrain, tracks on another timeline)
-    raises ConversionError naming it, or with ``lossy`` warns with the same list.
+    (other tracks, further links, a skeleton, a terrain, tracks on another timeline) or
+    that it would have to invent raises ConversionError naming it, or with ``lossy`` warns
+    with the same list. The flags say what the target can hold: a CRS (``holds_crs``),
+    time stamps (``holds_times``); and what it needs: an orientation, not the identity
+    quaternions of a position-only root (``needs_orientation``), real times, not the
+    frame numbers of a source without them (``needs_real_times``).
     """
     if not isinstance(obj, Motion):
         raise ConversionError(f"{fmt} holds trajectories; got {type(obj).__name__}")
@@ -167,6 +187,15 @@ def writable_root(obj: Any, holds: Sequence[str], fmt: str, lossy: bool,
         lost.append("the skeleton")
     if obj.terrain is not None:
         lost.append("the terrain")
+    if obj.meta.get("epsg") and not holds_crs:
+        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
+    if needs_orientation and not has_orientation(root):
+        lost.append("the missing orientation (identity quaternions would be written)")
+    index = times_are_index(obj)
+    if needs_real_times and index:
+        lost.append("real times (the source had frame numbers only)")
+    if not holds_times and not index:
+        lost.append("the time stamps")
     refuse_or_warn(lost, fmt, lossy)
     return root, held
 

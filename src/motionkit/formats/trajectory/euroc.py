@@ -56,10 +56,10 @@ def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     ns = parse_int_column(table, delimiter, 0) if table.rows else np.empty(0, np.int64)
     quat = common.normalized_quaternions(values[:, [5, 6, 7, 4]], path, table.line_of)
     position = values[:, 1:4]
-    order = common.order_stamps(ns, sort=sort, dedupe=dedupe, path=path)
+    timeline, order = common.stamped_timeline(None, ns, path=path, line_of=table.line_of,
+                                              sort=sort, dedupe=dedupe)
     if order is not None:
-        ns, values, quat, position = ns[order], values[order], quat[order], position[order]
-    timeline = common.stamped_timeline(None, ns)
+        values, quat, position = values[order], quat[order], position[order]
     names = _column_names(table.comments)
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
                             "source_format": "euroc", "euroc": {"columns": names}}
@@ -90,8 +90,6 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     root, held = common.writable_root(
         obj, ("velocity", "gyro_bias", "accel_bias"), "EuRoC", lossy, link)
     lost = []
-    if obj.meta.get("epsg"):
-        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
     biases = "gyro_bias" in held and "accel_bias" in held
     if not biases and ("gyro_bias" in held or "accel_bias" in held):
         lost.append("a bias track without its partner (EuRoC holds both or neither)")

@@ -23,7 +23,7 @@ from .tum import numeric_fields
 
 PathLike = str | os.PathLike[str]
 
-READ_OPTIONS = frozenset({"times", "rate"})
+READ_OPTIONS = frozenset({"times", "rate", "sort", "dedupe"})
 WRITE_OPTIONS = frozenset({"precision", "lossy", "link", "times"})
 
 
@@ -48,14 +48,13 @@ def quaternions_to_matrices(quat: NDArray[np.float64]) -> NDArray[np.float64]:
     return Rotation.from_quat(quat).as_matrix()
 
 
-def read_times(path: PathLike) -> NDArray[np.float64]:
-    """A KITTI ``times.txt``: one number (seconds) per row."""
-    table = scan(path)
-    return parse_numeric(table, None, 1)[:, 0]
+def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = None,
+         sort: bool = False, dedupe: bool = False) -> Motion:
+    """Read KITTI poses; ``times`` names the matching ``times.txt``, ``rate`` a fixed rate.
 
-
-def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = None) -> Motion:
-    """Read KITTI poses; ``times`` names the matching ``times.txt``, ``rate`` a fixed rate."""
+    ``sort``/``dedupe`` reorder or drop rows by their ``times`` (otherwise unsorted or
+    duplicate times are kept with a warning).
+    """
     table = scan(path)
     values = parse_numeric(table, detect_delimiter(table))
     if table.rows and values.shape[1] != 12:
@@ -65,14 +64,24 @@ def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = 
     finite = np.all(np.isfinite(values), axis=(1, 2))
     if not np.all(finite):
         raise FormatError("non-finite pose", path, table.line_of(int(np.argmin(finite))))
+    determinant = np.linalg.det(values[:, :, :3])
+    bad = np.flatnonzero(~(determinant > 0))
+    if bad.size:
+        raise FormatError(f"the 3x3 part is not a rotation (determinant {determinant[bad[0]]:.6g}"
+                          ": zero or mirrored)", path, table.line_of(int(bad[0])))
     quat = matrices_to_quaternions(values[:, :, :3]) if table.rows else np.empty((0, 4))
     position = values[:, :, 3]
     extras: dict[str, Any] = {"time": "index"}
     if times is not None:
-        stamps = read_times(times)
+        stamp_table = scan(times)
+        stamps = parse_numeric(stamp_table, None, 1)[:, 0]
         if stamps.size != table.rows:
             raise FormatError(f"{stamps.size} times for {table.rows} poses in {path}", times)
-        timeline = common.stamped_timeline(stamps, None)
+        timeline, order = common.stamped_timeline(stamps, None, path=times,
+                                                  line_of=stamp_table.line_of, sort=sort,
+                                                  dedupe=dedupe)
+        if order is not None:
+            quat, position = quat[order], position[order]
         extras = {"time": "stamps", "times_file": os.fspath(times)}
     elif rate is not None:
         timeline = Timeline.uniform(rate, table.rows)
@@ -90,15 +99,9 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     """Write 12 fixed-point numbers per row; ``times`` also writes a ``times.txt``.
 
     Without ``times`` a motion with real time stamps is refused (times would be lost)
-    unless ``lossy``.
+    unless ``lossy``; so is a position-only one (rotations would be invented).
     """
-    root, _ = common.writable_root(obj, (), "KITTI", lossy, link)
-    lost = []
-    if times is None and not common.times_are_index(obj):
-        lost.append("the time stamps (pass times='times.txt' to keep them)")
-    if obj.meta.get("epsg"):
-        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
-    common.refuse_or_warn(lost, "KITTI", lossy)
+    root, _ = common.writable_root(obj, (), "KITTI", lossy, link, holds_times=times is not None)
     matrices = np.empty((root.frames, 3, 4))
     matrices[:, :, :3] = quaternions_to_matrices(root.data[:, 3:])
     matrices[:, :, 3] = root.data[:, :3]

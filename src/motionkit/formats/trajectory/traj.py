@@ -10,12 +10,14 @@ navigation frames ENU, rotations unit quaternions (x, y, z, w).
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import warnings
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,6 +58,7 @@ _SORTING = {"time": "time", "arc_length": "arc_length", "path_length": "arc_leng
             "chrono": "time", "spatial": "arc_length"}
 _EULER = re.compile(r"^(?:[xyz]{1,3}|[XYZ]{1,3})$")
 _GPS_EPOCH = datetime(1980, 1, 6)
+_Value = TypeVar("_Value", int, float)
 
 
 def sniff(head: bytes) -> bool:
@@ -97,23 +100,20 @@ class _Header:
         _, line, column = self.entries[key]
         return FormatError(message, self.path, line, column)
 
-    def integer(self, key: str, default: int) -> int:
-        value = self.get(key)
-        if value is None:
+    def value(self, key: str, default: _Value, convert: Callable[[str], _Value]) -> _Value:
+        """The first word of ``#key`` through ``convert`` (int or float), which must give a
+        finite number; ``default`` when the key is absent."""
+        text = self.get(key)
+        if text is None:
             return default
+        kind = "an integer" if convert is int else "a finite number"
         try:
-            return int(value.split()[0])
+            result = convert(text.split()[0])
         except (ValueError, IndexError):
-            raise self.error(key, f"#{key} needs an integer, got {value!r}") from None
-
-    def number(self, key: str, default: float) -> float:
-        value = self.get(key)
-        if value is None:
-            return default
-        try:
-            return float(value.split()[0])
-        except (ValueError, IndexError):
-            raise self.error(key, f"#{key} needs a number, got {value!r}") from None
+            raise self.error(key, f"#{key} needs {kind}, got {text!r}") from None
+        if not math.isfinite(result):
+            raise self.error(key, f"#{key} needs {kind}, got {text!r}")
+        return result
 
 
 def _delimiter(header: _Header, table: TextTable) -> bytes | None:
@@ -182,7 +182,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     if len(t_columns) > 1 and time_format != "datetime":
         raise header.error("fields", f"{len(t_columns)} 't' columns need #time_format datetime "
                                      "(only date and time parts can be joined)")
-    offset = header.number("time_offset", 0.0)
+    offset = header.value("time_offset", 0.0, float)
     pose = np.zeros((table.rows, 7))
     cols: dict[str, NDArray[np.float64]]
     if time_format == "datetime" and table.rows:
@@ -204,7 +204,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     elif datetimes is not None:
         times = datetimes + offset
     elif time_format == "gps_sow":
-        week = gps_week if gps_week is not None else header.integer("gps_week", -1)
+        week = gps_week if gps_week is not None else header.value("gps_week", -1, int)
         if week < 0:
             raise FormatError("#time_format gps_sow needs #gps_week (or the gps_week option); "
                               "the week is not guessed", path,
@@ -214,7 +214,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         unit = time_unit or header.get("time_unit") or "s"
         scale = common.time_scale(unit, path)
         if unit.strip().lower() == "ns":
-            ns = parse_int_column(table, delimiter, t_columns[0]) + round(offset * 1e9)
+            ns = _shifted(parse_int_column(table, delimiter, t_columns[0]), offset, header)
             times = ns.astype(np.float64) / 1e9
         else:
             times = cols["t"][:rows]
@@ -229,7 +229,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     arc = cols["l"][:rows].copy() if "l" in fields else None
     del cols  # the parsed columns are not needed any more: keep the peak memory low
 
-    epsg = header.integer("epsg", 0)
+    epsg = header.value("epsg", 0, int)
     file_nframe = (header.get("nframe") or "enu").lower()
     if file_nframe != "enu":
         try:
@@ -249,15 +249,15 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     sorting_raw = (header.get("sorting") or "time").lower()
     if sorting_raw not in _SORTING:
         raise header.error("sorting", f"unknown #sorting {sorting_raw!r} (time, arc_length)")
-    order = common.order_stamps(times if ns is None else ns, sort=sort, dedupe=dedupe, path=path)
-    if order is not None:
-        times = times[order]
-        ns = ns[order] if ns is not None else None
-        pose = pose[order]
-        velocity = velocity[order] if velocity is not None else None
-        arc = arc[order] if arc is not None else None
-    timeline = (Timeline.uniform(1.0, times.size) if time_meta == "index"
-                else common.stamped_timeline(times, ns))
+    if time_meta == "index":
+        timeline = Timeline.uniform(1.0, times.size)
+    else:
+        timeline, order = common.stamped_timeline(times, ns, path=path, line_of=table.line_of,
+                                                  sort=sort, dedupe=dedupe)
+        if order is not None:
+            pose = pose[order]
+            velocity = velocity[order] if velocity is not None else None
+            arc = arc[order] if arc is not None else None
 
     extras = {key: value for key, (value, _, _) in header.entries.items()}
     extras["file_nframe"] = file_nframe
@@ -276,6 +276,20 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         pose[:, :3] = _reproject(pose[:, :3], meta, to_epsg, local_enu)
     return common.pose_motion(timeline, pose, quat, velocity=velocity, arc_length=arc,
                               meta=meta)
+
+
+def _shifted(ns: NDArray[np.int64], offset: float, header: _Header) -> NDArray[np.int64]:
+    """Integer nanosecond stamps moved by ``#time_offset`` seconds; a FormatError when the
+    result leaves the int64 range."""
+    if not offset:
+        return ns
+    shift = offset * 1e9
+    low, high = -(1 << 63), (1 << 63) - 1
+    if not (math.isfinite(shift) and low <= round(shift) <= high and (not ns.size or (
+            low <= int(ns.min()) + round(shift) and int(ns.max()) + round(shift) <= high))):
+        raise header.error("time_offset", f"#time_offset {offset:g} s moves the nanosecond "
+                                          "stamps out of the int64 range")
+    return ns + round(shift)
 
 
 def _reproject(position: NDArray[np.float64], meta: dict[str, Any], to_epsg: int | None,
@@ -431,7 +445,8 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     Header order ``#epsg #name #nframe #sorting #fields``; columns in trajectopy's order
     ``t, l, px, py, pz, qx, qy, qz, qw, vx, vy, vz`` (only those the motion has).
     """
-    root, held = common.writable_root(obj, ("velocity", "arc_length"), "traj", lossy, link)
+    root, held = common.writable_root(obj, ("velocity", "arc_length"), "traj", lossy, link,
+                                      holds_crs=True, needs_orientation=False)
     meta = obj.meta
     nframe = str(meta.get("nframe") or "enu").lower()  # unknown: trajectopy's default
     if nframe != "enu":

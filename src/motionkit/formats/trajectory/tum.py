@@ -90,28 +90,21 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     scale = common.time_scale(time_unit, path)
     if scale != 1.0:
         times = times * scale
-    keep = common.order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+    timeline, keep = common.stamped_timeline(times, None, path=path, line_of=table.line_of,
+                                             sort=sort, dedupe=dedupe)
     if keep is not None:
-        times, pose = times[keep], pose[keep]
+        pose = pose[keep]
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
                             "source_format": "tum",
                             "tum": {"comments": [text for _, text in table.comments],
                                     "quaternion_order": order}}
-    return common.pose_motion(common.stamped_timeline(times, None), pose, True, meta=meta)
+    return common.pose_motion(timeline, pose, True, meta=meta)
 
 
 def write(path: PathLike, obj: Motion, *, link: str | None = None,
           precision: int = 9, lossy: bool = False) -> None:
     """Write ``t x y z qx qy qz qw`` rows, single spaces, ``precision`` decimals."""
-    root, _ = common.writable_root(obj, (), "TUM", lossy, link)
-    lost = []
-    if obj.meta.get("epsg"):
-        lost.append(f"the CRS (EPSG {obj.meta['epsg']})")
-    if not common.has_orientation(root):
-        lost.append("the missing orientation (identity quaternions would be written)")
-    if common.times_are_index(obj):
-        lost.append("real times (the source had frame numbers only)")
-    common.refuse_or_warn(lost, "TUM", lossy)
+    root, _ = common.writable_root(obj, (), "TUM", lossy, link, needs_real_times=True)
     number = common.fixed(precision)
     columns = [common.time_column(root.timeline, number)]
     columns += [(root.data[:, i], number) for i in range(7)]
