@@ -260,6 +260,31 @@ def test_tf_buffer_interpolates_between_stamps() -> None:
     np.testing.assert_allclose(poses[1, 0], 0.7 - 2 * np.sin(0.7), atol=1e-12)
 
 
+def test_tf_buffer_normalises_static_and_single_sample_edges() -> None:
+    buffer = TfBuffer()
+    buffer.add("map", "odom", 0, (0.0, 0, 0, 0, 0, 0, 2.0), static=True)  # not unit
+    buffer.add("odom", "base", 5, (1.0, 0, 0, 0, 0, 3.0, 0), static=False)  # single sample
+    stamps, poses = buffer.lookup("map", "base")
+    assert stamps.tolist() == [5]
+    np.testing.assert_allclose(poses[0], [1, 0, 0, 0, 0, 1, 0], atol=1e-15)
+    stamps, poses = buffer.lookup("base", "map")
+    np.testing.assert_allclose(poses[0], [1, 0, 0, 0, 0, -1, 0], atol=1e-15)
+
+
+def test_tf_buffer_refuses_zero_quaternion_and_disjoint_edges() -> None:
+    buffer = TfBuffer()
+    buffer.add("map", "odom", 7, (0.0, 0, 0, 0, 0, 0, 0), static=True)
+    with pytest.raises(FormatError, match="TF map->odom: zero or invalid quaternion at stamp 7"):
+        buffer.lookup("map", "odom")
+    buffer = TfBuffer()
+    for stamp in (0, 10):
+        buffer.add("map", "odom", stamp, (0.0, 0, 0, 0, 0, 0, 1), static=False)
+    for stamp in (20, 30):
+        buffer.add("odom", "base", stamp, (1.0, 0, 0, 0, 0, 0, 1), static=False)
+    with pytest.raises(FormatError, match="map->odom 0..10 ns, odom->base 20..30 ns"):
+        buffer.lookup("map", "base")
+
+
 def test_refused_folder_replacement(tmp_path: Path) -> None:
     target = tmp_path / "plain"
     target.mkdir()

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from ...errors import FormatError
 from ...spatial.quaternion import conjugate, multiply, rotate, slerp
+from ..trajectory._common import normalized_quaternions
 
 
 @dataclass
@@ -23,11 +24,20 @@ class _Edge:
     stamps: list[int] = field(default_factory=list)
     poses: list[tuple[float, ...]] = field(default_factory=list)
 
-    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    def arrays(self, name: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Stamps and poses sorted by time, quaternions scaled to unit length; a zero or
+        non-finite quaternion is a FormatError naming the edge ``name`` and its stamp."""
         stamps = np.asarray(self.stamps, dtype=np.int64)
-        poses = np.asarray(self.poses, dtype=np.float64).reshape(-1, 7)
         order = np.argsort(stamps, kind="stable")
-        return stamps[order], poses[order]
+        stamps = stamps[order]
+        poses = np.asarray(self.poses, dtype=np.float64).reshape(-1, 7)[order]
+        try:
+            normalized_quaternions(poses[:, 3:], None, lambda row: row)
+        except FormatError as exc:
+            assert exc.line is not None
+            raise FormatError(f"TF {name}: zero or invalid quaternion at stamp "
+                              f"{stamps[exc.line]} ns") from None
+        return stamps, poses
 
 
 class TfBuffer:
@@ -80,31 +90,40 @@ class TfBuffer:
 
     def lookup(self, parent: str, child: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Poses of ``child`` in ``parent`` (n, 7) at every stamp of the chain's dynamic
-        edges that falls in the time span all of them cover."""
+        edges that falls in the time span all of them cover (a FormatError naming each
+        edge's span when there is none)."""
         parent, child = parent.lstrip("/"), child.lstrip("/")
-        steps = self._path(parent, child)
-        series = [(self.edges[(a, b)], forward) for a, b, forward in steps]
-        dynamic = [edge.arrays() for edge, _ in series if not edge.static]
+        series = []
+        for a, b, forward in self._path(parent, child):
+            edge = self.edges[(a, b)]
+            series.append((f"{a}->{b}", edge.static, *edge.arrays(f"{a}->{b}"), forward))
+        dynamic = [(name, times) for name, static, times, _, _ in series if not static]
         if dynamic:
-            lo = max(int(s[0]) for s, _ in dynamic)
-            hi = min(int(s[-1]) for s, _ in dynamic)
-            stamps = np.unique(np.concatenate([s for s, _ in dynamic]))
+            lo = max(int(times[0]) for _, times in dynamic)
+            hi = min(int(times[-1]) for _, times in dynamic)
+            if lo > hi:
+                spans = ", ".join(f"{name} {times[0]}..{times[-1]} ns" for name, times in dynamic)
+                raise FormatError(f"no time covered by every dynamic TF edge from {parent!r} "
+                                  f"to {child!r} ({spans})")
+            stamps = np.unique(np.concatenate([times for _, times in dynamic]))
             stamps = stamps[(stamps >= lo) & (stamps <= hi)]
         else:
             stamps = np.zeros(1, dtype=np.int64)
         pose = np.zeros((stamps.size, 7))
         pose[:, 6] = 1.0
-        for edge, forward in series:
-            step = _sample(edge, stamps)
+        for _, static, times, poses, forward in series:
+            step = _sample(static, times, poses, stamps)
             if not forward:
                 step = _invert(step)
             pose = _compose(pose, step)
         return stamps, pose
 
 
-def _sample(edge: _Edge, stamps: NDArray[np.int64]) -> NDArray[np.float64]:
-    times, poses = edge.arrays()
-    if edge.static or times.size == 1:
+def _sample(static: bool, times: NDArray[np.int64], poses: NDArray[np.float64],
+            stamps: NDArray[np.int64]) -> NDArray[np.float64]:
+    """An edge's poses (sorted ``times``) at ``stamps``: the last one if static or single,
+    else interpolated (linear position, slerp rotation), held at the ends."""
+    if static or times.size == 1:
         return np.broadcast_to(poses[-1], (stamps.size, 7)).copy()
     upper = np.clip(np.searchsorted(times, stamps, side="left"), 1, times.size - 1)
     lower = upper - 1
