@@ -281,7 +281,7 @@ def test_tf_buffer_refuses_zero_quaternion_and_disjoint_edges() -> None:
         buffer.add("map", "odom", stamp, (0.0, 0, 0, 0, 0, 0, 1), static=False)
     for stamp in (20, 30):
         buffer.add("odom", "base", stamp, (1.0, 0, 0, 0, 0, 0, 1), static=False)
-    with pytest.raises(FormatError, match="map->odom 0..10 ns, odom->base 20..30 ns"):
+    with pytest.raises(FormatError, match=r"map->odom 0\.\.10 ns, odom->base 20\.\.30 ns"):
         buffer.lookup("map", "base")
 
 
