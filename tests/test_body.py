@@ -12,7 +12,6 @@ from scipy.spatial.transform import Rotation
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.cli import cli, main
-from motionkit.formats.choreonoid.body import joint_id_columns
 from motionkit.kinematics.motion import coordinates, link_poses
 
 SR1_JOINTS = ["RLEG_HIP_R", "RLEG_HIP_P", "RLEG_HIP_Y", "RLEG_KNEE", "RLEG_ANKLE_P",
@@ -34,7 +33,7 @@ def test_sr1_model(sr1: mk.Skeleton) -> None:
     assert sr1.name == "SR1"
     assert len(sr1.bodies) == 30 and sr1.dof_count == 6 + 29
     assert sr1.bodies[0].name == "WAIST" and sr1.joints[0].type == "free"
-    ids = joint_id_columns(sr1)
+    ids = sr1.joint_id_columns()
     assert sorted(ids) == list(range(29))
     by_id = {int(j.attrs["joint_id"]): j.name for j in sr1.joints if "joint_id" in j.attrs}
     assert [by_id[i] for i in range(29)] == SR1_JOINTS

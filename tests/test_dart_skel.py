@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
 
 import motionkit as mk
 from conftest import corpus_file, corpus_root, require_peer
@@ -245,7 +246,43 @@ BAD = {
     "mass missing": ("<skel><world><skeleton name='s'><body name='a'>\n<inertia/></body>"
                      "<joint type='weld' name='j'><parent>world</parent><child>a</child>"
                      "</joint></skeleton></world></skel>", "mass", 2),
+    "nan slices": ("<skel><world><skeleton name='s'><body name='a'><soft_shape>"
+                   "<total_mass>1</total_mass><geometry><sphere><radius>1</radius>\n"
+                   "<num_slices>nan</num_slices></sphere></geometry></soft_shape></body>"
+                   "<joint type='free' name='j'><parent>world</parent><child>a</child></joint>"
+                   "</skeleton></world></skel>", "'nan' is not a whole number", 2),
+    "huge frags": ("<skel><world><skeleton name='s'><body name='a'><soft_shape>"
+                   "<total_mass>1</total_mass><geometry><box><size>1 1 1</size>\n"
+                   "<frags>1e400 2 3</frags></box></geometry></soft_shape></body>"
+                   "<joint type='free' name='j'><parent>world</parent><child>a</child></joint>"
+                   "</skeleton></world></skel>", "'1e400' is not a whole number", 2),
+    "zero plane axis": ("<skel><world><skeleton name='s'><body name='a'/>"
+                        "<joint type='planar' name='j'><parent>world</parent><child>a</child>"
+                        "<plane type='arbitrary'><translation_axis1>\n<xyz>0 0 0</xyz>"
+                        "</translation_axis1><translation_axis2><xyz>0 1 0</xyz>"
+                        "</translation_axis2></plane></joint></skeleton></world></skel>",
+                        "zero <translation_axis1>", 2),
+    "parallel plane axes": ("<skel><world><skeleton name='s'><body name='a'/>"
+                            "<joint type='planar' name='j'><parent>world</parent><child>a"
+                            "</child>\n<plane type='arbitrary'><translation_axis1><xyz>1 0 0"
+                            "</xyz></translation_axis1><translation_axis2><xyz>2 0 0</xyz>"
+                            "</translation_axis2></plane></joint></skeleton></world></skel>",
+                            "parallel", 2),
 }
+
+
+def test_a_non_unit_universal_axis_is_normalised_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "uni.skel"
+    path.write_text("<skel><world><skeleton name='s'><body name='a'/>"
+                    "<joint type='universal' name='j'><parent>world</parent><child>a</child>"
+                    "<axis><xyz>0 0 2</xyz></axis><axis2><xyz>0 1 0</xyz></axis2></joint>"
+                    "</skeleton></world></skel>")
+    with pytest.warns(mk.MotionkitWarning, match="universal axis is not unit; it is normalised"):
+        skeleton = mk.read(path).skeletons[0]
+    np.testing.assert_array_equal(skeleton.joints[0].axes, [[0, 0, 1], [0, 1, 0]])
+    rot, _ = forward_transforms(skeleton, [0.3, 0.5])
+    expected = Rotation.from_rotvec([0, 0, 0.3]) * Rotation.from_rotvec([0, 0.5, 0])
+    np.testing.assert_allclose(rot[0], expected.as_matrix(), atol=1e-12)
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -259,6 +296,7 @@ def test_bad_input_is_one_format_error_with_a_line(case: str, tmp_path: Path) ->
     assert info.value.line is not None
     if line is not None:
         assert info.value.line == line
+        assert info.value.column is not None
 
 
 def test_legacy_text_skel_is_refused(tmp_path: Path) -> None:
@@ -300,8 +338,6 @@ def test_writer_refuses_what_dart_cannot_build(tmp_path: Path) -> None:
 
 
 def test_euler_decomposition_handles_gimbal_lock() -> None:
-    from scipy.spatial.transform import Rotation
-
     rng = np.random.default_rng(3)
     angles = [rng.uniform(-3, 3, 3) for _ in range(50)] + [
         np.array([0.3, np.pi / 2, -0.2]), np.array([1.0, -np.pi / 2, 0.5])]

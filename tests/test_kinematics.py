@@ -13,8 +13,10 @@ from scipy.spatial.transform import Rotation
 
 import motionkit as mk
 from conftest import corpus_file, corpus_root, require_peer
-from motionkit.kinematics import forward, forward_transforms, joint_motion, poses_to_matrices
+from fk_reference import joint_motion
+from motionkit.kinematics import forward, forward_transforms, poses_to_matrices
 from motionkit.model.skeleton import JOINT_DOFS, Body, Joint, Skeleton
+from motionkit.spatial import quaternion
 
 SKEL_DIR = corpus_root() / "dart" / "skel"
 GOOD_FILES = sorted(p.relative_to(SKEL_DIR).as_posix() for p in SKEL_DIR.rglob("*.skel")
@@ -129,7 +131,7 @@ def skeletons(draw: st.DrawFn) -> Skeleton:
         if kind in ("revolute", "prismatic", "screw"):
             extra["axes"] = [rng.normal(size=3)]
         if kind == "universal":
-            extra["axes"] = [v / np.linalg.norm(v) for v in rng.normal(size=(2, 3))]
+            extra["axes"] = rng.normal(size=(2, 3))  # not unit: FK normalises
         if kind == "euler":
             extra["axis_order"] = draw(st.sampled_from(["xyz", "zyx", "yxz", "zxy"]))
         if kind in ("planar", "translational2d"):
@@ -155,6 +157,46 @@ def test_fast_fk_equals_plain_matrix_products(skeleton: Skeleton, seed: int) -> 
     np.testing.assert_allclose(np.linalg.norm(poses[..., 3:], axis=-1), 1.0, atol=1e-12)
     assert (poses[..., 6] >= 0).all()
     np.testing.assert_allclose(poses_to_matrices(poses), _reference(skeleton, q), atol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(skeletons())
+def test_rest_poses_are_the_poses_at_zero(skeleton: Skeleton) -> None:
+    rest = skeleton.rest_poses()
+    np.testing.assert_allclose(rest, _reference(skeleton, np.zeros((1, skeleton.dof_count)))[0],
+                               atol=1e-12)
+    np.testing.assert_allclose(poses_to_matrices(forward(skeleton, np.zeros(skeleton.dof_count))),
+                               rest, atol=1e-12)
+
+
+def test_forward_transforms_of_one_frame_has_no_frame_axis() -> None:
+    skeleton = Skeleton("s", [Body("a", Joint("j", "revolute", axes=np.array([[0.0, 0.0, 1.0]])))])
+    rot, pos = forward_transforms(skeleton, [0.5])
+    assert rot.shape == (1, 3, 3) and pos.shape == (1, 3)
+    np.testing.assert_allclose(rot[0], Rotation.from_rotvec([0, 0, 0.5]).as_matrix(), atol=1e-15)
+    rot, pos = forward_transforms(skeleton, [[0.5]])
+    assert rot.shape == (1, 1, 3, 3) and pos.shape == (1, 1, 3)
+
+
+def test_quaternion_matrix_and_axis_angle_helpers_match_scipy() -> None:
+    rotations = Rotation.random(500, random_state=7)
+    # exact half turns and the identity exercise every branch of Shepperd's method
+    matrices = np.concatenate([rotations.as_matrix(), np.diag([1.0, -1, -1])[None],
+                               np.diag([-1.0, 1, -1])[None], np.diag([-1.0, -1, 1])[None],
+                               np.eye(3)[None]])
+    expected = Rotation.from_matrix(matrices).as_quat(canonical=False)
+    expected[expected[:, 3] < 0] *= -1
+    got = quaternion.from_matrix(matrices.reshape(2, -1, 3, 3)).reshape(-1, 4)
+    assert (got[:, 3] >= 0).all()
+    np.testing.assert_allclose(np.abs(got @ expected.T).diagonal(), 1.0, atol=1e-12)
+    np.testing.assert_allclose(quaternion.to_matrix(got), matrices, atol=1e-12)
+    axes = np.random.default_rng(1).normal(size=(6, 3))
+    angles = np.array([0.0, 0.5, -2.0, np.pi, 2 * np.pi, 20.0])
+    unit = axes / np.linalg.norm(axes, axis=1, keepdims=True)
+    np.testing.assert_allclose(quaternion.from_axis_angle(axes, angles),
+                               Rotation.from_rotvec(unit * angles[:, None]).as_quat(), atol=1e-12)
+    with pytest.raises(ValueError, match="zero axis"):
+        quaternion.from_axis_angle([0.0, 0.0, 0.0], 1.0)
 
 
 def test_root_pose_overrides_the_root_joint() -> None:

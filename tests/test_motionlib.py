@@ -221,6 +221,31 @@ def test_bad_inputs() -> None:
         MotionLib([no_rot])
 
 
+def test_bad_rotations_and_frame_counts_name_the_motion() -> None:
+    zero_root = _line()
+    zero_root.tracks["root"].data[2, 3:] = 0.0
+    with pytest.raises(MotionkitError, match=r"motion 0 \('line'\): root orientation at frame 2"):
+        MotionLib([zero_root])
+    nan_joint = _line()
+    nan_joint.tracks["joint_rotations"].data[3, 1, 0] = np.nan
+    with pytest.raises(MotionkitError, match="joint rotation at frame 3 is zero or not finite"):
+        MotionLib([_line(), nan_joint])
+    longer = _line()
+    longer.tracks["joint_rotations"] = _line(frames=7).tracks["joint_rotations"]
+    with pytest.raises(MotionkitError,
+                       match=r"motion 1 .*'joint_rotations' has 7 frames, the root 5"):
+        MotionLib([_line(), longer])
+
+
+@pytest.mark.parametrize("ids", [[5], [-1], [0, 1]])
+def test_sample_time_checks_the_ids(ids: list[int]) -> None:
+    lib = MotionLib([_line()])
+    with pytest.raises(MotionkitError, match=r"motion ids must be in \[0, 1\)"):
+        lib.sample_time(ids)
+    with pytest.raises(MotionkitError, match=r"motion ids must be in \[0, 1\)"):
+        lib.frames_at(ids, 0.0)
+
+
 # ------------------------------------------------- security review (findings 11, 14, 15)
 
 

@@ -6,7 +6,6 @@ import sys
 import warnings
 
 import click
-import numpy as np
 from tqdm import tqdm
 
 from .. import api
@@ -34,23 +33,16 @@ def command(model: str, motion: str, out: str, body_name: str | None,
       motionkit fk SR1.body SR1WalkPattern1.seq links.seq
       motionkit fk SR1.body SR1WalkPattern1.seq foot.traj --body RLEG_ANKLE_R
     """
-    from ..kinematics import forward
-    from ..kinematics.motion import coordinates
+    from ..kinematics.motion import link_poses
 
     skeleton = _skeleton(api.read(model), model, skeleton_name)
     source = api.read(motion)
     if not isinstance(source, Motion):
         raise FormatError("is a model, not a motion", motion)
-    q, root = coordinates(skeleton, source)
-    frames = len(q)
-    poses = np.empty((frames, len(skeleton.bodies), 7))
-    for start in tqdm(range(0, frames, CHUNK), desc="fk", unit="chunk", delay=1.0,
-                      file=sys.stderr, disable=frames <= CHUNK):
-        stop = min(start + CHUNK, frames)
-        poses[start:stop] = forward(skeleton, q[start:stop],
-                                    None if root is None else root[start:stop])
-    main = source.tracks.get("joints") or source.root_pose()
-    assert main is not None
+    links = link_poses(skeleton, source, CHUNK, lambda starts: tqdm(
+        starts, desc="fk", unit="chunk", delay=1.0, file=sys.stderr,
+        disable=len(starts) <= 1))
+    poses, frames = links.data, links.frames
     result = Motion(meta={"name": source.meta.get("name") or skeleton.name})
     if body_name is not None:
         try:
@@ -59,11 +51,10 @@ def command(model: str, motion: str, out: str, body_name: str | None,
             names = ", ".join(b.name for b in skeleton.bodies[:12])
             raise ConversionError(f"skeleton {skeleton.name!r} has no body {body_name!r} "
                                   f"(bodies: {names}…)") from None
-        result.add(Track("root", "pose", poses[:, index], main.timeline, labels=[body_name]))
+        result.add(Track("root", "pose", poses[:, index], links.timeline, labels=[body_name]))
     else:
         result.skeleton = skeleton
-        result.add(Track("links", "pose", poses, main.timeline,
-                         labels=[b.name for b in skeleton.bodies]))
+        result.add(links)
         if "joints" in source.tracks:
             result.add(source.tracks["joints"])
     with warnings.catch_warnings():

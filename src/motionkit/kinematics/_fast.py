@@ -16,7 +16,6 @@ is a view of one allocation per call, so the loop over bodies allocates nothing 
 
 from __future__ import annotations
 
-import math
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..model.skeleton import Joint, Skeleton
+from ..spatial import quaternion
 
 Array = NDArray[np.float64]
 Terms = tuple[tuple[int, float], ...]  # the nonzero components (k, value) of a vector
@@ -47,35 +47,14 @@ def _right(q: Array) -> Array:
     return np.array([[w, z, -y, x], [-z, w, x, y], [y, -x, w, z], [-x, -y, -z, w]])
 
 
-def matrix_to_quat(r: Array) -> Array:
-    """One rotation matrix → unit quaternion (x, y, z, w) (Shepperd's method)."""
-    m = r.tolist()
-    trace = m[0][0] + m[1][1] + m[2][2]
-    if trace > 0.0:
-        s = math.sqrt(trace + 1.0) * 2.0
-        out = [(m[2][1] - m[1][2]) / s, (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s, s / 4]
-    elif m[0][0] > m[1][1] and m[0][0] > m[2][2]:
-        s = math.sqrt(1.0 + m[0][0] - m[1][1] - m[2][2]) * 2.0
-        out = [s / 4, (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s, (m[2][1] - m[1][2]) / s]
-    elif m[1][1] > m[2][2]:
-        s = math.sqrt(1.0 + m[1][1] - m[0][0] - m[2][2]) * 2.0
-        out = [(m[0][1] + m[1][0]) / s, s / 4, (m[1][2] + m[2][1]) / s, (m[0][2] - m[2][0]) / s]
-    else:
-        s = math.sqrt(1.0 + m[2][2] - m[0][0] - m[1][1]) * 2.0
-        out = [(m[0][2] + m[2][0]) / s, (m[1][2] + m[2][1]) / s, s / 4, (m[1][0] - m[0][1]) / s]
-    q = np.array(out)
-    return q / np.linalg.norm(q)
+def _mul(a: Array, b: Array, out: Array) -> Array:
+    """Hamilton product of component-major quaternions ``(4, frames)``; ``out`` ≠ a, b."""
+    return quaternion.multiply(a.T, b.T, out.T).T
 
 
-def quat_mul(a: Array, b: Array, out: Array) -> Array:
-    """Hamilton product of quaternion arrays ``(4, frames)`` (x, y, z, w); ``out`` ≠ a, b."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    out[0] = aw * bx + ax * bw + ay * bz - az * by
-    out[1] = aw * by - ax * bz + ay * bw + az * bx
-    out[2] = aw * bz + ax * by - ay * bx + az * bw
-    out[3] = aw * bw - ax * bx - ay * by - az * bz
-    return out
+def _axis(axis: Array, angle: Array, out: Array) -> Array:
+    """Component-major quaternions ``(4, frames)`` of rotations about one axis → ``out``."""
+    return quaternion.from_axis_angle(axis, angle, out.T).T
 
 
 def _half_angle(quarter: Array, cos: Array) -> tuple[Array, Array]:
@@ -88,14 +67,6 @@ def _half_angle(quarter: Array, cos: Array) -> tuple[Array, Array]:
     np.multiply(r, 4.0, out=cos)
     cos -= 1.0
     return t, r
-
-
-def axis_quat(axis: Array, angle: Array, out: Array) -> Array:
-    """Quaternions ``(4, frames)`` of rotations about one unit axis, written to ``out``."""
-    t, r = _half_angle(0.25 * angle, out[3])
-    t *= r
-    np.multiply(4.0 * axis[:, None], t, out=out[:3])
-    return out
 
 
 def exp_quat(w: Array, out: Array) -> Array:
@@ -164,8 +135,8 @@ def _build_plan(skeleton: Skeleton) -> list[_Link]:
     for index, body in enumerate(bodies):
         joint = body.joint
         p_mat, c_mat = joint.parent_to_joint, joint.child_to_joint
-        q_p = matrix_to_quat(p_mat[:3, :3])
-        q_c = matrix_to_quat(c_mat[:3, :3])
+        q_p = quaternion.from_matrix(p_mat[:3, :3])
+        q_c = quaternion.from_matrix(c_mat[:3, :3])
         mix = _left(q_p) @ _right(np.array([-q_c[0], -q_c[1], -q_c[2], q_c[3]]))
         links.append(_Link(
             joint, body.parent, None if np.array_equal(mix, np.eye(4)) else mix, mix[:, 3],
@@ -206,19 +177,19 @@ def _joint_rotation(link: _Link, q: Array, work: _Work) -> Array | None:
     joint = link.joint
     t = joint.type
     if t in ("revolute", "screw"):
-        return axis_quat(_unit(joint.axes[0]), q[0], work.rot)
+        return _axis(joint.axes[0], q[0], work.rot)
     if t == "universal":
-        return quat_mul(axis_quat(_unit(joint.axes[0]), q[0], work.aux),
-                        axis_quat(_unit(joint.axes[1]), q[1], work.aux2), work.rot)
+        return _mul(_axis(joint.axes[0], q[0], work.aux), _axis(joint.axes[1], q[1], work.aux2),
+                    work.rot)
     if t in ("ball", "free"):
         return exp_quat(q[:3], work.rot)
     if t == "euler":
         o = joint.axis_order
-        quat_mul(axis_quat(_EYE[_UNIT[o[0]]], q[0], work.aux),
-                 axis_quat(_EYE[_UNIT[o[1]]], q[1], work.aux2), work.rot)
-        return quat_mul(work.rot, axis_quat(_EYE[_UNIT[o[2]]], q[2], work.aux), work.aux2)
+        _mul(_axis(_EYE[_UNIT[o[0]]], q[0], work.aux), _axis(_EYE[_UNIT[o[1]]], q[1], work.aux2),
+             work.rot)
+        return _mul(work.rot, _axis(_EYE[_UNIT[o[2]]], q[2], work.aux), work.aux2)
     if t == "planar":
-        return axis_quat(joint.plane_axes()[2], q[2], work.rot)
+        return _axis(joint.plane_axes()[2], q[2], work.rot)
     return None
 
 
@@ -281,7 +252,7 @@ def _orient(link: _Link, q: Array, quats: Array, out: Array, work: _Work) -> Non
     elif p < 0:
         out[...] = rot
     else:
-        quat_mul(quats[p], rot, out=out)
+        _mul(quats[p], rot, out)
 
 
 def _locate(link: _Link, q: Array, pos: Array, out: Array, work: _Work) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -44,8 +46,7 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
         for column, label in enumerate(joints.labels):
             q[:, lookup[label]] = data[:, column]
         return q, root
-    by_id = {int(j.attrs["joint_id"]): j.dof_offset for j in skeleton.joints
-             if "joint_id" in j.attrs and j.dof_count == 1}
+    by_id = skeleton.joint_id_columns()
     if by_id:
         if columns > max(by_id) + 1 or any(c not in by_id for c in range(columns)):
             raise ConversionError(f"the motion has {columns} joint columns but skeleton "
@@ -64,12 +65,24 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
                           "match them by")
 
 
-def link_poses(skeleton: Skeleton, motion: Motion) -> Track:
-    """A ``links`` pose track ``(frames, bodies, 7)`` (labels = body names) for a motion."""
+def link_poses(skeleton: Skeleton, motion: Motion, chunk: int | None = None,
+               progress: Callable[[range], Iterable[int]] | None = None) -> Track:
+    """A ``links`` pose track ``(frames, bodies, 7)`` (labels = body names) for a motion.
+
+    With ``chunk``, FK runs on that many frames at a time (bounded working memory);
+    ``progress`` wraps the iteration over chunk starts (e.g. a progress bar).
+    """
     from . import forward
 
     q, root = coordinates(skeleton, motion)
-    poses = forward(skeleton, q, root)
+    frames = len(q)
+    step = chunk or max(frames, 1)
+    poses = np.empty((frames, len(skeleton.bodies), 7))
+    starts = range(0, frames, step)
+    for start in progress(starts) if progress is not None else starts:
+        stop = min(start + step, frames)
+        poses[start:stop] = forward(skeleton, q[start:stop],
+                                    None if root is None else root[start:stop])
     main = motion.tracks.get("joints") or motion.root_pose()
     assert main is not None
     return Track("links", "pose", poses, main.timeline, labels=[b.name for b in skeleton.bodies])

@@ -45,6 +45,9 @@ JOINT_DOFS: dict[str, int] = {
     "free": 6,
 }
 
+#: DART actuator types of a joint.
+ACTUATORS = ("force", "passive", "servo", "acceleration", "velocity", "locked")
+
 #: Plane types of planar / translational2d joints: (translation axis 1, axis 2, normal).
 PLANES: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]] = {
     "xy": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
@@ -324,6 +327,21 @@ class Skeleton(_DofArrays):
     def parents(self) -> NDArray[np.intp]:
         """Parent index of every body (-1 for roots)."""
         return np.array([b.parent for b in self.bodies], dtype=np.intp)
+
+    def rest_poses(self) -> NDArray[np.float64]:
+        """Every body's world pose ``(bodies, 4, 4)`` at q = 0: ``W_p · P · inv(C)``
+        (every joint motion is the identity there)."""
+        out = np.empty((len(self.bodies), 4, 4))
+        for index, body in enumerate(self.bodies):
+            local = body.joint.parent_to_joint @ np.linalg.inv(body.joint.child_to_joint)
+            out[index] = local if body.parent < 0 else out[body.parent] @ local
+        return out
+
+    def joint_id_columns(self) -> dict[int, int]:
+        """Choreonoid joint ID (``joint.attrs["joint_id"]``) → index of that one-coordinate
+        joint in the coordinate vector."""
+        return {int(j.attrs["joint_id"]): j.dof_offset for j in self.joints
+                if "joint_id" in j.attrs and j.dof_count == 1}
 
     def body_index(self, name: str) -> int:
         """Index of the body called ``name``; KeyError naming the choices otherwise."""

@@ -159,24 +159,41 @@ class MotionLib:
 
     def _arrays(self, motion: Motion, index: int) -> tuple[Array, Array, Array,
                                                            Array | None, float]:
+        label = f"motion {index}" + (f" ({motion.meta['name']!r})" if motion.meta.get("name")
+                                     else "")
         root = motion.root_pose()
         if root is None:
-            raise MotionkitError(f"motion {index} has no root pose")
+            raise MotionkitError(f"{label} has no root pose")
         if not root.timeline.is_uniform or root.timeline.rate is None:
-            raise MotionkitError(f"motion {index} is time-stamped; resample it first")
+            raise MotionkitError(f"{label} is time-stamped; resample it first")
         track = motion.tracks.get("joint_rotations")
-        if track is not None:
-            joint_rot = canonical(quat.normalize(track.data))
-        elif "joints" in motion.tracks and self.character is not None:
-            joint_rot = self.character.dofs_to_quats(motion.tracks["joints"].data)
-        else:
-            raise MotionkitError(f"motion {index} has no joint rotations (and no character "
-                                 "to derive them from joint values)")
-        contacts = motion.tracks.get("contacts")
+        if track is None and ("joints" not in motion.tracks or self.character is None):
+            raise MotionkitError(f"{label} has no joint rotations (and no character to derive "
+                                 "them from joint values)")
+        track = track if track is not None else motion.tracks["joints"]
+        for other in (track, motion.tracks.get("contacts")):
+            if other is not None and other.frames != root.frames:
+                raise MotionkitError(f"{label}: track {other.name!r} has {other.frames} frames, "
+                                     f"the root {root.frames}")
         data = np.asarray(root.data, dtype=np.float64)
-        return (data[:, :3], canonical(quat.normalize(data[:, 3:7])), joint_rot,
+        root_rot = _unit(data[:, 3:7], f"{label}: root orientation")
+        if track.name == "joint_rotations":
+            joint_rot = _unit(np.asarray(track.data, dtype=np.float64),
+                              f"{label}: joint rotation")
+        else:
+            assert self.character is not None
+            joint_rot = self.character.dofs_to_quats(track.data)
+        contacts = motion.tracks.get("contacts")
+        return (data[:, :3], root_rot, joint_rot,
                 None if contacts is None else np.asarray(contacts.data, dtype=np.float64)
                 .reshape(root.frames, -1), float(root.timeline.rate))
+
+    def _check_ids(self, ids: ArrayLike) -> NDArray[np.int64]:
+        """``ids`` as int64, each a valid motion id (MotionkitError otherwise)."""
+        out = np.asarray(ids, dtype=np.int64)
+        if out.size and (out.min() < 0 or out.max() >= self.num_motions):
+            raise MotionkitError(f"motion ids must be in [0, {self.num_motions})")
+        return out
 
     def _velocities(self) -> tuple[Array, Array, Array]:
         total = self._root_pos.shape[0]
@@ -220,8 +237,8 @@ class MotionLib:
     def sample_time(self, ids: ArrayLike, truncate_time: float | None = None,
                     rng: np.random.Generator | int | None = None) -> Array:
         """Uniform times in ``[0, length - truncate_time]`` (at least 0) of motions ``ids``."""
+        ids = self._check_ids(ids)
         generator = np.random.default_rng(rng)
-        ids = np.asarray(ids, dtype=np.int64)
         lengths = self.lengths[ids]
         if truncate_time is not None:
             if truncate_time < 0:
@@ -231,10 +248,8 @@ class MotionLib:
 
     def frames_at(self, ids: ArrayLike, times: ArrayLike, device: Any = None) -> MotionFrames:
         """Interpolated frames of motions ``ids`` at ``times`` (seconds), batched."""
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = self._check_ids(ids)
         times = np.broadcast_to(np.asarray(times, dtype=np.float64), ids.shape)
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_motions):
-            raise MotionkitError(f"motion ids must be in [0, {self.num_motions})")
         if not np.isfinite(times).all():
             raise MotionkitError("query times must be finite numbers")
         lengths = self.lengths[ids]
@@ -334,3 +349,14 @@ def _to_device(frames: MotionFrames, device: Any) -> MotionFrames:
         setattr(frames, name, torch.as_tensor(np.ascontiguousarray(value),
                                               dtype=torch.float32, device=device))
     return frames
+
+
+def _unit(q: Array, what: str) -> Array:
+    """Unit quaternions with w >= 0; MotionkitError naming ``what`` at the first zero or
+    non-finite one."""
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    bad = ~(np.isfinite(norm) & (norm > 0))
+    if bad.any():
+        frame = int(np.argwhere(bad)[0][0])
+        raise MotionkitError(f"{what} at frame {frame} is zero or not finite")
+    return canonical(q / norm)

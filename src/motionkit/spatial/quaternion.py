@@ -40,21 +40,22 @@ def conjugate(q: ArrayLike) -> Array:
     return np.concatenate([-q[..., :3], q[..., 3:4]], axis=-1)
 
 
-def multiply(a: ArrayLike, b: ArrayLike) -> Array:
-    """Hamilton product ``a * b`` (apply b, then a), broadcasting over leading axes."""
+def multiply(a: ArrayLike, b: ArrayLike, out: Array | None = None) -> Array:
+    """Hamilton product ``a * b`` (apply b, then a), broadcasting over leading axes.
+
+    ``out`` (not sharing memory with ``a`` or ``b``) receives the result when given.
+    """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
     ax, ay, az, aw = np.moveaxis(a, -1, 0)
     bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz,
-        ],
-        axis=-1,
-    )
+    out[..., 0] = aw * bx + ax * bw + ay * bz - az * by
+    out[..., 1] = aw * by - ax * bz + ay * bw + az * bx
+    out[..., 2] = aw * bz + ax * by - ay * bx + az * bw
+    out[..., 3] = aw * bw - ax * bx - ay * by - az * bz
+    return out
 
 
 def rotate(q: ArrayLike, v: ArrayLike) -> Array:
@@ -106,10 +107,61 @@ def from_rpy(rpy: ArrayLike) -> Array:
     )
 
 
-def to_rpy(q: ArrayLike) -> Array:
-    """Inverse of :func:`from_rpy` (pitch in [-pi/2, pi/2])."""
-    x, y, z, w = np.moveaxis(np.asarray(q, dtype=np.float64), -1, 0)
-    roll = np.arctan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
-    pitch = np.arcsin(np.clip(2.0 * (w * y - z * x), -1.0, 1.0))
-    yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return np.stack([roll, pitch, yaw], axis=-1)
+def from_axis_angle(axis: ArrayLike, angle: ArrayLike, out: Array | None = None) -> Array:
+    """Rotations of ``angle (...)`` radians about ``axis (..., 3)`` (normalised here).
+
+    The half-angle sine and cosine come from ``t = tan(angle / 4)`` (one ``tan`` is
+    faster than ``sin`` plus ``cos`` and as accurate): cos = 2r - 1 and sin = 2tr with
+    r = 2 / (1 + t²). ``out`` receives the result when given. A zero axis raises ValueError.
+    """
+    axis = np.asarray(axis, dtype=np.float64)
+    norm = np.linalg.norm(axis, axis=-1, keepdims=True)
+    if np.any(norm == 0):
+        raise ValueError("cannot rotate about a zero axis")
+    t = np.tan(0.25 * np.asarray(angle, dtype=np.float64))
+    r = np.asarray(t * t)
+    r += 1.0
+    np.divide(2.0, r, out=r)
+    if out is None:
+        out = np.empty((*np.broadcast_shapes(axis.shape[:-1], r.shape), 4))
+    np.subtract(r, 1.0, out=out[..., 3])
+    r *= t
+    np.multiply(axis / norm, r[..., None], out=out[..., :3])
+    return out
+
+
+def to_matrix(q: ArrayLike) -> Array:
+    """Rotation matrices ``(..., 3, 3)`` of quaternions ``(..., 4)`` (normalised first)."""
+    x, y, z, w = np.moveaxis(normalize(q), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
+    ], axis=-2)
+
+
+def from_matrix(m: ArrayLike) -> Array:
+    """Unit quaternions ``(..., 4)`` with ``w >= 0`` of rotation matrices ``(..., 3, 3)``.
+
+    Shepperd's method: each quaternion is divided by its largest of 4w², 4x², 4y², 4z².
+    """
+    m = np.asarray(m, dtype=np.float64)
+    r = m.reshape(-1, 3, 3)
+    m00, m11, m22 = r[:, 0, 0], r[:, 1, 1], r[:, 2, 2]
+    diag = np.stack([m00 + m11 + m22, m00 - m11 - m22, m11 - m00 - m22, m22 - m00 - m11], axis=1)
+    best = np.argmax(diag, axis=1)
+    d01, s01 = r[:, 1, 0] - r[:, 0, 1], r[:, 1, 0] + r[:, 0, 1]
+    d02, s02 = r[:, 0, 2] - r[:, 2, 0], r[:, 0, 2] + r[:, 2, 0]
+    d12, s12 = r[:, 2, 1] - r[:, 1, 2], r[:, 2, 1] + r[:, 1, 2]
+    t = np.sqrt(np.maximum(1.0 + np.take_along_axis(diag, best[:, None], 1)[:, 0], 0.0))
+    t = 2.0 * np.maximum(t, np.finfo(float).tiny)  # = 4·|largest component|
+    cases = np.stack([
+        np.stack([d12, d02, d01, t * t / 4], axis=1),
+        np.stack([t * t / 4, s01, s02, d12], axis=1),
+        np.stack([s01, t * t / 4, s12, d02], axis=1),
+        np.stack([s02, s12, t * t / 4, d01], axis=1),
+    ])
+    quat = cases[best, np.arange(len(r))] / t[:, None]
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    quat[quat[:, 3] < 0] *= -1.0
+    return quat.reshape(*m.shape[:-2], 4)

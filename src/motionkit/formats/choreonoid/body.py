@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from ..._io import read_bytes
 from ...errors import MotionkitWarning
 from ...model.skeleton import Body, Dof, Inertia, Joint, Skeleton
+from ...spatial import quaternion
 from .yamlnodes import Document
 
 READ_OPTIONS: frozenset[str] = frozenset()
@@ -42,12 +43,6 @@ def sniff(head: bytes) -> bool:
 def read(path: str | os.PathLike[str]) -> Skeleton:
     """Read a ``.body`` file into a Skeleton whose joints carry ``attrs["joint_id"]``."""
     return _BodyReader(Document(path, read_bytes(path))).skeleton()
-
-
-def joint_id_columns(skeleton: Skeleton) -> dict[int, int]:
-    """Joint ID → index in the skeleton's coordinate vector (for ``JointDisplacement``)."""
-    return {int(j.attrs["joint_id"]): j.dof_offset for j in skeleton.joints
-            if "joint_id" in j.attrs and j.dof_count == 1}
 
 
 class _BodyReader:
@@ -82,9 +77,7 @@ class _BodyReader:
         norm = float(np.linalg.norm(axis))
         if norm == 0.0:
             raise self.doc.error(node, "rotation axis is zero")
-        from ...kinematics.joints import axis_angle
-
-        return axis_angle(axis / norm, np.array([self.angle(values[3])]))[0]
+        return quaternion.to_matrix(quaternion.from_axis_angle(axis, self.angle(values[3])))
 
     def axis(self, node: yaml.Node) -> Array:
         if isinstance(node, yaml.ScalarNode):
@@ -172,13 +165,8 @@ class _BodyReader:
         if len(ids) != len(set(ids)):
             warnings.warn(f"{os.fspath(doc.path)}: joint IDs are not unique", MotionkitWarning,
                           stacklevel=3)
-        from ...kinematics import forward_transforms
-
-        rot, pos = forward_transforms(skeleton, np.zeros((1, skeleton.dof_count)))
-        for k, body in enumerate(skeleton.bodies):
-            body.rest_pose = np.eye(4)
-            body.rest_pose[:3, :3] = rot[0, k]
-            body.rest_pose[:3, 3] = pos[0, k]
+        for body, pose in zip(skeleton.bodies, skeleton.rest_poses(), strict=True):
+            body.rest_pose = pose
         skeleton.attrs["choreonoid"] = {"format_version": version, "root_link": root}
         return skeleton
 

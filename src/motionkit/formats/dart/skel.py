@@ -23,6 +23,7 @@ from scipy.spatial.transform import Rotation
 from ..._io import read_bytes
 from ...errors import FormatError, MotionkitWarning
 from ...model.skeleton import (
+    ACTUATORS,
     JOINT_DOFS,
     Body,
     Dof,
@@ -44,7 +45,6 @@ __all__ = ["READ_OPTIONS", "WRITE_OPTIONS", "read", "sniff", "write"]
 READ_OPTIONS: frozenset[str] = frozenset()
 
 Array = NDArray[np.float64]
-ACTUATORS = ("force", "passive", "servo", "acceleration", "velocity", "locked")
 _LEGACY = re.compile(rb"^\s*(dofs|mass|node|handles|primitive)\s*\{", re.MULTILINE)
 
 
@@ -90,6 +90,13 @@ class _Reader:
             return float(raw)
         except ValueError:
             raise self.error(node, f"<{node.tag}>: {raw!r} is not a number") from None
+
+    def integer(self, node: Node, text: str | None = None) -> int:
+        value = self.number(node, text)
+        if not math.isfinite(value) or value != math.floor(value):
+            raw = (node.text if text is None else text).strip()
+            raise self.error(node, f"<{node.tag}>: {raw!r} is not a whole number")
+        return int(value)
 
     def vector(self, node: Node, count: int) -> Array:
         tokens = node.text.split()
@@ -326,11 +333,13 @@ class _Reader:
                 params["scale"] = self.vector(self.child(g, "scale"), 3)
             if soft:
                 if kind == "box":
-                    params["frags"] = self.vector(self.child(g, "frags"), 3).astype(int)
+                    frags = self.child(g, "frags")
+                    self.vector(frags, 3)  # the count
+                    params["frags"] = np.array([self.integer(frags, t) for t in frags.text.split()])
                 for tag in ("num_slices", "num_stacks", "num_rings"):
                     found = g.find(tag)
                     if found is not None:
-                        params[tag] = int(self.number(found))
+                        params[tag] = self.integer(found)
             return kind, params
         inner = geometry.children[0].tag if geometry.children else "nothing"
         self.warn(geometry, f"unknown geometry <{inner}>; the shape is ignored (DART leaves it "
@@ -415,13 +424,10 @@ class _Reader:
                 norm = float(np.linalg.norm(axis))
                 if norm == 0.0:
                     raise self.error(xyz, f"joint {name!r}: zero axis")
-                if type_ == "universal":
-                    if abs(norm - 1.0) > 1e-9:
-                        self.warn(xyz, f"joint {name!r}: universal axis is not unit; DART keeps "
-                                  "it as written and then falls back to identity")
-                else:
-                    axis = axis / norm
-                axes.append(axis)
+                if type_ == "universal" and abs(norm - 1.0) > 1e-9:
+                    self.warn(xyz, f"joint {name!r}: universal axis is not unit; it is "
+                              "normalised (DART keeps it and then uses the identity rotation)")
+                axes.append(axis / norm)
             joint.axes = np.array(axes)
             if type_ == "screw":
                 axis_node = node.find("axis")
@@ -444,9 +450,11 @@ class _Reader:
             else:
                 kind = plane.attrib.get("type", "")
                 if kind == "arbitrary":
-                    joint.axes = np.array([
-                        self.vector(self.child(self.child(plane, tag), "xyz"), 3)
-                        for tag in ("translation_axis1", "translation_axis2")])
+                    joint.axes = np.array([self.plane_axis(plane, tag, name) for tag in
+                                           ("translation_axis1", "translation_axis2")])
+                    if np.linalg.norm(np.cross(*joint.axes)) == 0.0:
+                        raise self.error(plane, f"joint {name!r}: the plane's translation "
+                                         "axes are parallel")
                 elif kind not in ("xy", "yz", "zx"):
                     self.warn(plane, f"joint {name!r}: unknown plane type {kind!r}; xy is used")
                     kind = "xy"
@@ -467,6 +475,13 @@ class _Reader:
         for dof_node in node.findall("dof"):
             self.dof(dof_node, joint)
         return joint, parent, child
+
+    def plane_axis(self, plane: Node, tag: str, joint: str) -> Array:
+        xyz = self.child(self.child(plane, tag), "xyz")
+        axis = self.vector(xyz, 3)
+        if not np.linalg.norm(axis) > 0.0:
+            raise self.error(xyz, f"joint {joint!r}: zero <{tag}>")
+        return axis
 
     def axis_limits(self, node: Node, dof: Dof) -> None:
         limit = node.find("limit")

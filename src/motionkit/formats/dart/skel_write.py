@@ -20,10 +20,19 @@ from numpy.typing import NDArray
 
 from ..._io import atomic_write
 from ...errors import ConversionError, MotionkitWarning
-from ...model.skeleton import Body, Dof, Joint, Shape, Skeleton, SoftShape, World, default_dof_names
+from ...model.skeleton import (
+    ACTUATORS,
+    Body,
+    Dof,
+    Joint,
+    Shape,
+    Skeleton,
+    SoftShape,
+    World,
+    default_dof_names,
+)
 
 WRITE_OPTIONS: frozenset[str] = frozenset({"lossy"})
-ACTUATORS = ("force", "passive", "servo", "acceleration", "velocity", "locked")
 
 Array = NDArray[np.float64]
 
@@ -83,16 +92,6 @@ def transformation(matrix: Array) -> str:
     return _vec(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
 
 
-def rest_poses(skeleton: Skeleton) -> list[Array]:
-    """Every body's pose at q = 0, from the joint frames (``W = W_p · P · inv(C)``)."""
-    poses: list[Array] = []
-    for body in skeleton.bodies:
-        parent = np.eye(4) if body.parent < 0 else poses[body.parent]
-        poses.append(parent @ body.joint.parent_to_joint @ np.linalg.inv(
-            body.joint.child_to_joint))
-    return poses
-
-
 class _Writer:
     def __init__(self, problems: list[str], folder: str) -> None:
         self.problems = problems
@@ -132,7 +131,7 @@ class _Writer:
         if "world" in names:
             self.problems.append(f"skeleton {skeleton.name!r} has a body named 'world', which "
                                  "DART confuses with the world frame")
-        for body, pose in zip(skeleton.bodies, rest_poses(skeleton), strict=True):
+        for body, pose in zip(skeleton.bodies, skeleton.rest_poses(), strict=True):
             self.body(body, pose)
         for body in skeleton.bodies:
             parent = "world" if body.parent < 0 else skeleton.bodies[body.parent].name

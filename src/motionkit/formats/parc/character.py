@@ -100,7 +100,7 @@ class Character:
         for body in range(1, self.body_count):
             kind, start = self.kinds[body], int(self.dof_offsets[body])
             if kind == "hinge":
-                out[..., body - 1, :] = axis_angle_to_quat(self.axes[body, 0], dofs[..., start])
+                out[..., body - 1, :] = quat.from_axis_angle(self.axes[body, 0], dofs[..., start])
             elif kind == "spherical":
                 out[..., body - 1, :] = exp_map_to_quat(dofs[..., start:start + 3])
         return out
@@ -162,7 +162,7 @@ class Character:
         for body in range(1, self.body_count):
             kind = self.kinds[body]
             if kind == "hinge":
-                rot[..., body - 1, :] = axis_angle_to_quat(self.axes[body, 0], qpos[..., at])
+                rot[..., body - 1, :] = quat.from_axis_angle(self.axes[body, 0], qpos[..., at])
                 at += 1
             elif kind == "spherical":
                 order, signs = self._euler_order(body)
@@ -301,13 +301,6 @@ def canonical(q: ArrayLike) -> Array:
     """Quaternions with w >= 0 (PARC's canonical sign)."""
     q = np.asarray(q, dtype=np.float64)
     return np.where(q[..., 3:4] < 0, -q, q)
-
-
-def axis_angle_to_quat(axis: ArrayLike, angle: ArrayLike) -> Array:
-    """Rotation of ``angle`` (...) radians about a fixed unit ``axis`` (3,)."""
-    axis = np.asarray(axis, dtype=np.float64)
-    half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
-    return np.concatenate([np.sin(half) * axis, np.cos(half)], axis=-1)
 
 
 def quat_to_hinge_angle(q: ArrayLike, axis: ArrayLike) -> Array:

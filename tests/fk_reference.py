@@ -1,6 +1,7 @@
-"""Joint motions ``Q(q)`` of every joint type, vectorised over frames.
+"""Test oracle for forward kinematics: joint motions ``Q(q)`` as plain rotation matrices.
 
-Each function takes a joint and its coordinates ``q`` of shape ``(frames, dof_count)`` and
+Independent of the production path (``motionkit.kinematics._fast``, quaternions). Each
+function takes a joint and its coordinates ``q`` of shape ``(frames, dof_count)`` and
 returns the rotation ``(frames, 3, 3)`` and translation ``(frames, 3)`` of the joint's
 motion, in DART's conventions (see :mod:`motionkit.model.skeleton`). A rotation that is
 constant is returned as ``None`` (identity) so callers can skip the product.
@@ -14,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model.skeleton import Joint
+from motionkit.model.skeleton import Joint
 
 Array = NDArray[np.float64]
 Motion = tuple[Array | None, Array | None]
@@ -31,8 +32,7 @@ def skew(v: Array) -> Array:
 def axis_angle(axis: Array, angle: Array) -> Array:
     """Rotations about one fixed axis by ``angle`` ``(frames,)`` → ``(frames, 3, 3)``.
 
-    Uses ``cos·I + sin·[a]× + (1-cos)·a aᵀ``, which is also what DART computes for a
-    non-unit axis (universal joints keep their axes as written).
+    Uses ``cos·I + sin·[a]× + (1-cos)·a aᵀ`` (``axis`` must be unit).
     """
     axis = np.asarray(axis, dtype=float)
     c = np.cos(angle)[:, None, None]
@@ -62,13 +62,6 @@ def exp_map(w: Array) -> Array:
     return out
 
 
-def log_map(rotation: Array) -> Array:
-    """Rotation vectors of rotation matrices ``(frames, 3, 3)`` (the inverse of exp_map)."""
-    from scipy.spatial.transform import Rotation
-
-    return np.asarray(Rotation.from_matrix(rotation).as_rotvec())
-
-
 def _unit(axis: Array) -> Array:
     norm = float(np.linalg.norm(axis))
     return axis / norm if norm > 0 else axis
@@ -92,7 +85,8 @@ def _screw(joint: Joint, q: Array) -> Motion:
 
 
 def _universal(joint: Joint, q: Array) -> Motion:
-    return axis_angle(joint.axes[0], q[:, 0]) @ axis_angle(joint.axes[1], q[:, 1]), None
+    return (axis_angle(_unit(joint.axes[0]), q[:, 0]) @ axis_angle(_unit(joint.axes[1]), q[:, 1]),
+            None)
 
 
 def _ball(joint: Joint, q: Array) -> Motion:
