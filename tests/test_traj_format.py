@@ -300,6 +300,23 @@ def test_skipped_and_extra_columns_may_hold_text(tmp_path: Path, monkeypatch: py
     with pytest.raises(FormatError, match="not a number: 'x'") as info:
         mk.read(_write(tmp_path, "#fields t,-,px,py,pz\n1,ok,2,3,4\n2,a,x,6,7\n", "b.traj"))
     assert (info.value.line, info.value.column) == (3, 5)
+    with pytest.raises(FormatError, match="expected 5 fields, found 4") as info:
+        mk.read(_write(tmp_path, "#fields t,-,px,py,pz\n1,ok,2,3,4\n2,a,5,6\n", "c.traj"))
+    assert info.value.line == 3  # the short row, not the text in the skipped column before it
+
+
+def test_datetime_rows_checked_like_numeric_ones(tmp_path: Path) -> None:
+    head = "#time_format datetime\n#fields t,px,py,pz,-\n"
+    row = "2024-01-01 00:00:00.0,1,2,3,note\n"
+    with pytest.warns(MotionkitWarning, match="1 column\\(s\\) beyond #fields"):
+        root = mk.read(_write(tmp_path, head + row.replace("note", "note,x"))).tracks["root"]
+    np.testing.assert_array_equal(root.data[0, :3], [1, 2, 3])
+    with pytest.raises(FormatError, match="expected 5 fields, found 6") as info:
+        mk.read(_write(tmp_path, head + row + row.replace("note", "a,b"), "d.traj"))
+    assert info.value.line == 4
+    with pytest.raises(FormatError, match="not a number: 'y'") as info:
+        mk.read(_write(tmp_path, head + row + row.replace(",2,", ",y,"), "e.traj"))
+    assert (info.value.line, info.value.column) == (4, 25)
 
 
 def test_header_lines_after_the_data_apply(tmp_path: Path) -> None:

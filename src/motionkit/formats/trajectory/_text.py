@@ -28,6 +28,8 @@ from ..._io import open_binary
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
+#: (line, [(1-based column, stripped text) of each field]) of rows, in order.
+RowFields = list[tuple[int, list[tuple[int, bytes]]]]
 
 _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
@@ -297,10 +299,11 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
 
 def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
                targets: dict[int, NDArray[np.float64]],
-               text_ok: frozenset[int] = frozenset()) -> int:
+               text_ok: frozenset[int] = frozenset(), text: RowFields | None = None) -> int:
     """Parse every row (``columns`` fields each) and write field ``i`` of row ``r`` to
     ``targets[i][r]``; other fields must be numbers too, except those in ``text_ok``
-    (skipped columns, which may hold any text). Returns the row count.
+    (skipped columns, which may hold any text). Returns the row count. With ``text``
+    every row takes the per-row path, which appends its (line, fields) to ``text``.
 
     Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
     whose rows do not all count right (blank or whitespace-only lines) is re-read line by
@@ -316,9 +319,9 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             continue
         data, numbers, first_line = table._block_rows(block)
         parsed = None
-        if fast is not None:
+        if fast is not None and text is None:
             parsed = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok)
-        if parsed is None:
+        if parsed is None and text is None:
             parsed = _parse_numpy(data, delimiter, columns, block.rows)
         if parsed is not None:
             for index, target in targets.items():
@@ -335,20 +338,18 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             data, numbers, first_line = table._block_rows(block)
         count = data.count(b"\n") + 1 if data else 0
         block.rows = count
+        if not count:
+            continue
 
         def line_of(index: int, numbers: NDArray[np.int64] | None = numbers,
                     first_line: int = first_line) -> int:
             return int(numbers[index]) if numbers is not None else first_line + index
 
-        if count and not np.all(_row_field_counts(data, delimiter) == columns):
-            _locate(table.path, data, line_of, delimiter, columns)
-        values = _fromstring(data.translate(trans) if trans is not None else data)
+        values = None
+        if text is None and np.all(_row_field_counts(data, delimiter) == columns):
+            values = _fromstring(data.translate(trans) if trans is not None else data)
         if values is None or values.size != count * columns:
-            if not text_ok:
-                _locate(table.path, data, line_of, delimiter, columns)
-                raise FormatError("cannot parse the numbers of this block", table.path,
-                                  line_of(0))
-            _parse_rows(table.path, data, line_of, delimiter, columns, targets, text_ok, row)
+            _parse_rows(table.path, data, line_of, delimiter, columns, targets, text_ok, row, text)
         else:
             block_values = values.reshape(count, columns)
             for index, target in targets.items():
@@ -399,18 +400,21 @@ def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int,
 
 def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | None,
                 columns: int, targets: dict[int, NDArray[np.float64]],
-                text_ok: frozenset[int], first_row: int) -> None:
-    """The per-row path for blocks with text in skipped columns: only number fields are
-    converted (and checked), with line and column in any error."""
+                text_ok: frozenset[int], first_row: int, text: RowFields | None) -> None:
+    """The checked per-row path (text in skipped columns, or a block the fast paths did
+    not take): number fields are converted and checked, with line and column in any
+    error; each row's fields go to ``text`` when given."""
     for index, raw in enumerate(data.split(b"\n")):
         line = line_of(index)
         fields = split_fields(raw, delimiter)
         if len(fields) != columns:
             raise FormatError(f"expected {columns} fields, found {len(fields)}", path, line)
-        for number, (column, text) in enumerate(fields):
+        if text is not None:
+            text.append((line, fields))
+        for number, (column, cell) in enumerate(fields):
             if number in text_ok:
                 continue
-            value = check_number(text, path, line, column)
+            value = check_number(cell, path, line, column)
             if number in targets:
                 targets[number][first_row + index] = value
 
@@ -439,19 +443,6 @@ def _fromstring(chunk: bytes) -> NDArray[np.float64] | None:
             return np.fromstring(chunk, dtype=np.float64, sep=" ")
         except (ValueError, DeprecationWarning):
             return None
-
-
-def _locate(path: PathLike, chunk: bytes, line_of: object, delimiter: bytes | None,
-            columns: int) -> None:
-    """Raise a FormatError naming the first bad row and field of ``chunk`` (if any)."""
-    assert callable(line_of)
-    for index, raw in enumerate(chunk.split(b"\n")):
-        line = line_of(index)
-        fields = split_fields(raw, delimiter)
-        if len(fields) != columns:
-            raise FormatError(f"expected {columns} fields, found {len(fields)}", path, line)
-        for column, text in fields:
-            check_number(text, path, line, column)
 
 
 def split_fields(raw: bytes, delimiter: bytes | None) -> list[tuple[int, bytes]]:

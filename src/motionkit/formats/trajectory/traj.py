@@ -29,13 +29,13 @@ from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
 from . import _common as common
 from ._text import (
+    RowFields,
     TextTable,
     detect_delimiter,
     field_count,
     parse_int_column,
     parse_into,
     scan,
-    split_fields,
 )
 
 PathLike = str | os.PathLike[str]
@@ -186,8 +186,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     pose = np.zeros((table.rows, 7))
     cols: dict[str, NDArray[np.float64]]
     if time_format == "datetime" and table.rows:
-        values, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns)
-        cols = {name: values[:, i] for i, name in enumerate(fields) if name != "-"}
+        cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose)
     else:
         cols = _parse_columns(table, delimiter, fields, pose)
         datetimes = None
@@ -221,9 +220,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
             if scale != 1.0 or offset:
                 times = times * scale + offset
 
-    if datetimes is not None:
-        pose[:, :3] = np.column_stack([cols["px"], cols["py"], cols["pz"]])
-    quat = _rotations(header, fields, cols, pose, table, copy=datetimes is not None)
+    quat = _rotations(header, fields, cols, pose, table)
     velocity = (np.column_stack([cols["vx"], cols["vy"], cols["vz"]])[:rows]
                 if "vx" in fields else None)
     arc = cols["l"][:rows].copy() if "l" in fields else None
@@ -323,17 +320,14 @@ def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> ND
 
 
 def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[np.float64]],
-               pose: NDArray[np.float64], table: TextTable, copy: bool) -> bool:
-    """Fill ``pose[:, 3:]`` with unit quaternions from quaternion or Euler columns (``copy``
-    when quaternion columns were not parsed into ``pose`` already); False when the file
-    has no orientation."""
+               pose: NDArray[np.float64], table: TextTable) -> bool:
+    """Make ``pose[:, 3:]`` unit quaternions, from the quaternion columns parsed into it or
+    from Euler columns; False when the file has no orientation."""
     unit = header.get("rot_unit") or "rad"
     if unit not in ("rad", "deg"):
         raise header.error("rot_unit", f"#rot_unit must be 'rad' or 'deg', got {unit!r}")
     rows = pose.shape[0]
     if "qx" in fields:
-        if copy:
-            pose[:, 3:] = np.column_stack([cols[k] for k in ("qx", "qy", "qz", "qw")])
         common.normalized_quaternions(pose[:, 3:], table.path, table.line_of)
         return True
     pose[:, 6] = 1.0
@@ -358,9 +352,11 @@ def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[np.fl
 
 
 def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
-                   pose: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+                   pose: NDArray[np.float64], text: RowFields | None = None
+                   ) -> dict[str, NDArray[np.float64]]:
     """Parse the rows straight into ``pose`` (positions, quaternions) and one column-major
-    array for the other fields; columns named ``-`` or beyond ``#fields`` are not kept."""
+    array for the other fields; columns named ``-`` or beyond ``#fields`` are not kept.
+    With ``text`` the ``t`` columns are text, not numbers: every row's fields go there."""
     width = field_count(table.first_row(), delimiter) if table.rows else len(fields)
     if width < len(fields):
         raise FormatError(f"#fields names {len(fields)} columns but rows have {width}",
@@ -369,25 +365,29 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
         warnings.warn(f"{table.path}: {width - len(fields)} column(s) beyond #fields ignored",
                       MotionkitWarning, stacklevel=3)
     slots = {"px": 0, "py": 1, "pz": 2, "qx": 3, "qy": 4, "qz": 5, "qw": 6}
-    others = [name for name in fields if name not in slots and name != "-"]
+    kept = [name != "-" and (text is None or name != "t") for name in fields]
+    others = [name for name, keep in zip(fields, kept, strict=True)
+              if keep and name not in slots]
     rest = np.empty((table.rows, len(others)), order="F")
     cols: dict[str, NDArray[np.float64]] = {}
     targets: dict[int, NDArray[np.float64]] = {}
     for index, name in enumerate(fields):
-        if name == "-" or name in cols:
+        if not kept[index] or name in cols:
             continue
         cols[name] = pose[:, slots[name]] if name in slots else rest[:, others.index(name)]
         targets[index] = cols[name]
     if table.rows:
-        skipped = frozenset(i for i in range(width) if i >= len(fields) or fields[i] == "-")
-        parse_into(table, delimiter, width, targets, skipped)
+        skipped = frozenset(i for i in range(width) if i >= len(fields) or not kept[i])
+        parse_into(table, delimiter, width, targets, skipped, text)
     return cols
 
 
 def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
-                         delimiter: bytes | None, t_columns: list[int]
-                         ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Rows with date/time text in the ``t`` columns: numbers + Unix seconds per row."""
+                         delimiter: bytes | None, t_columns: list[int],
+                         pose: NDArray[np.float64]
+                         ) -> tuple[dict[str, NDArray[np.float64]], NDArray[np.float64]]:
+    """Rows with date/time text in the ``t`` columns: the number columns (as
+    ``_parse_columns``) and Unix seconds per row."""
     fmt = header.get("datetime_format") or "%Y-%m-%d %H:%M:%S.%f"
     zone_name = header.get("datetime_timezone") or "UTC"
     zone: Any
@@ -404,18 +404,11 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
             raise header.error("datetime_timezone",
                                f"unknown time zone {zone_name!r} (an IANA name such as "
                                "Europe/Berlin, UTC or GPS)") from None
-    numeric = [i for i, name in enumerate(fields) if name not in ("t", "-")]
-    rows = table.rows
-    values = np.full((rows, len(fields)), np.nan)
-    stamps = np.empty(rows)
-    gps = np.zeros(rows, dtype=bool)
-    from ._text import check_number
-
-    for row, (line, raw) in enumerate(table.lines()):
-        cells = split_fields(raw, delimiter)
-        if len(cells) < len(fields):
-            raise FormatError(f"expected {len(fields)} fields, found {len(cells)}", table.path,
-                              line)
+    rows: RowFields = []
+    cols = _parse_columns(table, delimiter, fields, pose, rows)
+    stamps = np.empty(len(rows))
+    gps = np.zeros(len(rows), dtype=bool)
+    for row, (line, cells) in enumerate(rows):
         text = " ".join(cells[i][1].decode("utf-8", "replace") for i in t_columns)
         try:
             moment = datetime.strptime(text, fmt)
@@ -429,12 +422,9 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
             gps[row] = True
         else:
             stamps[row] = moment.replace(tzinfo=zone).timestamp()
-        for i in numeric:
-            column, cell = cells[i]
-            values[row, i] = check_number(cell, table.path, line, column)
     if np.any(gps):
         stamps[gps] = gpstime.gps_to_unix(stamps[gps])
-    return values, stamps
+    return cols, stamps
 
 
 def write(path: PathLike, obj: Motion, *, link: str | None = None,
