@@ -15,7 +15,10 @@ round, after one warm-up round, so that they meet the same page cache and alloca
 state. Per reader it prints the best and median wall time of one call and the median
 minor page faults per call (fresh memory from the kernel, the main cost of a cold
 allocator), and the speed ratio unsafe time / safe time of the best and of the median
-times (the goal is >= 0.8).
+times (the goal is >= 0.8). Whether a call faults depends on where glibc put and freed
+the previous call's large blocks, which varies between runs; with
+``MALLOC_MMAP_THRESHOLD_=2000000000 MALLOC_TRIM_THRESHOLD_=2000000000`` freed memory stays
+in the heap, no call faults and the figures show the work alone.
 """
 
 from __future__ import annotations

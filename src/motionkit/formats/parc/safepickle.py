@@ -982,7 +982,7 @@ def _split_checked(data: bytes | mmap.mmap, keys: tuple[str, ...]) -> dict[str, 
         elif code == _SETITEMS and batch:
             batch = False
         elif code in _TEXT_WIDTHS and index + 1 < len(tokens) - 1:
-            key = names.get(bytes(data[start:start + length]))
+            key = names.get(bytes(data[start:start + length])) if length <= 64 else None
             value, value_start, value_length = tokens[index + 1]
             if key is None or key in out:
                 return None
