@@ -151,6 +151,28 @@ def test_euroc_bad_stamp(tmp_path: Path) -> None:
     assert (info.value.line, info.value.column) == (3, 1)
 
 
+@pytest.mark.parametrize("fast", [False, True])
+def test_integer_stamps_parsed_exactly_by_the_block_parsers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    from motionkit.formats.trajectory import _text
+
+    use_polars(monkeypatch, fast)
+    monkeypatch.setattr(_text.TextTable, "lines", None)  # no second, line-by-line pass
+    stamps = [1403715524907143168 + 3 * i for i in range(5)]  # beyond float64's 2**53
+    rows = "".join(f"{ns},{i},0,0,1,0,0,0\n" for i, ns in enumerate(stamps))
+    euroc = _write(tmp_path, "#timestamp,x,y,z,qw,qx,qy,qz\n" + rows, "e.csv")
+    assert mk.read(euroc).tracks["root"].timeline.stamps_ns.tolist() == stamps
+    for tail, fields in (("", "t,px,py,pz"), (",note", "t,px,py,pz,-")):  # text: per-row path
+        text = "#time_unit ns\n#fields " + fields + "\n" + rows.replace(",1,0,0,0", tail)
+        traj = _write(tmp_path, text, "t.traj")
+        assert mk.read(traj).tracks["root"].timeline.stamps_ns.tolist() == stamps
+    for bad, column in (("1.5e18", 1), ("99999999999999999999", 1), ("1_0", 1)):
+        text = "#timestamp,x,y,z,qw,qx,qy,qz\n" + rows + f"{bad},0,0,0,1,0,0,0\n"
+        with pytest.raises(FormatError, match="not an integer") as info:
+            mk.read(_write(tmp_path, text, "bad.csv"))
+        assert (info.value.line, info.value.column) == (7, column)
+
+
 def _motion(times: list[float], xyz: np.ndarray, quat: np.ndarray) -> Motion:
     motion = Motion(meta={"name": "h"})
     pose = np.hstack([xyz, quat / np.linalg.norm(quat, axis=1, keepdims=True)])

@@ -16,7 +16,7 @@ import bisect
 import io
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,8 @@ from ...errors import FormatError
 PathLike = str | os.PathLike[str]
 #: (line, [(1-based column, stripped text) of each field]) of rows, in order.
 RowFields = list[tuple[int, list[tuple[int, bytes]]]]
+#: A parse target: float64 numbers, or int64 for exact integers (nanosecond stamps).
+Target = NDArray[np.float64] | NDArray[np.int64]
 
 _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
@@ -298,12 +300,13 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
 
 
 def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
-               targets: dict[int, NDArray[np.float64]],
-               text_ok: frozenset[int] = frozenset(), text: RowFields | None = None) -> int:
+               targets: Mapping[int, Target], text_ok: frozenset[int] = frozenset(),
+               text: RowFields | None = None) -> int:
     """Parse every row (``columns`` fields each) and write field ``i`` of row ``r`` to
     ``targets[i][r]``; other fields must be numbers too, except those in ``text_ok``
-    (skipped columns, which may hold any text). Returns the row count. With ``text``
-    every row takes the per-row path, which appends its (line, fields) to ``text``.
+    (skipped columns, which may hold any text). An int64 target takes whole numbers,
+    exactly (never through float). Returns the row count. With ``text`` every row takes
+    the per-row path, which appends its (line, fields) to ``text``.
 
     Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
     whose rows do not all count right (blank or whitespace-only lines) is re-read line by
@@ -313,6 +316,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     row = 0
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
     fast = _accel.polars_for(sum(block.size for block in table.blocks))
+    ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
@@ -320,9 +324,10 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         data, numbers, first_line = table._block_rows(block)
         parsed = None
         if fast is not None and text is None:
-            parsed = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok)
+            parsed = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok,
+                                   ints)
         if parsed is None and text is None:
-            parsed = _parse_numpy(data, delimiter, columns, block.rows)
+            parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
         if parsed is not None:
             for index, target in targets.items():
                 start = row
@@ -346,7 +351,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             return int(numbers[index]) if numbers is not None else first_line + index
 
         values = None
-        if text is None and np.all(_row_field_counts(data, delimiter) == columns):
+        if text is None and not ints and np.all(_row_field_counts(data, delimiter) == columns):
             values = _fromstring(data.translate(trans) if trans is not None else data)
         if values is None or values.size != count * columns:
             _parse_rows(table.path, data, line_of, delimiter, columns, targets, text_ok, row, text)
@@ -360,13 +365,15 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
 
 
 def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
-                  text_ok: frozenset[int]) -> list[list[Any]] | None:
-    """A block's columns parsed by polars, each as its consecutive pieces (polars' chunks,
-    read in place), or None for anything less than a clean table (an error, a missing
-    field, a skipped line): the NumPy paths then parse it or name the bad line."""
+                  text_ok: frozenset[int], ints: frozenset[int]) -> list[list[Any]] | None:
+    """A block's columns parsed by polars (``ints`` as Int64), each as its consecutive
+    pieces (polars' chunks, read in place), or None for anything less than a clean table
+    (an error, a missing field, a skipped line): the NumPy paths then parse it or name
+    the bad line."""
     if text_ok and data.count(delimiter) != rows * (columns - 1):
         return None  # polars pads a short row's text columns with "", not null
-    schema = {f"c{i}": pl.String if i in text_ok else pl.Float64 for i in range(columns)}
+    schema = {f"c{i}": pl.String if i in text_ok else pl.Int64 if i in ints else pl.Float64
+              for i in range(columns)}
     try:
         frame = pl.read_csv(data, has_header=False, separator=delimiter.decode(),
                             schema=schema, quote_char=None, truncate_ragged_lines=False,
@@ -379,31 +386,41 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
             for i, series in enumerate(frame.get_columns())]
 
 
-def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int,
-                 rows: int) -> list[list[NDArray[np.float64]]] | None:
+def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int, rows: int,
+                 ints: frozenset[int]) -> list[list[Target]] | None:
     """A block's columns (one piece each) parsed by ``np.loadtxt``, which takes only exactly
-    ``columns`` numbers a row, or None: then the checked path parses it or names the bad
-    line. Text with bytes on which loadtxt and those checks differ (non-ASCII, rare
-    whitespace) goes there directly."""
+    ``columns`` numbers a row (``ints`` parsed again as int64, exactly), or None: then the
+    checked path parses it or names the bad line. Text with bytes on which loadtxt and
+    those checks differ (non-ASCII, rare whitespace) goes there directly."""
     if not data.isascii() or any(space in data for space in _ODD_SPACES):
         return None
+    text = data.decode("ascii")
+    options: dict[str, Any] = {"comments": None, "quotechar": None, "ndmin": 2,
+                               "delimiter": delimiter.decode() if delimiter else None}
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # e.g. "input contained no data"
         try:
-            values = np.loadtxt(io.StringIO(data.decode("ascii")), comments=None,
-                                quotechar=None, ndmin=2,
-                                delimiter=delimiter.decode() if delimiter else None)
+            values = np.loadtxt(io.StringIO(text), **options)
+            if values.shape != (rows, columns):
+                return None
+            whole = (np.loadtxt(io.StringIO(text), dtype=np.int64, usecols=sorted(ints),
+                                **options) if ints else None)
         except (ValueError, UserWarning):
             return None
-    return [[column] for column in values.T] if values.shape == (rows, columns) else None
+    parsed: list[list[Target]] = [[column] for column in values.T]
+    for index, column in zip(sorted(ints), whole.T if whole is not None else (), strict=True):
+        parsed[index] = [column]
+    return parsed
 
 
 def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | None,
-                columns: int, targets: dict[int, NDArray[np.float64]],
+                columns: int, targets: Mapping[int, Target],
                 text_ok: frozenset[int], first_row: int, text: RowFields | None) -> None:
     """The checked per-row path (text in skipped columns, or a block the fast paths did
-    not take): number fields are converted and checked, with line and column in any
-    error; each row's fields go to ``text`` when given."""
+    not take): number fields are converted and checked (whole numbers for int64
+    targets), with line and column in any error; each row's fields go to ``text`` when
+    given."""
+    ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
     for index, raw in enumerate(data.split(b"\n")):
         line = line_of(index)
         fields = split_fields(raw, delimiter)
@@ -414,7 +431,8 @@ def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | No
         for number, (column, cell) in enumerate(fields):
             if number in text_ok:
                 continue
-            value = check_number(cell, path, line, column)
+            value = (_check_integer(cell, path, line, column) if number in ints
+                     else check_number(cell, path, line, column))
             if number in targets:
                 targets[number][first_row + index] = value
 
@@ -480,17 +498,15 @@ def check_number(text: bytes, path: PathLike, line: int, column: int) -> float:
         raise FormatError(f"not a number: {shown!r}", path, line, column) from None
 
 
-def parse_int_column(table: TextTable, delimiter: bytes | None,
-                     column: int) -> NDArray[np.int64]:
-    """One column of integers (e.g. nanosecond stamps), exactly, without going through float."""
-    out = np.empty(table.rows, dtype=np.int64)
-    for row, (line, raw) in enumerate(table.lines()):
-        fields = raw.split(delimiter) if delimiter else raw.split()
-        text = fields[column].strip()
-        try:
-            out[row] = int(text)
-        except (ValueError, OverflowError):
-            pos = split_fields(raw, delimiter)[column][0]
-            raise FormatError(f"not an integer: {text.decode('utf-8', 'replace')!r}",
-                              table.path, line, pos) from None
-    return out
+def _check_integer(text: bytes, path: PathLike, line: int, column: int) -> int:
+    """The int64 in ``text``, or a FormatError naming line and column."""
+    try:
+        if b"_" in text:
+            raise ValueError
+        value = int(text)
+        if not -(1 << 63) <= value < 1 << 63:
+            raise ValueError
+        return value
+    except ValueError:
+        shown = text.decode("utf-8", "replace") or "(empty)"
+        raise FormatError(f"not an integer: {shown!r}", path, line, column) from None

@@ -18,7 +18,7 @@ from ..._io import atomic_write
 from ...errors import FormatError, MotionkitWarning
 from ...model import Motion, Track
 from . import _common as common
-from ._text import detect_delimiter, parse_int_column, parse_numeric, scan
+from ._text import Target, detect_delimiter, field_count, parse_into, scan
 
 PathLike = str | os.PathLike[str]
 
@@ -48,12 +48,16 @@ def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     """Read an EuRoC CSV into a trajectory Motion with exact nanosecond stamps."""
     table = scan(path)
     delimiter = detect_delimiter(table) or b","
-    values = parse_numeric(table, delimiter) if table.rows else np.empty((0, 8))
-    width = values.shape[1]
+    width = field_count(table.first_row(), delimiter) if table.rows else 8
     if width < 8:
         raise FormatError(f"an EuRoC row needs at least 8 columns, found {width}", path,
                           table.line_of(0))
-    ns = parse_int_column(table, delimiter, 0) if table.rows else np.empty(0, np.int64)
+    ns = np.empty(table.rows, dtype=np.int64)
+    values = np.empty((table.rows, width), order="F")  # column 0 (the stamps) stays unused
+    targets: dict[int, Target] = {i: values[:, i] for i in range(1, width)}
+    targets[0] = ns
+    rows = parse_into(table, delimiter, width, targets) if table.rows else 0
+    ns, values = ns[:rows], values[:rows]
     quat = common.normalized_quaternions(values[:, [5, 6, 7, 4]], path, table.line_of)
     position = values[:, 1:4]
     timeline, order = common.stamped_timeline(None, ns, path=path, line_of=table.line_of,

@@ -30,10 +30,10 @@ from ...spatial.navframe import is_right_handed, nframe_matrix
 from . import _common as common
 from ._text import (
     RowFields,
+    Target,
     TextTable,
     detect_delimiter,
     field_count,
-    parse_int_column,
     parse_into,
     scan,
 )
@@ -184,11 +184,13 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
                                      "(only date and time parts can be joined)")
     offset = header.value("time_offset", 0.0, float)
     pose = np.zeros((table.rows, 7))
-    cols: dict[str, NDArray[np.float64]]
+    cols: dict[str, NDArray[Any]]
     if time_format == "datetime" and table.rows:
         cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose)
     else:
-        cols = _parse_columns(table, delimiter, fields, pose)
+        unit = time_unit or header.get("time_unit") or "s"
+        ns_time = time_format == "unix" and unit.strip().lower() == "ns"
+        cols = _parse_columns(table, delimiter, fields, pose, ns_time=ns_time)
         datetimes = None
     rows = table.rows
     pose = pose[:rows]
@@ -213,7 +215,7 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         unit = time_unit or header.get("time_unit") or "s"
         scale = common.time_scale(unit, path)
         if unit.strip().lower() == "ns":
-            ns = _shifted(parse_int_column(table, delimiter, t_columns[0]), offset, header)
+            ns = _shifted(cols["t"][:rows], offset, header)
             times = ns.astype(np.float64) / 1e9
         else:
             times = cols["t"][:rows]
@@ -319,7 +321,7 @@ def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> ND
     return (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
 
 
-def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[np.float64]],
+def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]],
                pose: NDArray[np.float64], table: TextTable) -> bool:
     """Make ``pose[:, 3:]`` unit quaternions, from the quaternion columns parsed into it or
     from Euler columns; False when the file has no orientation."""
@@ -352,11 +354,12 @@ def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[np.fl
 
 
 def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
-                   pose: NDArray[np.float64], text: RowFields | None = None
-                   ) -> dict[str, NDArray[np.float64]]:
+                   pose: NDArray[np.float64], text: RowFields | None = None,
+                   ns_time: bool = False) -> dict[str, NDArray[Any]]:
     """Parse the rows straight into ``pose`` (positions, quaternions) and one column-major
     array for the other fields; columns named ``-`` or beyond ``#fields`` are not kept.
-    With ``text`` the ``t`` columns are text, not numbers: every row's fields go there."""
+    With ``text`` the ``t`` columns are text, not numbers: every row's fields go there;
+    with ``ns_time`` the ``t`` column is int64 (exact integer nanoseconds)."""
     width = field_count(table.first_row(), delimiter) if table.rows else len(fields)
     if width < len(fields):
         raise FormatError(f"#fields names {len(fields)} columns but rows have {width}",
@@ -367,14 +370,19 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
     slots = {"px": 0, "py": 1, "pz": 2, "qx": 3, "qy": 4, "qz": 5, "qw": 6}
     kept = [name != "-" and (text is None or name != "t") for name in fields]
     others = [name for name, keep in zip(fields, kept, strict=True)
-              if keep and name not in slots]
+              if keep and name not in slots and not (ns_time and name == "t")]
     rest = np.empty((table.rows, len(others)), order="F")
-    cols: dict[str, NDArray[np.float64]] = {}
-    targets: dict[int, NDArray[np.float64]] = {}
+    cols: dict[str, NDArray[Any]] = {}
+    targets: dict[int, Target] = {}
     for index, name in enumerate(fields):
         if not kept[index] or name in cols:
             continue
-        cols[name] = pose[:, slots[name]] if name in slots else rest[:, others.index(name)]
+        if name in slots:
+            cols[name] = pose[:, slots[name]]
+        elif ns_time and name == "t":
+            cols[name] = np.empty(table.rows, dtype=np.int64)
+        else:
+            cols[name] = rest[:, others.index(name)]
         targets[index] = cols[name]
     if table.rows:
         skipped = frozenset(i for i in range(width) if i >= len(fields) or not kept[i])
@@ -385,7 +393,7 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
 def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
                          delimiter: bytes | None, t_columns: list[int],
                          pose: NDArray[np.float64]
-                         ) -> tuple[dict[str, NDArray[np.float64]], NDArray[np.float64]]:
+                         ) -> tuple[dict[str, NDArray[Any]], NDArray[np.float64]]:
     """Rows with date/time text in the ``t`` columns: the number columns (as
     ``_parse_columns``) and Unix seconds per row."""
     fmt = header.get("datetime_format") or "%Y-%m-%d %H:%M:%S.%f"
