@@ -23,7 +23,6 @@ in the heap, no call faults and the figures show the work alone.
 
 from __future__ import annotations
 
-import mmap
 import pickle
 import resource
 import statistics
@@ -66,14 +65,13 @@ def unsafe_load(path: Path) -> dict[str, Any]:
 def safe_load(path: Path) -> dict[str, Any]:
     """The same decoding through motionkit's restricted unpickler, as ``ms.read`` does it."""
     allowed = {"misc_data": safepickle.MISC_GLOBALS}
-    with open(path, "rb") as handle, safepickle.MappedFile(handle.fileno(), 0,
-                                                           access=mmap.ACCESS_READ) as data:
-        outer = safepickle.split_container(data, path, ms.MS_KEYS)
-        if outer is None:
-            raise SystemExit("the generated file is not a plain MS container")
-        return {key: safepickle.loads(blob, path, key,
-                                      allowed=allowed.get(key, safepickle.NUMPY_GLOBALS))
-                for key, blob in outer.items() if blob is not None}
+    data = path.read_bytes()
+    outer = safepickle.split_container(data, path, ms.MS_KEYS)
+    if outer is None:
+        raise SystemExit("the generated file is not a plain MS container")
+    return {key: safepickle.loads(blob, path, key,
+                                  allowed=allowed.get(key, safepickle.NUMPY_GLOBALS))
+            for key, blob in outer.items() if blob is not None}
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, int]:

@@ -14,13 +14,11 @@ derived through a character), ``motion.terrain``, ``meta["loop_mode"]``, and
 
 from __future__ import annotations
 
-import contextlib
 import math
-import mmap
 import os
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +43,6 @@ _LEGACY_CORE = ("frames", "contacts", "terrain", "fps", "loop_mode")
 #: Frame rates accepted on reading (Hz).
 MIN_FPS = 1e-3
 MAX_FPS = 1e6
-#: Files at least this large are memory-mapped for reading.
-MAP_THRESHOLD = 1 << 20
 
 
 def sniff(head: bytes) -> bool:
@@ -66,25 +62,25 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
     ``character`` (XML path, Skeleton or Character) labels the tracks, adds the DOF
     track and checks shapes against the model; ``misc=False`` skips decoding misc data.
     """
-    with _mapped(path) as data:  # blobs are decoded in place, so inside the block
-        outer: Any = safepickle.split_container(data, path, MS_KEYS)
-        legacy = False
-        if outer is None:
-            try:  # an MS container holds no globals (protocol 2 spells bytes with two)
-                outer = safepickle.loads(data, path, "file",
-                                         allowed=safepickle.CONTAINER_GLOBALS)
-            except safepickle.RefusedGlobalError:
-                outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
-                                         lenient=True)
-                legacy = True
-        char = load_character(character) if character is not None else None
-        if _is_container(outer):
-            if legacy:
-                raise safepickle.UnsafePickleError("an MS container that names globals "
-                                                   "(PARC's holds none)", path)
-            return _guarded(lambda: _read_ms(outer, path, char, misc), path)
-        if isinstance(outer, dict) and "frames" in outer:
-            return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
+    data = read_bytes(path)  # private bytes: nothing can change them between scan and decode
+    outer: Any = safepickle.split_container(data, path, MS_KEYS)
+    legacy = False
+    if outer is None:
+        try:  # an MS container holds no globals (protocol 2 spells bytes with two)
+            outer = safepickle.loads(data, path, "file",
+                                     allowed=safepickle.CONTAINER_GLOBALS)
+        except safepickle.RefusedGlobalError:
+            outer = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
+                                     lenient=True)
+            legacy = True
+    char = load_character(character) if character is not None else None
+    if _is_container(outer):
+        if legacy:
+            raise safepickle.UnsafePickleError("an MS container that names globals "
+                                               "(PARC's holds none)", path)
+        return _guarded(lambda: _read_ms(outer, path, char, misc), path)
+    if isinstance(outer, dict) and "frames" in outer:
+        return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
     raise FormatError("not a PARC motion file (neither an MS container nor a legacy dict "
                       "with 'frames')", path)
 
@@ -111,31 +107,6 @@ def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
     except safepickle.DATA_ERRORS as exc:
         raise FormatError(f"unreadable data ({safepickle.describe_error(exc)})",
                           path) from None
-
-
-@contextlib.contextmanager
-def _mapped(path: str | os.PathLike[str]) -> Iterator[bytes | mmap.mmap]:
-    """The file's bytes: memory-mapped when large (copies fewer), else read.
-
-    A map shows later writes to the file, so a concurrent writer could change bytes
-    after their scan (and truncating the file crashes any map reader); the allowlist
-    holds regardless. Files under :data:`MAP_THRESHOLD` are read into private bytes.
-    """
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        size = 0
-    if size < MAP_THRESHOLD:
-        yield read_bytes(path)
-        return
-    with contextlib.ExitStack() as stack:
-        try:
-            handle = stack.enter_context(open(path, "rb"))
-            mapped = stack.enter_context(safepickle.MappedFile(handle.fileno(), 0,
-                                                               access=mmap.ACCESS_READ))
-        except (OSError, ValueError) as exc:
-            raise FormatError(f"cannot read: {exc}", path) from None
-        yield mapped
 
 
 def _warn(path: Any, message: str) -> None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import io
 import math
-import mmap
 import pickle
 import pickletools
 import struct
@@ -791,7 +790,7 @@ class SafeUnpickler(pickle.Unpickler):
     names per pickle) instead of an error.
     """
 
-    def __init__(self, file: io.BytesIO | mmap.mmap, allowed: Mapping[tuple[str, str], Any],
+    def __init__(self, file: io.BytesIO, allowed: Mapping[tuple[str, str], Any],
                  lenient: bool = False) -> None:
         super().__init__(file)
         self._allowed = allowed
@@ -865,29 +864,12 @@ class _TorchObjectUnpickler(SafeUnpickler):
 MISC_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType(_misc_globals())
 
 
-class MappedFile(mmap.mmap):
-    """A read-only memory map the unpickler reads large data from without a temporary copy.
-
-    ``mmap.mmap`` has no ``readinto``, so the unpickler would read a large bytes object
-    into a temporary and copy it again; this one copies straight into the target.
-    """
-
-    def readinto(self, buffer: Any) -> int:
-        """Copy the next bytes into ``buffer``; return how many."""
-        start = self.tell()
-        count = min(len(buffer), len(self) - start)
-        with memoryview(self) as view:
-            buffer[:count] = view[start:start + count]
-        self.seek(start + count)
-        return count
-
-
 class Blob:
-    """One pickle held inside a larger buffer (the file's bytes or its map), not copied out."""
+    """One pickle held inside the file's bytes, not copied out."""
 
     __slots__ = ("data", "start", "stop")
 
-    def __init__(self, data: bytes | mmap.mmap, start: int, stop: int) -> None:
+    def __init__(self, data: bytes, start: int, stop: int) -> None:
         self.data = data
         self.start = start
         self.stop = stop
@@ -896,33 +878,31 @@ class Blob:
         return self.stop - self.start
 
 
-def loads(data: bytes | mmap.mmap | Blob, path: Any, what: str, *,
+def loads(data: bytes | Blob, path: Any, what: str, *,
           allowed: Mapping[tuple[str, str], Any] = NUMPY_GLOBALS,
           lenient: bool = False) -> Any:
     """Decode one pickle safely; every failure is a :class:`FormatError` naming ``what``.
 
-    ``data`` may be a memory map of the file, or a :class:`Blob` inside one: it is
-    scanned in place and unpickled straight from there, which saves copies of a large
-    file. Arrays come back as :class:`Rebuilt` views until :class:`PlainWalk` (or
-    ``np.asarray``) plains them.
+    ``data`` may be a :class:`Blob` inside the file's bytes: it is scanned in place and
+    unpickled straight from there, which saves a copy of every blob. Arrays come back as
+    :class:`Rebuilt` views until :class:`PlainWalk` (or ``np.asarray``) plains them.
     """
     return _guarded(lambda: _load_checked(data, allowed, lenient), path, what)
 
 
-def _load_checked(data: bytes | mmap.mmap | Blob, allowed: Mapping[tuple[str, str], Any],
+def _load_checked(data: bytes | Blob, allowed: Mapping[tuple[str, str], Any],
                   lenient: bool) -> Any:
     if isinstance(data, Blob):
         buffer, start, stop = data.data, data.start, data.stop
     else:
         buffer, start, stop = data, 0, len(data)
-    # an mmap offers the operations the scan uses
-    end = scan(buffer, start, stop=stop, origin=start)  # type: ignore[arg-type]
+    end = scan(buffer, start, stop=stop, origin=start)
     if end != stop:
         raise PickleProblem(f"{stop - end} stray bytes after the pickle")
     token = _BUDGET.set(_Budget(2 * (stop - start) + DECODE_SLACK))
     try:
         # the scan ends at STOP, so the unpickler never reads past ``stop``
-        file = buffer if isinstance(buffer, mmap.mmap) else io.BytesIO(buffer)
+        file = io.BytesIO(buffer)  # shares the bytes, no copy
         file.seek(start)
         return SafeUnpickler(file, allowed, lenient).load()
     finally:
@@ -935,7 +915,7 @@ _SKIPPED_WIDTHS = {0x94: 0, 0x71: 1, 0x72: 4, 0x95: 8}  # MEMOIZE, BINPUT, LONG_
 _EMPTY_DICT, _MARK_OP, _SETITEM, _SETITEMS, _NONE, _STOP_OP = b"}(suN."
 
 
-def split_container(data: bytes | mmap.mmap, path: Any,
+def split_container(data: bytes, path: Any,
                     keys: tuple[str, ...]) -> dict[str, Blob | None] | None:
     """An MS container's blobs, left in place, when it is laid out as pickle writes one.
 
@@ -948,9 +928,9 @@ def split_container(data: bytes | mmap.mmap, path: Any,
                 _guarded(lambda: _split_checked(data, keys), path, "file"))
 
 
-def _split_checked(data: bytes | mmap.mmap, keys: tuple[str, ...]) -> dict[str, Blob | None] | None:
+def _split_checked(data: bytes, keys: tuple[str, ...]) -> dict[str, Blob | None] | None:
     size = len(data)
-    if scan(data) != size or data[0] != 0x80 or data[1] < 2:  # type: ignore[arg-type]
+    if scan(data) != size or data[0] != 0x80 or data[1] < 2:
         return None
     tokens: list[tuple[int, int, int]] = []  # opcode, argument start, argument length
     pos = 2  # past PROTO
