@@ -69,11 +69,16 @@ def test_trajectopy_reads_our_traj(name: str, tmp_path: Path) -> None:
     assert np.array_equal(again.tracks["root"].times, root.times)
 
 
-def _evo_tum(path: Path):
+def _evo(reader: str, path: Path):
+    """``evo.tools.file_interface.<reader>`` applied to ``path`` (evo is the oracle)."""
     require_peer("evo")
     from evo.tools import file_interface
 
-    return file_interface.read_tum_trajectory_file(str(path))
+    return getattr(file_interface, reader)(str(path))
+
+
+def _evo_tum(path: Path):
+    return _evo("read_tum_trajectory_file", path)
 
 
 @pytest.mark.parametrize("name", TUM_FILES)
@@ -105,10 +110,7 @@ def test_evo_reads_our_tum(name: str, tmp_path: Path) -> None:
 
 
 def _evo_kitti(path: Path):
-    require_peer("evo")
-    from evo.tools import file_interface
-
-    return file_interface.read_kitti_poses_file(str(path))
+    return _evo("read_kitti_poses_file", path)
 
 
 @pytest.mark.parametrize("name", KITTI_FILES)
@@ -144,10 +146,7 @@ def test_euroc_corpus_matches_evo(tmp_path: Path) -> None:
     path = corpus_file("evo", "V102_groundtruth.csv")
     ours = mk.read(path)
     assert ours.meta["source_format"] == "euroc"
-    require_peer("evo")
-    from evo.tools import file_interface
-
-    peer = file_interface.read_euroc_csv_trajectory(str(path))
+    peer = _evo("read_euroc_csv_trajectory", path)
     root = ours.tracks["root"]
     assert root.timeline.stamps_ns is not None
     assert int(root.timeline.stamps_ns[0]) == 1403715524907143168  # exact ns
@@ -160,7 +159,7 @@ def test_euroc_corpus_matches_evo(tmp_path: Path) -> None:
     again = mk.read(out)
     assert np.array_equal(again.tracks["root"].timeline.stamps_ns, root.timeline.stamps_ns)
     np.testing.assert_allclose(again.tracks["velocity"].data, ours.tracks["velocity"].data)
-    evo_again = file_interface.read_euroc_csv_trajectory(str(out))
+    evo_again = _evo("read_euroc_csv_trajectory", out)
     np.testing.assert_allclose(evo_again.positions_xyz, peer.positions_xyz, atol=1e-9)
 
 

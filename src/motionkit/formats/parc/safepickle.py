@@ -524,16 +524,20 @@ def _path(flavour: type[PurePath]) -> Callable[..., str]:
     return build
 
 
-class StandIn(metaclass=_Sealed):
-    """A PARC class seen in a pickle, kept as its attribute dict; it has no behaviour."""
+class _Inert(metaclass=_Sealed):
+    """Built from any arguments without running anything: the base of every placeholder."""
 
-    parc_class = ""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> StandIn:
+    def __new__(cls, *args: Any, **kwargs: Any) -> _Inert:
         return object.__new__(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
+
+
+class StandIn(_Inert):
+    """A PARC class seen in a pickle, kept as its attribute dict; it has no behaviour."""
+
+    parc_class = ""
 
     def __setstate__(self, state: Any) -> None:
         if isinstance(state, tuple) and len(state) == 2:  # (dict, slot dict)
@@ -562,16 +566,10 @@ class SubTerrain(StandIn):
     parc_class = "SubTerrain"
 
 
-class Unknown(metaclass=_Sealed):
+class Unknown(_Inert):
     """An inert placeholder for a class the reader does not know (only where allowed)."""
 
     global_name = ""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Unknown:
-        return object.__new__(cls)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
 
     def __setstate__(self, state: Any) -> None:
         pass
