@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import warnings
 
 
 class MotionkitError(Exception):
@@ -43,3 +45,17 @@ class ConversionError(MotionkitError):
 
 class MotionkitWarning(UserWarning):
     """Something was accepted but deserves attention (kept data, tolerated variants)."""
+
+
+def warn(message: str) -> None:
+    """Issue a MotionkitWarning attributed to the first caller outside motionkit (the
+    user's line), however deep in the library it arises."""
+    frame = sys._getframe(1)
+    level = 2  # warnings.warn's stacklevel of warn's caller
+    while frame.f_back is not None and _inside(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, MotionkitWarning, stacklevel=level)
+
+
+def _inside(module: str) -> bool:
+    return module == "motionkit" or module.startswith("motionkit.")

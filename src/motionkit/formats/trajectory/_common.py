@@ -3,14 +3,13 @@ can hold, time units, stamp order, and chunked fixed-point text output."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import ConversionError, FormatError, MotionkitWarning
+from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 
 #: Seconds per unit for the time-unit option.
@@ -45,9 +44,8 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
             order = np.argsort(times, kind="stable")
         else:
             count = int(np.count_nonzero(steps < 0))
-            warnings.warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
-                          "order (read with sort=True to sort them)", MotionkitWarning,
-                          stacklevel=5)
+            warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
+                          "order (read with sort=True to sort them)")
     current = times if order is None else times[order]
     same = np.diff(current) == 0
     if np.any(same):
@@ -56,9 +54,8 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
             base = np.arange(times.size) if order is None else order
             order = base[keep]
         else:
-            warnings.warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
-                          "(read with dedupe=True to drop them)", MotionkitWarning,
-                          stacklevel=5)
+            warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
+                 "(read with dedupe=True to drop them)")
     return order
 
 
@@ -216,7 +213,7 @@ def refuse_or_warn(lost: list[str], fmt: str, lossy: bool) -> None:
     what = "; ".join(lost)
     if not lossy:
         raise ConversionError(f"{fmt} cannot hold: {what} (pass lossy=True / --lossy to drop it)")
-    warnings.warn(f"{fmt}: dropped {what}", MotionkitWarning, stacklevel=4)
+    warn(f"{fmt}: dropped {what}")
 
 
 def times_are_index(obj: Motion) -> bool:

@@ -1,13 +1,19 @@
 """Fast, strict, streaming reading of delimited numeric text for the trajectory formats.
 
-A file is read in newline-aligned blocks, twice: the first pass counts rows and collects
-comment lines (``#`` first, anywhere) so headers placed anywhere are known before data is
-interpreted; the second parses rows straight into the caller's preallocated arrays. The
-whole file is never held in memory. Blocks are parsed by ``np.loadtxt``, or for big files
-by polars when it is installed (optional; its correctly rounded parser is several times
-faster); a block neither takes cleanly goes to a checked path that parses it or names the
-first bad line and column. Nothing is guessed: a ragged row, an empty field or a
+The exact reading takes two passes over newline-aligned blocks: the first counts rows and
+collects comment lines (``#`` first, anywhere) so headers placed anywhere are known before
+data is interpreted; the second parses rows straight into the caller's preallocated
+arrays. The whole file is never held in memory. Blocks are parsed by ``np.loadtxt``, or for
+big files by polars when it is installed (optional; its correctly rounded parser is several
+times faster); a block neither takes cleanly goes to a checked path that parses it or names
+the first bad line and column. Nothing is guessed: a ragged row, an empty field or a
 non-number is a FormatError.
+
+Big files with polars are first read in one pass (``read_table``): only the leading
+comments are scanned, arrays are sized from the first block's row density, and each block
+is parsed as it is read. Anything that pass cannot take exactly (a comment or blank line
+after the data starts, CRLF, a bad number, more rows than estimated) abandons it for the
+exact two passes, so both give the same answer.
 """
 
 from __future__ import annotations
@@ -16,9 +22,9 @@ import bisect
 import io
 import os
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +43,13 @@ _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _ODD_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
+#: Headroom of the one-pass row estimate over the first block's row density.
+_ROOM = 1.1
+_Result = TypeVar("_Result")
+
+
+class Rescan(Exception):
+    """Raised inside the one-pass read when only the exact two-pass read can go on."""
 
 
 @dataclass
@@ -58,14 +71,19 @@ class TextTable:
     comments: list[tuple[int, str]] = field(default_factory=list)
     rows: int = 0
     blocks: list[_Block] = field(default_factory=list)
+    #: False while only the head is known (one-pass read): ``rows`` is then an estimate
+    #: that arrays are sized with, and parse_into reads the rest.
+    complete: bool = True
     _first: tuple[int, bytes] | None = field(default=None, repr=False)
 
     def line_of(self, row: int) -> int:
         """1-based line number in the file of data row ``row``."""
         starts = [block.first_row for block in self.blocks]
         block = self.blocks[max(bisect.bisect_right(starts, row) - 1, 0)]
-        _, numbers, first_line = self._block_rows(block)
         index = row - block.first_row
+        if not block.filtered:
+            return block.first_line + index
+        _, numbers, first_line = self._block_rows(block)
         return int(numbers[index]) if numbers is not None else first_line + index
 
     def _read(self, block: _Block) -> bytes:
@@ -229,10 +247,7 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
             table.blocks.append(block)
     if header_row and table.rows:
         line, first = table.first_line()
-        tokens = first.replace(b",", b" ").replace(b";", b" ").split()
-        try:
-            float(tokens[0])
-        except ValueError:
+        if _is_names_row(first):
             table.comments.append((line, "#" + _decode(first.strip(), path, line)))
             dropped = 0
             for block in table.blocks:
@@ -246,6 +261,68 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
             table.rows -= dropped
             table._first = None
     return table
+
+
+def _is_names_row(row: bytes) -> bool:
+    """True when a row does not start with a number (a row of column names)."""
+    tokens = row.replace(b",", b" ").replace(b";", b" ").split()
+    try:
+        float(tokens[0])
+    except ValueError:
+        return True
+    return False
+
+
+def read_table(path: PathLike, read: Callable[[TextTable], _Result], *,
+               header_row: bool = False) -> _Result:
+    """``read(table)`` for a text file (``header_row`` as in ``scan``): in one pass when
+    the file is big and polars is installed, else, or when that pass gives up, on the
+    exact two-pass table.
+
+    ``read`` is then run twice, so it must warn only after its parse_into call.
+    """
+    table = _scan_head(path, header_row)
+    if table is not None:
+        try:
+            return read(table)
+        except Rescan:
+            pass
+        except FormatError:
+            if table.complete:
+                raise
+    return read(scan(path, header_row=header_row))
+
+
+def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
+    """The leading comments and first data row of a file worth reading in one pass, with
+    its row count estimated from the first block; None for the exact two-pass read."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None  # the exact read reports it
+    if _accel.polars_for(size) is None:
+        return None
+    table = TextTable(path, complete=False)
+    line, names = 1, header_row
+    with open_binary(path) as handle:
+        for offset, raw, end in _raw_blocks(handle):
+            start = len(_BOM) if offset == 0 and raw.startswith(_BOM) else 0
+            while True:
+                start, line = _leading_comments(raw, start, end, line, table)
+                stop = raw.find(b"\n", start, end)
+                first = bytes(raw[start:end if stop < 0 else stop])
+                if start >= end or not (names and _is_names_row(first)):
+                    break
+                table.comments.append((line, "#" + _decode(first.strip(), path, line)))
+                start, line, names = end if stop < 0 else stop + 1, line + 1, False
+            if start >= end:
+                continue
+            lines = _newlines(raw, start, end) + (raw[end - 1] != 10)
+            rows = int((size - offset - start) * lines / (end - start) * _ROOM) + 16
+            table.rows, table._first = rows, (line, first)
+            table.blocks.append(_Block(offset + start, size - offset - start, line, False, rows))
+            return table
+    return None
 
 
 def _scan_lines(text: bytes, line: int, block: _Block, table: TextTable) -> int:
@@ -317,23 +394,23 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
     fast = _accel.polars_for(sum(block.size for block in table.blocks))
     ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
+    if not table.complete:
+        if fast is None or text is not None or text_ok:
+            raise Rescan
+        return _stream(table, fast, delimiter or b" ", columns, targets, ints)
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
             continue
         data, numbers, first_line = table._block_rows(block)
-        parsed = None
+        parsed: list[list[Any]] | None = None
         if fast is not None and text is None:
             parsed = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok,
                                    ints)
         if parsed is None and text is None:
             parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
         if parsed is not None:
-            for index, target in targets.items():
-                start = row
-                for piece in parsed[index]:
-                    target[start:start + piece.size] = piece
-                    start += piece.size
+            _store(parsed, targets, row)
             row += block.rows
             continue
         if data.endswith(b"\n"):
@@ -364,13 +441,47 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     return row
 
 
-def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int,
+def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
+            targets: Mapping[int, Target], ints: frozenset[int]) -> int:
+    """The one-pass parse of a head-only table (see read_table): each block is parsed by
+    polars as it is read; Rescan for any block that is not a clean table of numbers with
+    one row per line, or for more rows than the targets hold."""
+    block = table.blocks[0]
+    row = 0
+    with open_binary(table.path) as handle:
+        handle.seek(block.offset)
+        for _, raw, end in _raw_blocks(handle):
+            if raw.find(b"#", 0, end) >= 0 or raw.find(b"\r", 0, end) >= 0:
+                raise Rescan
+            with memoryview(raw) as view:
+                data = bytes(view[:end])
+            parsed = _parse_polars(pl, data, delimiter, columns, None, frozenset(), ints)
+            count = sum(piece.size for piece in parsed[0]) if parsed else 0
+            if parsed is None or row + count > table.rows:
+                raise Rescan
+            _store(parsed, targets, row)
+            row += count
+    block.rows = table.rows = row
+    table.complete = True
+    return row
+
+
+def _store(parsed: list[list[Any]], targets: Mapping[int, Target], row: int) -> None:
+    """Copy parsed column pieces to their targets from row ``row`` on."""
+    for index, target in targets.items():
+        start = row
+        for piece in parsed[index]:
+            target[start:start + piece.size] = piece
+            start += piece.size
+
+
+def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int | None,
                   text_ok: frozenset[int], ints: frozenset[int]) -> list[list[Any]] | None:
     """A block's columns parsed by polars (``ints`` as Int64), each as its consecutive
     pieces (polars' chunks, read in place), or None for anything less than a clean table
-    (an error, a missing field, a skipped line): the NumPy paths then parse it or name
-    the bad line."""
-    if text_ok and data.count(delimiter) != rows * (columns - 1):
+    of ``rows`` rows (any count when None): an error, a missing field, a blank line. The
+    NumPy paths then parse it or name the bad line."""
+    if text_ok and data.count(delimiter) != (rows or 0) * (columns - 1):
         return None  # polars pads a short row's text columns with "", not null
     schema = {f"c{i}": pl.String if i in text_ok else pl.Int64 if i in ints else pl.Float64
               for i in range(columns)}
@@ -380,8 +491,8 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
                             empty_string_is_null=False)
     except Exception:  # any refusal by polars: let the strict path decide
         return None
-    if frame.height != rows or any(frame.null_count().row(0)):  # a null is a missing field
-        return None
+    if (rows is not None and frame.height != rows) or any(frame.null_count().row(0)):
+        return None  # a null is a missing field or a blank line
     return [[] if i in text_ok else [chunk.to_numpy() for chunk in series.get_chunks()]
             for i, series in enumerate(frame.get_columns())]
 

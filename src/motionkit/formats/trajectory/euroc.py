@@ -6,19 +6,19 @@ Stamps are kept as integer nanoseconds (exact round trip); quaternions become x,
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..._io import atomic_write
-from ...errors import FormatError, MotionkitWarning
+from ...errors import FormatError, warn
 from ...model import Motion, Track
 from . import _common as common
-from ._text import Target, detect_delimiter, field_count, parse_into, scan
+from ._text import Target, TextTable, detect_delimiter, field_count, parse_into, read_table
 
 PathLike = str | os.PathLike[str]
 
@@ -46,7 +46,11 @@ def sniff(head: bytes) -> bool:
 
 def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     """Read an EuRoC CSV into a trajectory Motion with exact nanosecond stamps."""
-    table = scan(path)
+    return read_table(path, functools.partial(_read, sort=sort, dedupe=dedupe))
+
+
+def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
+    path = table.path
     delimiter = detect_delimiter(table) or b","
     width = field_count(table.first_row(), delimiter) if table.rows else 8
     if width < 8:
@@ -76,8 +80,7 @@ def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:
     if width > used:
         labels = names[used:width] if len(names) >= width else None
         motion.add(Track("extra", "value", values[:, used:width], timeline, labels=labels))
-        warnings.warn(f"{path}: {width - used} unrecognised column(s) kept as track 'extra'",
-                      MotionkitWarning, stacklevel=2)
+        warn(f"{path}: {width - used} unrecognised column(s) kept as track 'extra'")
     return motion
 
 

@@ -7,6 +7,7 @@ timeline marked ``meta["kitti"]["time"] = "index"``) and writers that need real 
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from ..._io import atomic_write
 from ...errors import FormatError
 from ...model import Motion, Timeline
 from . import _common as common
-from ._text import detect_delimiter, parse_numeric, scan
+from ._text import TextTable, detect_delimiter, parse_numeric, read_table, scan
 from .tum import numeric_fields
 
 PathLike = str | os.PathLike[str]
@@ -55,7 +56,13 @@ def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = 
     ``sort``/``dedupe`` reorder or drop rows by their ``times`` (otherwise unsorted or
     duplicate times are kept with a warning).
     """
-    table = scan(path)
+    return read_table(path, functools.partial(_read, times=times, rate=rate, sort=sort,
+                                              dedupe=dedupe))
+
+
+def _read(table: TextTable, *, times: PathLike | None, rate: float | None, sort: bool,
+          dedupe: bool) -> Motion:
+    path = table.path
     values = parse_numeric(table, detect_delimiter(table))
     if table.rows and values.shape[1] != 12:
         raise FormatError(f"a KITTI row needs 12 numbers (3x4 [R|t]), found {values.shape[1]}",

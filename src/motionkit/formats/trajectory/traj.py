@@ -9,11 +9,11 @@ navigation frames ENU, rotations unit quaternions (x, y, z, w).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
 import re
-import warnings
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import FormatError, MotionkitWarning
+from ...errors import FormatError, warn
 from ...model import Motion, Timeline
 from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
@@ -35,7 +35,7 @@ from ._text import (
     detect_delimiter,
     field_count,
     parse_into,
-    scan,
+    read_table,
 )
 
 PathLike = str | os.PathLike[str]
@@ -74,21 +74,20 @@ class _Header:
     def __init__(self, comments: list[tuple[int, str]], path: PathLike) -> None:
         self.path = path
         self.entries: dict[str, tuple[str, int, int]] = {}
+        self.notes: list[str] = []  # warnings, given once the rows are read
         for line, text in comments:
             match = re.match(r"#([A-Za-z_]\w*)(?:[ \t]+(.*))?$", text)
             if match is None:
                 spaced = re.match(r"#[ \t]+([A-Za-z_]\w*)[ \t]", text)
                 if spaced and spaced.group(1).lower() in KEYS:
-                    warnings.warn(f"{path}:{line}: '{text[:30]}' is a comment, not a header "
-                                  f"(no space after '#': #{spaced.group(1)})",
-                                  MotionkitWarning, stacklevel=4)
+                    self.notes.append(f"{path}:{line}: '{text[:30]}' is a comment, not a "
+                                      f"header (no space after '#': #{spaced.group(1)})")
                 continue
             key = match.group(1).lower()
             value = (match.group(2) or "").strip()
             column = match.start(2) + 1 if match.group(2) is not None else len(text) + 1
             if key not in KEYS:
-                warnings.warn(f"{path}:{line}: unknown header key #{match.group(1)} ignored",
-                              MotionkitWarning, stacklevel=4)
+                self.notes.append(f"{path}:{line}: unknown header key #{match.group(1)} ignored")
                 continue
             self.entries[key] = (value, line, column)
 
@@ -170,7 +169,14 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
     warning). ``gps_week`` supplies a week the file lacks. ``to_epsg`` reprojects and
     ``local_enu`` moves geodetic positions into a local ENU frame (both need pyproj).
     """
-    table = scan(path)
+    return read_table(path, functools.partial(
+        _read, time_unit=time_unit, sort=sort, dedupe=dedupe, gps_week=gps_week,
+        to_epsg=to_epsg, local_enu=local_enu))
+
+
+def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
+          gps_week: int | None, to_epsg: int | None, local_enu: bool) -> Motion:
+    path = table.path
     header = _Header(table.comments, path)
     fields = _fields(header)
     delimiter = _delimiter(header, table)
@@ -194,12 +200,13 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
         datetimes = None
     rows = table.rows
     pose = pose[:rows]
+    for note in header.notes:  # only now: a one-pass read given up reads the header again
+        warn(note)
 
     ns: NDArray[np.int64] | None = None
     time_meta = "stamps"
     if not t_columns:
-        warnings.warn(f"{path}: no 't' column; frames numbered 0, 1, 2 … as times",
-                      MotionkitWarning, stacklevel=2)
+        warn(f"{path}: no 't' column; frames numbered 0, 1, 2 … as times")
         times = np.arange(rows, dtype=np.float64)
         time_meta = "index"
     elif datetimes is not None:
@@ -364,9 +371,6 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
     if width < len(fields):
         raise FormatError(f"#fields names {len(fields)} columns but rows have {width}",
                           table.path, table.line_of(0))
-    if width > len(fields):
-        warnings.warn(f"{table.path}: {width - len(fields)} column(s) beyond #fields ignored",
-                      MotionkitWarning, stacklevel=3)
     slots = {"px": 0, "py": 1, "pz": 2, "qx": 3, "qy": 4, "qz": 5, "qw": 6}
     kept = [name != "-" and (text is None or name != "t") for name in fields]
     others = [name for name, keep in zip(fields, kept, strict=True)
@@ -387,6 +391,8 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
     if table.rows:
         skipped = frozenset(i for i in range(width) if i >= len(fields) or not kept[i])
         parse_into(table, delimiter, width, targets, skipped, text)
+    if width > len(fields):
+        warn(f"{table.path}: {width - len(fields)} column(s) beyond #fields ignored")
     return cols
 
 

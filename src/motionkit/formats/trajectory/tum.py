@@ -7,19 +7,19 @@ so); written canonically: single spaces, fixed-point numbers, no header.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..._io import atomic_write
-from ...errors import FormatError, MotionkitWarning
+from ...errors import FormatError, warn
 from ...model import Motion
 from . import _common as common
-from ._text import detect_delimiter, field_count, parse_into, scan
+from ._text import TextTable, detect_delimiter, field_count, parse_into, read_table
 
 PathLike = str | os.PathLike[str]
 
@@ -67,15 +67,19 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     ``quaternion_order`` is ``xyzw`` (TUM) or ``wxyz``; by default it comes from a header
     row naming ``qw``/``qx``, else ``xyzw``.
     """
-    table = scan(path, header_row=True)
+    return read_table(path, functools.partial(_read, time_unit=time_unit, sort=sort,
+                                              dedupe=dedupe, quaternion_order=quaternion_order),
+                      header_row=True)
+
+
+def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
+          quaternion_order: str | None) -> Motion:
+    path = table.path
     delimiter = detect_delimiter(table)
     width = field_count(table.first_row(), delimiter) if table.rows else 8
     if width < 8:
         raise FormatError(f"a TUM row needs 8 numbers (t x y z qx qy qz qw), found {width}",
                           path, table.line_of(0))
-    if width > 8:
-        warnings.warn(f"{path}: columns after the 8th ignored ({width} per row)",
-                      MotionkitWarning, stacklevel=2)
     order = (quaternion_order or _order_from_names(table.comments) or "xyzw").lower()
     if order not in ("xyzw", "wxyz"):
         raise FormatError(f"quaternion_order must be xyzw or wxyz, not {order!r}", path)
@@ -86,6 +90,8 @@ def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bo
     targets.update({4 + i: pose[:, slot] for i, slot in enumerate(slots)})
     rows = parse_into(table, delimiter, width, targets) if table.rows else 0
     pose, times = pose[:rows], times[:rows]
+    if width > 8:
+        warn(f"{path}: columns after the 8th ignored ({width} per row)")
     common.normalized_quaternions(pose[:, 3:], path, table.line_of)
     scale = common.time_scale(time_unit, path)
     if scale != 1.0:
