@@ -53,6 +53,31 @@ class Rescan(Exception):
 
 
 @dataclass
+class UnitRows:
+    """File columns (x, y, z, w) of a quaternion that parse_into scales to unit length as
+    it stores each block: from the parsed columns while they are in cache, instead of a
+    later pass over the strided pose array. Rows within 1e-15 of unit length stay
+    bit-exact; ``bad`` is the first zero or non-finite row, for the reader to report."""
+
+    columns: tuple[int, int, int, int]
+    bad: int | None = None
+
+    def scale(self, sources: list[NDArray[Any]], targets: Mapping[int, Target],
+              row: int) -> None:
+        """Write ``sources`` (x, y, z, w of rows ``row``… ; they may be the targets'
+        own rows) divided by their norm to the targets."""
+        x, y, z, w = sources
+        norms = np.sqrt(x * x + y * y + z * z + w * w)
+        bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
+        if bad.size and self.bad is None:
+            self.bad = row + int(bad[0])
+        norms[np.abs(norms - 1.0) <= 1e-15] = 1.0  # x / 1.0 is x exactly
+        with np.errstate(invalid="ignore", divide="ignore"):  # bad rows are reported
+            for column, source in zip(self.columns, sources, strict=True):
+                np.divide(source, norms, out=targets[column][row:row + x.size])
+
+
+@dataclass
 class _Block:
     offset: int
     size: int
@@ -378,12 +403,13 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
 
 def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
                targets: Mapping[int, Target], text_ok: frozenset[int] = frozenset(),
-               text: RowFields | None = None) -> int:
+               text: RowFields | None = None, unit: UnitRows | None = None) -> int:
     """Parse every row (``columns`` fields each) and write field ``i`` of row ``r`` to
     ``targets[i][r]``; other fields must be numbers too, except those in ``text_ok``
     (skipped columns, which may hold any text). An int64 target takes whole numbers,
     exactly (never through float). Returns the row count. With ``text`` every row takes
-    the per-row path, which appends its (line, fields) to ``text``.
+    the per-row path, which appends its (line, fields) to ``text``. With ``unit`` its
+    quaternion columns are stored scaled to unit length.
 
     Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
     whose rows do not all count right (blank or whitespace-only lines) is re-read line by
@@ -397,7 +423,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     if not table.complete:
         if fast is None or text is not None or text_ok:
             raise Rescan
-        return _stream(table, fast, delimiter or b" ", columns, targets, ints)
+        return _stream(table, fast, delimiter or b" ", columns, targets, ints, unit)
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
@@ -410,7 +436,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         if parsed is None and text is None:
             parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
         if parsed is not None:
-            _store(parsed, targets, row)
+            _store(parsed, targets, row, unit)
             row += block.rows
             continue
         if data.endswith(b"\n"):
@@ -436,13 +462,15 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
             block_values = values.reshape(count, columns)
             for index, target in targets.items():
                 target[row:row + count] = block_values[:, index]
+        if unit is not None:
+            unit.scale([targets[i][row:row + count] for i in unit.columns], targets, row)
         row += count
     table.rows = row
     return row
 
 
 def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
-            targets: Mapping[int, Target], ints: frozenset[int]) -> int:
+            targets: Mapping[int, Target], ints: frozenset[int], unit: UnitRows | None) -> int:
     """The one-pass parse of a head-only table (see read_table): each block is parsed by
     polars as it is read; Rescan for any block that is not a clean table of numbers with
     one row per line, or for more rows than the targets hold."""
@@ -459,20 +487,26 @@ def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
             count = sum(piece.size for piece in parsed[0]) if parsed else 0
             if parsed is None or row + count > table.rows:
                 raise Rescan
-            _store(parsed, targets, row)
+            _store(parsed, targets, row, unit)
             row += count
     block.rows = table.rows = row
     table.complete = True
     return row
 
 
-def _store(parsed: list[list[Any]], targets: Mapping[int, Target], row: int) -> None:
-    """Copy parsed column pieces to their targets from row ``row`` on."""
+def _store(parsed: list[list[Any]], targets: Mapping[int, Target], row: int,
+           unit: UnitRows | None) -> None:
+    """Copy parsed column pieces to their targets from row ``row`` on (``unit``'s columns
+    scaled on the way)."""
+    scaled = unit.columns if unit is not None else ()
     for index, target in targets.items():
         start = row
-        for piece in parsed[index]:
+        for piece in parsed[index] if index not in scaled else ():
             target[start:start + piece.size] = piece
             start += piece.size
+    if unit is not None:
+        unit.scale([np.concatenate(parsed[i]) if len(parsed[i]) != 1 else parsed[i][0]
+                    for i in scaled], targets, row)
 
 
 def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int | None,

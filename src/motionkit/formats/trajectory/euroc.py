@@ -18,7 +18,7 @@ from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion, Track
 from . import _common as common
-from ._text import Target, TextTable, detect_delimiter, field_count, parse_into, read_table
+from ._text import Target, TextTable, UnitRows, detect_delimiter, field_count, parse_into, read_table
 
 PathLike = str | os.PathLike[str]
 
@@ -60,9 +60,12 @@ def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
     values = np.empty((table.rows, width), order="F")  # column 0 (the stamps) stays unused
     targets: dict[int, Target] = {i: values[:, i] for i in range(1, width)}
     targets[0] = ns
-    rows = parse_into(table, delimiter, width, targets) if table.rows else 0
+    quaternion = UnitRows((5, 6, 7, 4))  # the file has w first
+    rows = parse_into(table, delimiter, width, targets, unit=quaternion) if table.rows else 0
     ns, values = ns[:rows], values[:rows]
-    quat = common.normalized_quaternions(values[:, [5, 6, 7, 4]], path, table.line_of)
+    if quaternion.bad is not None:
+        raise FormatError("zero or invalid quaternion", path, table.line_of(quaternion.bad))
+    quat = values[:, [5, 6, 7, 4]]
     position = values[:, 1:4]
     timeline, order = common.stamped_timeline(None, ns, path=path, line_of=table.line_of,
                                               sort=sort, dedupe=dedupe)

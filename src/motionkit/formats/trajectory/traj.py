@@ -32,6 +32,7 @@ from ._text import (
     RowFields,
     Target,
     TextTable,
+    UnitRows,
     detect_delimiter,
     field_count,
     parse_into,
@@ -190,13 +191,17 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
                                      "(only date and time parts can be joined)")
     offset = header.value("time_offset", 0.0, float)
     pose = np.zeros((table.rows, 7))
+    quaternion = (UnitRows((fields.index("qx"), fields.index("qy"), fields.index("qz"),
+                            fields.index("qw"))) if "qx" in fields else None)
     cols: dict[str, NDArray[Any]]
     if time_format == "datetime" and table.rows:
-        cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose)
+        cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose,
+                                               quaternion)
     else:
         unit = time_unit or header.get("time_unit") or "s"
         ns_time = time_format == "unix" and unit.strip().lower() == "ns"
-        cols = _parse_columns(table, delimiter, fields, pose, ns_time=ns_time)
+        cols = _parse_columns(table, delimiter, fields, pose, ns_time=ns_time,
+                              quaternion=quaternion)
         datetimes = None
     rows = table.rows
     pose = pose[:rows]
@@ -229,7 +234,7 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
             if scale != 1.0 or offset:
                 times = times * scale + offset
 
-    quat = _rotations(header, fields, cols, pose, table)
+    quat = _rotations(header, fields, cols, pose, table, quaternion)
     velocity = (np.column_stack([cols["vx"], cols["vy"], cols["vz"]])[:rows]
                 if "vx" in fields else None)
     arc = cols["l"][:rows].copy() if "l" in fields else None
@@ -329,15 +334,18 @@ def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> ND
 
 
 def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]],
-               pose: NDArray[np.float64], table: TextTable) -> bool:
-    """Make ``pose[:, 3:]`` unit quaternions, from the quaternion columns parsed into it or
-    from Euler columns; False when the file has no orientation."""
+               pose: NDArray[np.float64], table: TextTable,
+               quaternion: UnitRows | None) -> bool:
+    """Make ``pose[:, 3:]`` unit quaternions (those parsed into it were scaled by
+    ``quaternion``) or fill it from Euler columns; False when the file has no orientation."""
     unit = header.get("rot_unit") or "rad"
     if unit not in ("rad", "deg"):
         raise header.error("rot_unit", f"#rot_unit must be 'rad' or 'deg', got {unit!r}")
     rows = pose.shape[0]
-    if "qx" in fields:
-        common.normalized_quaternions(pose[:, 3:], table.path, table.line_of)
+    if quaternion is not None:
+        if quaternion.bad is not None:
+            raise FormatError("zero or invalid quaternion", table.path,
+                              table.line_of(quaternion.bad))
         return True
     pose[:, 6] = 1.0
     if "ex" not in fields:
@@ -362,11 +370,13 @@ def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]]
 
 def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
                    pose: NDArray[np.float64], text: RowFields | None = None,
-                   ns_time: bool = False) -> dict[str, NDArray[Any]]:
-    """Parse the rows straight into ``pose`` (positions, quaternions) and one column-major
-    array for the other fields; columns named ``-`` or beyond ``#fields`` are not kept.
-    With ``text`` the ``t`` columns are text, not numbers: every row's fields go there;
-    with ``ns_time`` the ``t`` column is int64 (exact integer nanoseconds)."""
+                   ns_time: bool = False,
+                   quaternion: UnitRows | None = None) -> dict[str, NDArray[Any]]:
+    """Parse the rows straight into ``pose`` (positions, quaternions scaled by
+    ``quaternion``) and one column-major array for the other fields; columns named ``-`` or
+    beyond ``#fields`` are not kept. With ``text`` the ``t`` columns are text, not numbers:
+    every row's fields go there; with ``ns_time`` the ``t`` column is int64 (exact integer
+    nanoseconds)."""
     width = field_count(table.first_row(), delimiter) if table.rows else len(fields)
     if width < len(fields):
         raise FormatError(f"#fields names {len(fields)} columns but rows have {width}",
@@ -390,7 +400,7 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
         targets[index] = cols[name]
     if table.rows:
         skipped = frozenset(i for i in range(width) if i >= len(fields) or not kept[i])
-        parse_into(table, delimiter, width, targets, skipped, text)
+        parse_into(table, delimiter, width, targets, skipped, text, quaternion)
     if width > len(fields):
         warn(f"{table.path}: {width - len(fields)} column(s) beyond #fields ignored")
     return cols
@@ -398,7 +408,7 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
 
 def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
                          delimiter: bytes | None, t_columns: list[int],
-                         pose: NDArray[np.float64]
+                         pose: NDArray[np.float64], quaternion: UnitRows | None
                          ) -> tuple[dict[str, NDArray[Any]], NDArray[np.float64]]:
     """Rows with date/time text in the ``t`` columns: the number columns (as
     ``_parse_columns``) and Unix seconds per row."""
@@ -419,7 +429,7 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
                                f"unknown time zone {zone_name!r} (an IANA name such as "
                                "Europe/Berlin, UTC or GPS)") from None
     rows: RowFields = []
-    cols = _parse_columns(table, delimiter, fields, pose, rows)
+    cols = _parse_columns(table, delimiter, fields, pose, rows, quaternion=quaternion)
     stamps = np.empty(len(rows))
     gps = np.zeros(len(rows), dtype=bool)
     for row, (line, cells) in enumerate(rows):

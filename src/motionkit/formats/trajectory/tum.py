@@ -19,7 +19,7 @@ from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion
 from . import _common as common
-from ._text import TextTable, detect_delimiter, field_count, parse_into, read_table
+from ._text import TextTable, UnitRows, detect_delimiter, field_count, parse_into, read_table
 
 PathLike = str | os.PathLike[str]
 
@@ -88,11 +88,13 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     slots = (3, 4, 5, 6) if order == "xyzw" else (6, 3, 4, 5)
     targets = {0: times, 1: pose[:, 0], 2: pose[:, 1], 3: pose[:, 2]}
     targets.update({4 + i: pose[:, slot] for i, slot in enumerate(slots)})
-    rows = parse_into(table, delimiter, width, targets) if table.rows else 0
+    quaternion = UnitRows((4, 5, 6, 7) if order == "xyzw" else (5, 6, 7, 4))
+    rows = parse_into(table, delimiter, width, targets, unit=quaternion) if table.rows else 0
     pose, times = pose[:rows], times[:rows]
     if width > 8:
         warn(f"{path}: columns after the 8th ignored ({width} per row)")
-    common.normalized_quaternions(pose[:, 3:], path, table.line_of)
+    if quaternion.bad is not None:
+        raise FormatError("zero or invalid quaternion", path, table.line_of(quaternion.bad))
     scale = common.time_scale(time_unit, path)
     if scale != 1.0:
         times = times * scale
