@@ -7,7 +7,7 @@ readers take turns for ``--rounds`` rounds (evo, slow, runs once), so that load 
 processes on a shared machine falls on all of them alike; best and median are over all reads.
 ``motionkit-numpy`` is motionkit without the optional polars parser (NumPy only).
 
-    python bench/traj_read.py [--rows 1000000] [--repeat 3] [--rounds 3] [--workdir DIR]
+    python bench/traj_read.py [--rows 1000000] [--repeat 3] [--rounds 5] [--workdir DIR]
                               [--no-evo]
 """
 
@@ -91,11 +91,13 @@ def run(name: str, path: Path, repeat: int) -> dict[str, Any] | None:
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, float]:
-    """Best and median over the reads of all rounds, the highest peak, the fastest import."""
+    """Best and median over the reads of all rounds, the highest peak, the fastest import,
+    and the median first read of a fresh process (lazy imports and cold allocations)."""
     times = [t for found in runs for t in found["times"]]
     return {"best": min(times), "median": statistics.median(times),
             "peak_mb": max(found["peak_mb"] for found in runs),
-            "import": min(found["import"] for found in runs)}
+            "import": min(found["import"] for found in runs),
+            "first": statistics.median(found["times"][0] for found in runs)}
 
 
 def import_time() -> float:
@@ -109,7 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3, help="reads per process")
-    parser.add_argument("--rounds", type=int, default=3, help="processes per reader, in turns")
+    parser.add_argument("--rounds", type=int, default=5, help="processes per reader, in turns")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--no-evo", action="store_true", help="skip evo (slow at 1 M rows)")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -136,15 +138,17 @@ def main() -> None:
     for name, result in results.items():
         print(f"  {name:16s} best {result['best']:7.3f} s  median {result['median']:7.3f} s  "
               f"{args.rows / result['best'] / 1e6:6.2f} M rows/s  peak {result['peak_mb']:6.0f} MB"
-              f"  import {result['import']:.2f} s")
+              f"  import {result['import']:.2f} s  first read {result['first']:.2f} s")
     for ours, peer in (("motionkit-traj", "trajectopy"), ("motionkit-numpy", "trajectopy"),
                        ("motionkit-tum", "evo-tum")):
         if ours in results and peer in results:
             speed = results[peer]["best"] / results[ours]["best"]
             typical = results[peer]["median"] / results[ours]["median"]
             memory = results[ours]["peak_mb"] / results[peer]["peak_mb"]
+            cold = ((results[peer]["import"] + results[peer]["first"])
+                    / (results[ours]["import"] + results[ours]["first"]))
             print(f"{ours} vs {peer}: {speed:.2f}x rows/s (medians {typical:.2f}x), "
-                  f"{memory:.2f}x peak memory")
+                  f"{memory:.2f}x peak memory; import + first read {cold:.2f}x")
 
 
 if __name__ == "__main__":

@@ -342,6 +342,8 @@ def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
                 start, line, names = end if stop < 0 else stop + 1, line + 1, False
             if start >= end:
                 continue
+            if b"#" in first or b"\r" in first:
+                return None  # the stream would give up at once
             lines = _newlines(raw, start, end) + (raw[end - 1] != 10)
             rows = int((size - offset - start) * lines / (end - start) * _ROOM) + 16
             table.rows, table._first = rows, (line, first)
