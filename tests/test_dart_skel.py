@@ -317,6 +317,7 @@ def test_lenient_where_dart_is(tmp_path: Path) -> None:
         sk = mk.read(path).skeletons[0]
     text = " ".join(str(w.message) for w in record)
     assert "actuator" in text and "axis order" in text and "plane" in text
+    assert {w.filename for w in record} == {__file__}  # the caller's line, not the library's
     assert sk.joints[0].axis_order == "xyz" and sk.joints[0].actuator == "force"
     assert sk.joints[1].plane == "xy"
 

@@ -9,7 +9,7 @@ import click
 from tqdm import tqdm
 
 from .. import api
-from ..errors import ConversionError, FormatError, MotionkitWarning
+from ..errors import ConversionError, FormatError, MotionkitWarning, warn
 from ..model.motion import Motion
 from ..model.skeleton import Skeleton, World
 from ..model.track import Track
@@ -78,8 +78,8 @@ def _skeleton(obj: object, path: str, name: str | None) -> Skeleton:
             raise FormatError("no skeleton " + (repr(name) if name else "with bodies"), path)
         if len(candidates) > 1 and name is None:
             best = max(candidates, key=lambda s: s.dof_count)
-            warnings.warn(f"{path} has {len(candidates)} skeletons; using {best.name!r} "
-                          "(choose with --skeleton)", MotionkitWarning, stacklevel=2)
+            warn(f"{path} has {len(candidates)} skeletons; using {best.name!r} "
+                 "(choose with --skeleton)")
             return best
         return candidates[0]
     raise FormatError("is not a model (no skeleton)", path)

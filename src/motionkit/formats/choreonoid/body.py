@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ import yaml
 from numpy.typing import NDArray
 
 from ..._io import read_bytes
-from ...errors import MotionkitWarning
+from ...errors import warn
 from ...model.skeleton import Body, Dof, Inertia, Joint, Skeleton
 from ...spatial import quaternion
 from .yamlnodes import Document
@@ -163,8 +162,7 @@ class _BodyReader:
                             os.path.splitext(os.path.basename(os.fspath(doc.path)))[0], bodies)
         ids = [j.attrs["joint_id"] for j in skeleton.joints if "joint_id" in j.attrs]
         if len(ids) != len(set(ids)):
-            warnings.warn(f"{os.fspath(doc.path)}: joint IDs are not unique", MotionkitWarning,
-                          stacklevel=3)
+            warn(f"{os.fspath(doc.path)}: joint IDs are not unique")
         for body, pose in zip(skeleton.bodies, skeleton.rest_poses(), strict=True):
             body.rest_pose = pose
         skeleton.attrs["choreonoid"] = {"format_version": version, "root_link": root}

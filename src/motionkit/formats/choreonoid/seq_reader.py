@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ import yaml
 from numpy.typing import NDArray
 
 from ..._io import read_bytes
-from ...errors import FormatError, MotionkitError, MotionkitWarning
+from ...errors import FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial.quaternion import from_rpy, wxyz_to_xyzw
 from .seq_frames import FrameBlock, cut_frame_blocks, line_pattern, parse_block
@@ -113,9 +112,8 @@ class _Reader:
                             '(expected CompositeSeq, or BodyMotion in version 1)')
         expected = "BodyMotion" if version < 2 else "CompositeSeq"
         if top_type != expected:
-            warnings.warn(f"{doc.path}: top-level type {top_type} in a version {version:g} file "
-                          f"(Choreonoid expects {expected}); read anyway", MotionkitWarning,
-                          stacklevel=3)
+            warn(f"{doc.path}: top-level type {top_type} in a version {version:g} file "
+                 f"(Choreonoid expects {expected}); read anyway")
         components = doc.sequence(self._need(top, doc.root, "components"), '"components"')
         motion = Motion(meta={"source_format": "seq",
                               "choreonoid": {"version": version, "opaque": []}})
@@ -152,9 +150,8 @@ class _Reader:
             raise self.doc.error(found, f"format version {version:g} is not supported "
                                  "(versions 1 to 4 are)")
         if version < 1:
-            warnings.warn(f"{self.doc.path}:{found.start_mark.line + 1}: format version "
-                          f"{version:g} read as version 1, as Choreonoid does",
-                          MotionkitWarning, stacklevel=5)
+            warn(f"{self.doc.path}:{found.start_mark.line + 1}: format version "
+                 f"{version:g} read as version 1, as Choreonoid does")
             return 1.0
         return version
 
@@ -193,9 +190,8 @@ class _Reader:
         elif seq_type == "Vector3Seq":
             kind = "vector3"
         else:
-            warnings.warn(f'{doc.path}:{node.start_mark.line + 1}: component type "{seq_type}" '
-                          "is not motion data Choreonoid loads; kept verbatim for writing back",
-                          MotionkitWarning, stacklevel=4)
+            warn(f'{doc.path}:{node.start_mark.line + 1}: component type "{seq_type}" '
+                 "is not motion data Choreonoid loads; kept verbatim for writing back")
             motion.meta["choreonoid"]["opaque"].append(self._plain(node))
             return
         timed = self._timed(entries, version)
@@ -231,11 +227,10 @@ class _Reader:
         count_node = self._find(entries, "num_frames", "numFrames")
         if (isinstance(count_node, yaml.ScalarNode) and not timed
                 and (declared := str(count_node.value)).strip() != str(len(values))):
-            warnings.warn(f"{doc.path}:{count_node.start_mark.line + 1}: numFrames says "
-                          f"{declared.strip() or '(nothing)'} but the component has "
-                          f"{len(values)} frames "
-                          "(numFrames is informational; the frames count)",
-                          MotionkitWarning, stacklevel=4)
+            warn(f"{doc.path}:{count_node.start_mark.line + 1}: numFrames says "
+                 f"{declared.strip() or '(nothing)'} but the component has "
+                 f"{len(values)} frames "
+                 "(numFrames is informational; the frames count)")
 
         data = values[:, 1:] if timed else values
         if kind == "pose":
@@ -255,8 +250,8 @@ class _Reader:
             taken = name
             name = next(f"{taken}_{n}" for n in range(2, len(motion.tracks) + 3)
                         if f"{taken}_{n}" not in motion.tracks)
-            warnings.warn(f"{doc.path}:{node.start_mark.line + 1}: another {content or seq_type} "
-                          f"component; kept as {name}", MotionkitWarning, stacklevel=4)
+            warn(f"{doc.path}:{node.start_mark.line + 1}: another {content or seq_type} "
+                 f"component; kept as {name}")
         try:
             data = _apply_extension(data, extension)
             track = Track(name, extension.get("kind", kind), data, timeline, None, attrs)
@@ -272,9 +267,8 @@ class _Reader:
             return None
         labels = [self.doc.text(n, "a part label") for n in self.doc.sequence(node, "part labels")]
         if len(labels) != track.part_count:
-            warnings.warn(f"{self.doc.path}:{node.start_mark.line + 1}: {len(labels)} part labels "
-                          f"for {track.part_count} parts; labels ignored", MotionkitWarning,
-                          stacklevel=5)
+            warn(f"{self.doc.path}:{node.start_mark.line + 1}: {len(labels)} part labels "
+                 f"for {track.part_count} parts; labels ignored")
             return None
         return labels
 

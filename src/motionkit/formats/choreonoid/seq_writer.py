@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, MotionkitWarning
+from ...errors import ConversionError, warn
 from ...model import Motion, Track
 from ...spatial.quaternion import xyzw_to_wxyz
 from .seq_reader import EXTENSION_KEY, META_KEY, standard_name
@@ -75,7 +74,7 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
     if not lossy:
         raise ConversionError(f"a .seq file cannot hold {'; '.join(lost)}; "
                               "pass lossy=True (--lossy) to drop it")
-    warnings.warn(f"dropped for .seq: {'; '.join(lost)}", MotionkitWarning, stacklevel=3)
+    warn(f"dropped for .seq: {'; '.join(lost)}")
     kept = Motion({n: t for n, t in motion.tracks.items() if t.data.size},
                   motion.skeleton, None, dict(motion.meta))
     for key, value in _extra_meta(motion).items():

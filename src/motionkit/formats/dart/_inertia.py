@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import MotionkitWarning
+from ...errors import warn
 from ...model.skeleton import Shape
 
 Array = NDArray[np.float64]
@@ -84,9 +83,8 @@ def derived_moment(shapes: list[Shape], mass: float, com: Array) -> Array:
         found = _volume_and_unit_moment(shape)
         if found is None:
             if shape.kind != "plane":
-                warnings.warn(f"inertia of a {shape.kind} shape could not be computed; it is "
-                              "left out of the derived moment of inertia", MotionkitWarning,
-                              stacklevel=3)
+                warn(f"inertia of a {shape.kind} shape could not be computed; it is "
+                     "left out of the derived moment of inertia")
             continue
         parts.append((shape, *found))
     total = sum(volume for _, volume, _ in parts)

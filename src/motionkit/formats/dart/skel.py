@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import warnings
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ..._io import read_bytes
-from ...errors import FormatError, MotionkitWarning
+from ...errors import FormatError, warn
 from ...model.skeleton import (
     ACTUATORS,
     JOINT_DOFS,
@@ -75,8 +74,7 @@ class _Reader:
         return FormatError(message, self.path, node.line, node.column)
 
     def warn(self, node: Node, message: str) -> None:
-        warnings.warn(f"{os.fspath(self.path)}:{node.line}: {message}", MotionkitWarning,
-                      stacklevel=4)
+        warn(f"{os.fspath(self.path)}:{node.line}: {message}")
 
     def child(self, node: Node, tag: str) -> Node:
         found = node.find(tag)
@@ -165,9 +163,8 @@ class _Reader:
         if self.legacy_damping:
             lines = ", ".join(str(n) for n in self.legacy_damping[:5])
             more = "…" if len(self.legacy_damping) > 5 else ""
-            warnings.warn(f"{os.fspath(self.path)}: legacy <axis><damping> (lines {lines}{more}) "
-                          "read as <axis><dynamics><damping>, as DART does", MotionkitWarning,
-                          stacklevel=3)
+            warn(f"{os.fspath(self.path)}: legacy <axis><damping> (lines {lines}{more}) "
+                 "read as <axis><dynamics><damping>, as DART does")
         return world
 
     # ---------------------------------------------------------------- skeleton

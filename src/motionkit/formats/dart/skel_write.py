@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, MotionkitWarning
+from ...errors import ConversionError, warn
 from ...model.skeleton import (
     ACTUATORS,
     Body,
@@ -51,8 +50,7 @@ def write(path: str | os.PathLike[str], obj: World | Skeleton, lossy: bool = Fal
         if not lossy:
             raise ConversionError("DART cannot load this as .skel: " + "; ".join(problems) +
                                   " (pass lossy=True / --lossy to write the nearest form)")
-        warnings.warn("written for DART with changes: " + "; ".join(problems),
-                      MotionkitWarning, stacklevel=2)
+        warn("written for DART with changes: " + "; ".join(problems))
     with atomic_write(path, "w") as handle:
         handle.write(text)
 

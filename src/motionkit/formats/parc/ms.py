@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
-from ...errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
+from ...errors import ConversionError, FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...model.terrain import Terrain
 from . import safepickle, writepickle
@@ -110,7 +109,7 @@ def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
 
 
 def _warn(path: Any, message: str) -> None:
-    warnings.warn(f"{os.fspath(path)}: {message}", MotionkitWarning, stacklevel=4)
+    warn(f"{os.fspath(path)}: {message}")
 
 
 def _array(value: Any, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
@@ -494,7 +493,7 @@ def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
         message = "PARC files cannot hold: " + "; ".join(lost)
         if not lossy:
             raise ConversionError(message + " (pass lossy=True / --lossy to drop them)")
-        warnings.warn(message + " (dropped)", MotionkitWarning, stacklevel=3)
+        warn(message + " (dropped)")
     misc_present = not (parc.get("container") == "ms" and "misc_data" not in
                         parc.get("blobs", MS_KEYS))
     container = {

@@ -45,7 +45,7 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
         else:
             count = int(np.count_nonzero(steps < 0))
             warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
-                          "order (read with sort=True to sort them)")
+                 "order (read with sort=True to sort them)")
     current = times if order is None else times[order]
     same = np.diff(current) == 0
     if np.any(same):
