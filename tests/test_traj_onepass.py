@@ -37,7 +37,8 @@ def _rows(count: int, digits: int = 9, start: int = 0) -> str:
 
 
 def _outcome(path: Path, **options: Any) -> tuple[Any, ...]:
-    """(root data, times, warnings) of a read, or (line, column, message) of its error."""
+    """(root data, times, warnings, metadata) of a read, or (line, column, message) of its
+    error."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -45,7 +46,7 @@ def _outcome(path: Path, **options: Any) -> tuple[Any, ...]:
         except FormatError as exc:
             return exc.line, exc.column, exc.message
     root = motion.tracks["root"]
-    return root.data, root.times, [str(w.message) for w in caught]
+    return root.data, root.times, [str(w.message) for w in caught], motion.meta
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch, block: int = 512,
@@ -66,7 +67,7 @@ def _same(one: tuple[Any, ...], exact: tuple[Any, ...]) -> None:
     if isinstance(exact[0], np.ndarray):
         np.testing.assert_array_equal(one[0], exact[0])
         np.testing.assert_array_equal(one[1], exact[1])
-        assert one[2] == exact[2]
+        assert one[2:] == exact[2:]
     else:
         assert one == exact
 
@@ -161,6 +162,71 @@ def test_errors_after_the_one_pass_name_the_right_line(
     assert one == exact == (253, None, "zero or invalid quaternion")
     _no_second_pass(monkeypatch)  # an error found after a finished one pass is final
     assert _outcome(path) == exact
+
+
+def test_skipped_text_columns_are_read_in_one_pass(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = "".join(f"{i},note {i},{i},2,3,0,0,0,1,x\n" for i in range(200))
+    path = tmp_path / "skip.traj"
+    path.write_text("#fields t,-,px,py,pz,qx,qy,qz,qw\n" + rows)
+    short = tmp_path / "short.traj"
+    short.write_text("#fields t,-,px,py,pz,qx,qy,qz,qw\n" + rows + "9,short,1,2,3,0,0,0,1\n")
+    one, exact = _both(short, monkeypatch)  # polars pads a short row's text; the count sees it
+    _same(one, exact)
+    assert one[:2] == (202, None)
+    one, exact = _both(path, monkeypatch)
+    _same(one, exact)
+    assert one[2] == [f"{path}: 1 column(s) beyond #fields ignored"]
+    _no_second_pass(monkeypatch)
+    _same(_outcome(path), exact)
+
+
+# Found by a review of the one pass; each compares both reads on the reviewer's case.
+
+def test_blank_lines_in_the_first_block_do_not_inflate_the_estimate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "blank.traj"
+    path.write_text(HEAD + _rows(1) + "\n" * 5000 + "  \n" + _rows(50, start=1))
+    use_polars(monkeypatch, True)
+    assert _text._scan_head(path, False) is None  # 5000 blank "rows" would be allocated
+    one, exact = _both(path, monkeypatch, block=1 << 22)
+    _same(one, exact)
+
+
+def test_tum_names_row_and_later_comments_in_the_same_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "names.tum"
+    path.write_text("t x y z qw qx qy qz\n# columns: t x y z qx qy qz qw\n"
+                    + _rows(100).replace(",", " "))
+    one, exact = _both(path, monkeypatch)
+    _same(one, exact)
+    metas = []
+    for force_exact in (False, True):
+        with monkeypatch.context() as patch:
+            if force_exact:
+                patch.setattr(_text, "_scan_head", lambda path, header_row: None)
+            metas.append(mk.read(path).meta["tum"])
+    assert metas[0] == metas[1] and metas[0]["quaternion_order"] == "wxyz"
+
+
+@pytest.mark.parametrize("case", ["bom mid-file", "names with comment", "names not utf-8",
+                                  "only delimiters"])
+def test_review_cases_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    path = tmp_path / "r.tum"
+    tum = _rows(40).replace(",", " ")
+    data = {
+        "bom mid-file": (b"# c\n" + tum.encode() + b"\xef\xbb\xbf"
+                         + _rows(3, start=40).replace(",", " ").encode()),
+        "names with comment": b"t x y z qx qy qz qw # TUM order\n" + tum.encode(),
+        "names not utf-8": b"t x y z q\xff\n" + tum.encode() + b"# \xfe\n",
+        "only delimiters": b",,,\n" + tum.encode(),
+    }[case]
+    path.write_bytes(data)
+    block = len(tum) if case == "bom mid-file" else 512  # a one-pass block starts at the BOM
+    one, exact = _both(path, monkeypatch, block, format="tum")
+    _same(one, exact)
+    if case != "names with comment":
+        assert isinstance(exact[0], int)  # each of these is a FormatError with its line
 
 
 @settings(max_examples=80, deadline=None,

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
+from ._text import UnitRows
 
 #: Seconds per unit for the time-unit option.
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -91,17 +92,13 @@ def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | 
 
 def normalized_quaternions(quat: NDArray[np.float64], path: object,
                            line_of: Callable[[int], int]) -> NDArray[np.float64]:
-    """Scale ``quat`` rows to unit length in place (already-unit rows stay bit-exact);
-    a zero or non-finite quaternion is a FormatError naming its line."""
-    norms = np.sqrt(np.einsum("ij,ij->i", quat, quat))
-    bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
-    if bad.size:
-        raise FormatError("zero or invalid quaternion", str(path), line_of(int(bad[0])))
-    off = np.abs(norms - 1.0) > 1e-15
-    if np.any(off):
-        norms[~off] = 1.0  # x / 1.0 is x exactly
-        for column in range(quat.shape[1]):  # column by column: fast on strided views
-            quat[:, column] /= norms
+    """Scale ``quat`` rows to unit length in place (already-unit rows stay bit-exact),
+    exactly as the text readers do while parsing; a zero or non-finite quaternion is a
+    FormatError naming its line."""
+    unit = UnitRows((0, 1, 2, 3))
+    columns = [quat[:, i] for i in range(4)]
+    unit.scale(columns, dict(enumerate(columns)), 0)
+    unit.check(path, line_of)
     return quat
 
 

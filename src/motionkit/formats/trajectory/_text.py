@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import io
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _ODD_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
+_BLANK_LINE = re.compile(rb"\n[ \t]*\n")
 #: Headroom of the one-pass row estimate over the first block's row density.
 _ROOM = 1.1
 _Result = TypeVar("_Result")
@@ -75,6 +77,11 @@ class UnitRows:
         with np.errstate(invalid="ignore", divide="ignore"):  # bad rows are reported
             for column, source in zip(self.columns, sources, strict=True):
                 np.divide(source, norms, out=targets[column][row:row + x.size])
+
+    def check(self, path: object, line_of: Callable[[int], int]) -> None:
+        """A FormatError naming the line of the first zero or non-finite quaternion."""
+        if self.bad is not None:
+            raise FormatError("zero or invalid quaternion", str(path), line_of(self.bad))
 
 
 @dataclass
@@ -291,6 +298,8 @@ def scan(path: PathLike, *, header_row: bool = False) -> TextTable:
 def _is_names_row(row: bytes) -> bool:
     """True when a row does not start with a number (a row of column names)."""
     tokens = row.replace(b",", b" ").replace(b";", b" ").split()
+    if not tokens:  # only delimiters: a bad data row, not names
+        return False
     try:
         float(tokens[0])
     except ValueError:
@@ -310,7 +319,7 @@ def read_table(path: PathLike, read: Callable[[TextTable], _Result], *,
     if table is not None:
         try:
             return read(table)
-        except Rescan:
+        except (Rescan, MemoryError):  # MemoryError: an estimate too big to allocate
             pass
         except FormatError:
             if table.complete:
@@ -320,7 +329,8 @@ def read_table(path: PathLike, read: Callable[[TextTable], _Result], *,
 
 def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
     """The leading comments and first data row of a file worth reading in one pass, with
-    its row count estimated from the first block; None for the exact two-pass read."""
+    its row count estimated from the first block; None for the exact two-pass read (also
+    when the first block already holds what the one pass would give up on)."""
     try:
         size = os.stat(path).st_size
     except OSError:
@@ -328,26 +338,37 @@ def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
     if _accel.polars_for(size) is None:
         return None
     table = TextTable(path, complete=False)
-    line, names = 1, header_row
+    line, names = 1, None
     with open_binary(path) as handle:
         for offset, raw, end in _raw_blocks(handle):
             start = len(_BOM) if offset == 0 and raw.startswith(_BOM) else 0
             while True:
                 start, line = _leading_comments(raw, start, end, line, table)
                 stop = raw.find(b"\n", start, end)
-                first = bytes(raw[start:end if stop < 0 else stop])
-                if start >= end or not (names and _is_names_row(first)):
+                stop = end if stop < 0 else stop
+                if start >= end or not (header_row and names is None
+                                        and _is_names_row(bytes(raw[start:stop]))):
                     break
-                table.comments.append((line, "#" + _decode(first.strip(), path, line)))
-                start, line, names = end if stop < 0 else stop + 1, line + 1, False
+                row = bytes(raw[start:stop])
+                if b"#" in row or b"\r" in row:
+                    return None  # scan cuts the comment off a names row
+                try:
+                    names = (line, "#" + row.strip().decode())
+                except UnicodeDecodeError:
+                    return None  # scan reports the first bad line of the whole file
+                start, line = stop + 1, line + 1
             if start >= end:
                 continue
-            if b"#" in first or b"\r" in first:
-                return None  # the stream would give up at once
+            if (raw.find(b"#", start, end) >= 0 or raw.find(b"\r", start, end) >= 0
+                    or _BLANK_LINE.search(raw, start, end)):
+                return None
+            if names is not None:
+                table.comments.append(names)  # last, as scan adds it
             lines = _newlines(raw, start, end) + (raw[end - 1] != 10)
             rows = int((size - offset - start) * lines / (end - start) * _ROOM) + 16
-            table.rows, table._first = rows, (line, first)
-            table.blocks.append(_Block(offset + start, size - offset - start, line, False, rows))
+            table.rows, table._first = rows, (line, bytes(raw[start:stop]))
+            table.blocks.append(_Block(offset=offset + start, size=size - offset - start,
+                                       first_line=line, filtered=False, rows=rows))
             return table
     return None
 
@@ -416,16 +437,17 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
     whose rows do not all count right (blank or whitespace-only lines) is re-read line by
     line; the table's row count and row-to-line map are corrected as blocks are parsed.
-    Writing straight into the caller's arrays keeps no intermediate table in memory.
+    Writing straight into the caller's arrays keeps no intermediate table in memory. A
+    head-only table (see read_table) is parsed in one pass, or Rescan is raised.
     """
     row = 0
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
     fast = _accel.polars_for(sum(block.size for block in table.blocks))
     ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
     if not table.complete:
-        if fast is None or text is not None or text_ok:
+        if fast is None or text is not None:
             raise Rescan
-        return _stream(table, fast, delimiter or b" ", columns, targets, ints, unit)
+        return _stream(table, fast, delimiter or b" ", columns, targets, text_ok, ints, unit)
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
@@ -433,8 +455,9 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         data, numbers, first_line = table._block_rows(block)
         parsed: list[list[Any]] | None = None
         if fast is not None and text is None:
-            parsed = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok,
-                                   ints)
+            found = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok,
+                                  ints)
+            parsed = found[1] if found is not None else None
         if parsed is None and text is None:
             parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
         if parsed is not None:
@@ -472,7 +495,8 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
 
 
 def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
-            targets: Mapping[int, Target], ints: frozenset[int], unit: UnitRows | None) -> int:
+            targets: Mapping[int, Target], text_ok: frozenset[int], ints: frozenset[int],
+            unit: UnitRows | None) -> int:
     """The one-pass parse of a head-only table (see read_table): each block is parsed by
     polars as it is read; Rescan for any block that is not a clean table of numbers with
     one row per line, or for more rows than the targets hold."""
@@ -485,11 +509,11 @@ def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
                 raise Rescan
             with memoryview(raw) as view:
                 data = bytes(view[:end])
-            parsed = _parse_polars(pl, data, delimiter, columns, None, frozenset(), ints)
-            count = sum(piece.size for piece in parsed[0]) if parsed else 0
-            if parsed is None or row + count > table.rows:
+            parsed = _parse_polars(pl, data, delimiter, columns, None, text_ok, ints)
+            if parsed is None or row + parsed[0] > table.rows:
                 raise Rescan
-            _store(parsed, targets, row, unit)
+            count, pieces = parsed
+            _store(pieces, targets, row, unit)
             row += count
     block.rows = table.rows = row
     table.complete = True
@@ -512,13 +536,15 @@ def _store(parsed: list[list[Any]], targets: Mapping[int, Target], row: int,
 
 
 def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int | None,
-                  text_ok: frozenset[int], ints: frozenset[int]) -> list[list[Any]] | None:
-    """A block's columns parsed by polars (``ints`` as Int64), each as its consecutive
-    pieces (polars' chunks, read in place), or None for anything less than a clean table
-    of ``rows`` rows (any count when None): an error, a missing field, a blank line. The
-    NumPy paths then parse it or name the bad line."""
-    if text_ok and data.count(delimiter) != (rows or 0) * (columns - 1):
-        return None  # polars pads a short row's text columns with "", not null
+                  text_ok: frozenset[int], ints: frozenset[int]
+                  ) -> tuple[int, list[list[Any]]] | None:
+    """A block's row count and columns parsed by polars (``ints`` as Int64), each as its
+    consecutive pieces (polars' chunks, read in place; none for ``text_ok`` columns), or
+    None for anything less than a clean table of ``rows`` rows (any count when None): an
+    error, a missing field, a blank line, a BOM. The NumPy paths then parse it or name the
+    bad line."""
+    if data.startswith(_BOM):
+        return None  # polars would drop it silently
     schema = {f"c{i}": pl.String if i in text_ok else pl.Int64 if i in ints else pl.Float64
               for i in range(columns)}
     try:
@@ -529,8 +555,11 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
         return None
     if (rows is not None and frame.height != rows) or any(frame.null_count().row(0)):
         return None  # a null is a missing field or a blank line
-    return [[] if i in text_ok else [chunk.to_numpy() for chunk in series.get_chunks()]
-            for i, series in enumerate(frame.get_columns())]
+    if text_ok and data.count(delimiter) != frame.height * (columns - 1):
+        return None  # polars pads a short row's text columns with "", not null
+    return frame.height, [[] if i in text_ok else [chunk.to_numpy() for chunk in
+                                                    series.get_chunks()]
+                          for i, series in enumerate(frame.get_columns())]
 
 
 def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int, rows: int,

@@ -63,8 +63,7 @@ def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
     quaternion = UnitRows((5, 6, 7, 4))  # the file has w first
     rows = parse_into(table, delimiter, width, targets, unit=quaternion) if table.rows else 0
     ns, values = ns[:rows], values[:rows]
-    if quaternion.bad is not None:
-        raise FormatError("zero or invalid quaternion", path, table.line_of(quaternion.bad))
+    quaternion.check(path, table.line_of)
     quat = values[:, [5, 6, 7, 4]]
     position = values[:, 1:4]
     timeline, order = common.stamped_timeline(None, ns, path=path, line_of=table.line_of,

@@ -343,9 +343,7 @@ def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]]
         raise header.error("rot_unit", f"#rot_unit must be 'rad' or 'deg', got {unit!r}")
     rows = pose.shape[0]
     if quaternion is not None:
-        if quaternion.bad is not None:
-            raise FormatError("zero or invalid quaternion", table.path,
-                              table.line_of(quaternion.bad))
+        quaternion.check(table.path, table.line_of)
         return True
     pose[:, 6] = 1.0
     if "ex" not in fields:

@@ -93,8 +93,7 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     pose, times = pose[:rows], times[:rows]
     if width > 8:
         warn(f"{path}: columns after the 8th ignored ({width} per row)")
-    if quaternion.bad is not None:
-        raise FormatError("zero or invalid quaternion", path, table.line_of(quaternion.bad))
+    quaternion.check(path, table.line_of)
     scale = common.time_scale(time_unit, path)
     if scale != 1.0:
         times = times * scale
