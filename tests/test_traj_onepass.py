@@ -181,6 +181,19 @@ def test_skipped_text_columns_are_read_in_one_pass(tmp_path: Path,
     _same(_outcome(path), exact)
 
 
+@pytest.mark.parametrize("separator", ["\t", "\t ", "  "])
+def test_whitespace_separated_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   separator: str) -> None:
+    path = tmp_path / "ws.tum"
+    path.write_text(_rows(200).replace(",", separator))
+    one, exact = _both(path, monkeypatch)
+    _same(one, exact)
+    assert one[0].shape == (200, 7)
+    if separator == "\t":  # one tab: polars splits it, so no second pass
+        _no_second_pass(monkeypatch)
+        _same(_outcome(path), exact)
+
+
 # Found by a review of the one pass; each compares both reads on the reviewer's case.
 
 def test_blank_lines_in_the_first_block_do_not_inflate_the_estimate(

@@ -444,10 +444,11 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     trans = _SPACE_TABLE.get(delimiter) if delimiter else None
     fast = _accel.polars_for(sum(block.size for block in table.blocks))
     ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
+    separator = _polars_separator(table, delimiter)
     if not table.complete:
         if fast is None or text is not None:
             raise Rescan
-        return _stream(table, fast, delimiter or b" ", columns, targets, text_ok, ints, unit)
+        return _stream(table, fast, separator, columns, targets, text_ok, ints, unit)
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
@@ -455,8 +456,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         data, numbers, first_line = table._block_rows(block)
         parsed: list[list[Any]] | None = None
         if fast is not None and text is None:
-            found = _parse_polars(fast, data, delimiter or b" ", columns, block.rows, text_ok,
-                                  ints)
+            found = _parse_polars(fast, data, separator, columns, block.rows, text_ok, ints)
             parsed = found[1] if found is not None else None
         if parsed is None and text is None:
             parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
@@ -492,6 +492,17 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         row += count
     table.rows = row
     return row
+
+
+def _polars_separator(table: TextTable, delimiter: bytes | None) -> bytes:
+    """The one separator byte polars splits on: the delimiter, or for whitespace-separated
+    rows a tab when the first row is separated by tabs only, else a space. polars refuses
+    rows that this does not split (runs of blanks, mixed tabs and spaces), so those go to
+    the NumPy paths."""
+    if delimiter:
+        return delimiter
+    first = table.first_row().strip() if table.rows else b""
+    return b"\t" if b"\t" in first and b" " not in first else b" "
 
 
 def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
