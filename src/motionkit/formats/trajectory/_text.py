@@ -45,8 +45,9 @@ _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _ODD_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
 _BLANK_LINE = re.compile(rb"\n[ \t]*\n")
-#: Headroom of the one-pass row estimate over the first block's row density.
-_ROOM = 1.1
+#: Headroom of the one-pass row estimate over the first block's row density (rows up to a
+#: third shorter later on still fit; pages never written cost no memory).
+_ROOM = 1.5
 _Result = TypeVar("_Result")
 
 
