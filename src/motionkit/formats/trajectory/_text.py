@@ -347,10 +347,9 @@ def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
                 start, line = _leading_comments(raw, start, end, line, table)
                 stop = raw.find(b"\n", start, end)
                 stop = end if stop < 0 else stop
-                if start >= end or not (header_row and names is None
-                                        and _is_names_row(bytes(raw[start:stop]))):
-                    break
                 row = bytes(raw[start:stop])
+                if start >= end or not (header_row and names is None and _is_names_row(row)):
+                    break
                 if b"#" in row or b"\r" in row:
                     return None  # scan cuts the comment off a names row
                 try:
@@ -367,7 +366,7 @@ def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
                 table.comments.append(names)  # last, as scan adds it
             lines = _newlines(raw, start, end) + (raw[end - 1] != 10)
             rows = int((size - offset - start) * lines / (end - start) * _ROOM) + 16
-            table.rows, table._first = rows, (line, bytes(raw[start:stop]))
+            table.rows, table._first = rows, (line, row)
             table.blocks.append(_Block(offset=offset + start, size=size - offset - start,
                                        first_line=line, filtered=False, rows=rows))
             return table
@@ -538,8 +537,10 @@ def _store(parsed: list[list[Any]], targets: Mapping[int, Target], row: int,
     scaled on the way)."""
     scaled = unit.columns if unit is not None else ()
     for index, target in targets.items():
+        if index in scaled:
+            continue
         start = row
-        for piece in parsed[index] if index not in scaled else ():
+        for piece in parsed[index]:
             target[start:start + piece.size] = piece
             start += piece.size
     if unit is not None:
