@@ -1,10 +1,10 @@
-"""Optional acceleration: polars' CSV reader for big blocks of numbers (the ``fast`` extra).
+"""Acceleration: polars' CSV reader for big blocks of numbers.
 
 polars parses numbers 3-5x faster than NumPy's text readers and, like them, rounds
 correctly; readers use it only where it pays for its import (~0.15 s): for big inputs,
-or at once when the program has imported polars already. Every caller falls back to its
-strict NumPy path when polars is missing or refuses a block, and the tests check that both
-paths give bit-identical arrays.
+or at once when the program has imported polars already. polars is a dependency, but every
+caller falls back to its strict NumPy path when polars is missing (a platform without its
+wheels) or refuses a block, and the tests check that both paths give bit-identical arrays.
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ def _open(base: Path) -> Any:
         from rosbags.highlevel import AnyReader
         from rosbags.typesys import Stores, get_typestore
     except ImportError:
-        raise MotionkitError("reading bags needs rosbags: pip install 'motionkit[bags]'") from None
+        raise MotionkitError("reading bags needs rosbags (a motionkit dependency that is "
+                             "missing here): pip install rosbags") from None
     if not base.exists():
         raise FormatError("no such file or folder", base)
     reader = AnyReader([_bag_path(base)], default_typestore=get_typestore(Stores.ROS1_NOETIC))
@@ -304,7 +305,8 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: s
         from rosbags.rosbag2 import Writer as Writer2
         from rosbags.typesys import Stores, get_typestore
     except ImportError:
-        raise MotionkitError("writing bags needs rosbags: pip install 'motionkit[bags]'") from None
+        raise MotionkitError("writing bags needs rosbags (a motionkit dependency that is "
+                             "missing here): pip install rosbags") from None
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE)
     types = store.types
     msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
