@@ -236,6 +236,8 @@ def shortest(values: list[float]) -> list[str]:
 
 
 def integers(values: list[float]) -> list[str]:
+    """Whole numbers; write_rows hands this formatter int64 values (nanosecond stamps), so
+    nothing passes through float64 on the way."""
     return [str(int(v)) for v in values]
 
 
@@ -268,6 +270,7 @@ def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
             if formatter is None:
                 texts.append(piece)
             else:
-                texts.append(formatter(np.asarray(piece, dtype=np.float64).tolist()))
+                kind = np.int64 if formatter is integers else np.float64  # ns stay exact
+                texts.append(formatter(np.asarray(piece, dtype=kind).tolist()))
         handle.write("\n".join(map(delimiter.join, zip(*texts, strict=True))))
         handle.write("\n")
