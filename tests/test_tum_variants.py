@@ -226,6 +226,20 @@ def test_fixed_point_round_trips(tmp_path_factory: pytest.TempPathFactory, motio
                                rtol=0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(start=st.integers(2**53, 9 * 10**18),  # where float64 cannot hold every ns
+       steps=st.lists(st.integers(10_000, 10**12), min_size=1, max_size=20))
+def test_euroc_any_int64_stamps_round_trip_exactly(tmp_path_factory: pytest.TempPathFactory,
+                                                   start: int, steps: list[int]) -> None:
+    ns = start + np.cumsum([0, *steps], dtype=np.int64)
+    motion = Motion()
+    pose = np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], (ns.size, 1))
+    motion.add(Track("root", "pose", pose, Timeline.from_nanoseconds(ns)))
+    out = tmp_path_factory.mktemp("ns") / "e.csv"
+    mk.write(out, motion, format="euroc")
+    assert mk.read(out, format="euroc").tracks["root"].timeline.stamps_ns.tolist() == ns.tolist()
+
+
 def test_euroc_ns_round_trip_exact(tmp_path: Path) -> None:
     # the last two are no float64 numbers (beyond 2**53 and not multiples of 256)
     ns = np.array([1403715524907143168, 1403715524912143104, 1403715524917143040,
