@@ -9,6 +9,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ... import _accel
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 from ._text import UnitRows
@@ -224,10 +225,16 @@ def has_orientation(root: Track) -> bool:
     return bool(root.attrs.get("orientation", True))
 
 
-def fixed(precision: int) -> Formatter:
-    """Fixed-point formatter with ``precision`` decimals."""
-    pattern = f"{{:.{int(precision)}f}}"
-    return lambda values: [pattern.format(v) for v in values]
+class Fixed:
+    """Fixed-point formatter with ``precision`` decimals: Python's correctly rounded
+    ``{:.Nf}`` (ties to even). For big tables write_rows has polars write the same text."""
+
+    def __init__(self, precision: int) -> None:
+        self.precision = int(precision)
+        self._pattern = f"{{:.{self.precision}f}}"
+
+    def __call__(self, values: list[float]) -> list[str]:
+        return [self._pattern.format(v) for v in values]
 
 
 def shortest(values: list[float]) -> list[str]:
@@ -262,15 +269,54 @@ def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
                delimiter: str, rows: int) -> None:
     """Write ``rows`` lines; each column is (array or list of str, formatter or None)."""
     cols = list(columns)
+    fast = _polars_writer(cols, rows)
     for start in range(0, rows, _ROWS_PER_CHUNK):
         stop = min(start + _ROWS_PER_CHUNK, rows)
-        texts = []
-        for values, formatter in cols:
-            piece = values[start:stop]
-            if formatter is None:
-                texts.append(piece)
-            else:
-                kind = np.int64 if formatter is integers else np.float64  # ns stay exact
-                texts.append(formatter(np.asarray(piece, dtype=kind).tolist()))
-        handle.write("\n".join(map(delimiter.join, zip(*texts, strict=True))))
-        handle.write("\n")
+        text = _polars_rows(fast, cols, start, stop, delimiter) if fast else None
+        if text is None:
+            texts = []
+            for values, formatter in cols:
+                piece = values[start:stop]
+                if formatter is None:
+                    texts.append(piece)
+                else:
+                    kind = np.int64 if formatter is integers else np.float64  # ns stay exact
+                    texts.append(formatter(np.asarray(piece, dtype=kind).tolist()))
+            text = "\n".join(map(delimiter.join, zip(*texts, strict=True))) + "\n"
+        handle.write(text)
+
+
+def _polars_writer(cols: list[tuple[Any, Formatter | None]], rows: int
+                   ) -> tuple[Any, int] | None:
+    """polars and the one precision of the number columns, when the table is big enough
+    for polars to pay and all its columns are text, whole numbers or Fixed numbers."""
+    formatters = [formatter for _, formatter in cols]
+    precisions = {f.precision for f in formatters if isinstance(f, Fixed)}
+    if len(precisions) != 1 or not all(f is None or f is integers or isinstance(f, Fixed)
+                                       for f in formatters):
+        return None
+    pl = _accel.polars_for(rows * len(cols) * 12)  # about the size of the text
+    return (pl, precisions.pop()) if pl is not None else None
+
+
+def _polars_rows(fast: tuple[Any, int], cols: list[tuple[Any, Formatter | None]], start: int,
+                 stop: int, delimiter: str) -> str | None:
+    """Rows ``start:stop`` as polars writes them: the same text as the formatters give
+    (tested bit for bit), several times faster; None for non-finite numbers, which polars
+    spells differently."""
+    pl, precision = fast
+    series = []
+    for index, (values, formatter) in enumerate(cols):
+        piece = values[start:stop]
+        if formatter is None:
+            series.append(pl.Series(f"c{index}", piece, dtype=pl.String))
+        elif formatter is integers:
+            series.append(pl.Series(f"c{index}", np.asarray(piece, dtype=np.int64)))
+        else:
+            numbers = np.asarray(piece, dtype=np.float64)
+            if not np.isfinite(numbers).all():
+                return None
+            series.append(pl.Series(f"c{index}", numbers))
+    return str(pl.DataFrame(series).write_csv(
+        None, include_header=False, separator=delimiter, float_precision=precision,
+        float_scientific=False, quote_style="never", line_terminator="\n"))

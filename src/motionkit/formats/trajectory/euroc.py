@@ -109,7 +109,7 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     timeline = root.timeline
     ns = (timeline.stamps_ns if timeline.stamps_ns is not None
           else np.round(timeline.times * 1e9).astype(np.int64))
-    number = common.fixed(precision)
+    number = common.Fixed(precision)
     data = root.data
     columns: list[tuple[Any, common.Formatter | None]] = [(ns, common.integers)]
     columns += [(data[:, i], number) for i in (0, 1, 2, 6, 3, 4, 5)]

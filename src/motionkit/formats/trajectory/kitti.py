@@ -113,7 +113,7 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     matrices[:, :, :3] = quaternions_to_matrices(root.data[:, 3:])
     matrices[:, :, 3] = root.data[:, :3]
     flat = matrices.reshape(-1, 12)
-    number = common.fixed(precision)
+    number = common.Fixed(precision)
     with atomic_write(path, "w") as handle:
         common.write_rows(handle, [(flat[:, i], number) for i in range(12)], " ", root.frames)
     if times is not None:

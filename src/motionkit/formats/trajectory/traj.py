@@ -463,7 +463,7 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     nframe = str(meta.get("nframe") or "enu").lower()  # unknown: trajectopy's default
     if nframe != "enu":
         common.refuse_or_warn([f"navigation frame {nframe!r} (the model is ENU)"], "traj", lossy)
-    number = common.shortest if precision is None else common.fixed(precision)
+    number = common.shortest if precision is None else common.Fixed(precision)
     fields: list[str] = ["t"]
     columns: list[tuple[Any, common.Formatter | None]] = [
         common.time_column(root.timeline, number)]

@@ -112,7 +112,7 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
           precision: int = 9, lossy: bool = False) -> None:
     """Write ``t x y z qx qy qz qw`` rows, single spaces, ``precision`` decimals."""
     root, _ = common.writable_root(obj, (), "TUM", lossy, link, needs_real_times=True)
-    number = common.fixed(precision)
+    number = common.Fixed(precision)
     columns = [common.time_column(root.timeline, number)]
     columns += [(root.data[:, i], number) for i in range(7)]
     with atomic_write(path, "w") as handle:
