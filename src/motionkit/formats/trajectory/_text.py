@@ -23,7 +23,9 @@ import io
 import os
 import re
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -48,6 +50,9 @@ _BLANK_LINE = re.compile(rb"\n[ \t]*\n")
 #: Headroom of the one-pass row estimate over the first block's row density (rows up to a
 #: third shorter later on still fit; pages never written cost no memory).
 _ROOM = 1.5
+#: Blocks polars parses at once in the one-pass read: two calls keep both cores of a small
+#: machine busy through each call's serial parts.
+_PARALLEL_BLOCKS = 2
 _Result = TypeVar("_Result")
 
 
@@ -508,24 +513,36 @@ def _polars_separator(table: TextTable, delimiter: bytes | None) -> bytes:
 def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
             targets: Mapping[int, Target], text_ok: frozenset[int], ints: frozenset[int],
             unit: UnitRows | None) -> int:
-    """The one-pass parse of a head-only table (see read_table): each block is parsed by
-    polars as it is read; Rescan for any block that is not a clean table of numbers with
-    one row per line, or for more rows than the targets hold."""
+    """The one-pass parse of a head-only table (see read_table): blocks are parsed by
+    polars as they are read, ``_PARALLEL_BLOCKS`` at a time, and stored in order; Rescan
+    for any block that is not a clean table of numbers with one row per line, or for more
+    rows than the targets hold."""
     block = table.blocks[0]
     row = 0
-    with open_binary(table.path) as handle:
+    pending: deque[Future[tuple[int, list[list[Any]]] | None]] = deque()
+
+    def store_next() -> None:
+        nonlocal row
+        parsed = pending.popleft().result()
+        if parsed is None or row + parsed[0] > table.rows:
+            raise Rescan
+        count, pieces = parsed
+        _store(pieces, targets, row, unit)
+        row += count
+
+    with open_binary(table.path) as handle, ThreadPoolExecutor(_PARALLEL_BLOCKS) as pool:
         handle.seek(block.offset)
         for _, raw, end in _raw_blocks(handle):
             if raw.find(b"#", 0, end) >= 0 or raw.find(b"\r", 0, end) >= 0:
                 raise Rescan
             with memoryview(raw) as view:
                 data = bytes(view[:end])
-            parsed = _parse_polars(pl, data, delimiter, columns, None, text_ok, ints)
-            if parsed is None or row + parsed[0] > table.rows:
-                raise Rescan
-            count, pieces = parsed
-            _store(pieces, targets, row, unit)
-            row += count
+            pending.append(pool.submit(_parse_polars, pl, data, delimiter, columns, None,
+                                       text_ok, ints))
+            if len(pending) > _PARALLEL_BLOCKS:
+                store_next()
+        while pending:
+            store_next()
     block.rows = table.rows = row
     table.complete = True
     return row
