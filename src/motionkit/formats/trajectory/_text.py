@@ -4,14 +4,14 @@ The exact reading takes two passes over newline-aligned blocks: the first counts
 collects comment lines (``#`` first, anywhere) so headers placed anywhere are known before
 data is interpreted; the second parses rows straight into the caller's preallocated
 arrays. The whole file is never held in memory. Blocks are parsed by ``np.loadtxt``, or for
-big files by polars when it is installed (optional; its correctly rounded parser is several
-times faster); a block neither takes cleanly goes to a checked path that parses it or names
-the first bad line and column. Nothing is guessed: a ragged row, an empty field or a
-non-number is a FormatError.
+big files by polars (a dependency, whose correctly rounded parser is several times faster;
+NumPy takes over where it is missing); a block neither takes cleanly goes to a checked path
+that parses it or names the first bad line and column. Nothing is guessed: a ragged row, an
+empty field or a non-number is a FormatError.
 
-Big files with polars are first read in one pass (``read_table``): only the leading
-comments are scanned, arrays are sized from the first block's row density, and each block
-is parsed as it is read. Anything that pass cannot take exactly (a comment or blank line
+Big files are first read in one pass (``read_table``): only the leading comments are
+scanned, arrays are sized from the first block's row density, and blocks are parsed as they
+are read, two at a time. Anything that pass cannot take exactly (a comment or blank line
 after the data starts, CRLF, a bad number, more rows than estimated) abandons it for the
 exact two passes, so both give the same answer.
 """
