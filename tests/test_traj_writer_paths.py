@@ -2,7 +2,8 @@
 
 Both must write the same bytes: fixed-point numbers correctly rounded with ties to even,
 negative zero, numbers that round to zero, huge numbers, whole nanosecond stamps beyond
-2**53 and pre-formatted text; a chunk with NaN or infinity goes the Python way.
+2**53 and pre-formatted text; a Fixed chunk with NaN or infinity goes the Python way, and
+shortest round-trip text equals ``repr`` everywhere.
 """
 
 from __future__ import annotations
@@ -71,10 +72,24 @@ def test_any_finite_numbers_are_written_alike(monkeypatch: pytest.MonkeyPatch,
     assert fast == slow
 
 
-def test_chunks_and_the_shortest_formatter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chunks_and_mixed_formatters(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(common, "_ROWS_PER_CHUNK", 7)
     values = np.random.default_rng(2).normal(size=50) * 1e3
-    for number in (common.Fixed(9), common.shortest):  # shortest never goes to polars
-        fast, slow = _both([(values, number), (values * 2, number)], 50, ",", monkeypatch)
+    for number in (common.Fixed(9), common.shortest):
+        fast, slow = _both([(values, number), (values * 2, common.shortest)], 50, ",",
+                           monkeypatch)
         assert fast == slow
         assert float(fast.split(",", 1)[0]) == pytest.approx(values[0])
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.floats(width=64), min_size=1, max_size=40),
+       scale=st.sampled_from([1.0, 1e-5, 1e-4, 1e15, 1e16, 1e300, 5e-324]))
+def test_shortest_text_equals_repr(monkeypatch: pytest.MonkeyPatch, values: list[float],
+                                   scale: float) -> None:
+    with np.errstate(over="ignore"):  # inf is a case too
+        array = np.array(values) * scale  # around repr's switches to and from exponents
+    fast, slow = _both([(array, common.shortest)], array.size, ",", monkeypatch)
+    assert fast == slow
+    assert slow.splitlines() == [repr(v) for v in array.tolist()]

@@ -287,36 +287,52 @@ def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
 
 
 def _polars_writer(cols: list[tuple[Any, Formatter | None]], rows: int
-                   ) -> tuple[Any, int] | None:
-    """polars and the one precision of the number columns, when the table is big enough
-    for polars to pay and all its columns are text, whole numbers or Fixed numbers."""
+                   ) -> tuple[Any, int | None] | None:
+    """polars and the one precision of the Fixed number columns (None without any), when
+    the table is big enough for polars to pay and every column is text, whole numbers,
+    Fixed numbers or shortest numbers."""
     formatters = [formatter for _, formatter in cols]
     precisions = {f.precision for f in formatters if isinstance(f, Fixed)}
-    if len(precisions) != 1 or not all(f is None or f is integers or isinstance(f, Fixed)
-                                       for f in formatters):
+    known = all(f is None or f is integers or f is shortest or isinstance(f, Fixed)
+                for f in formatters)
+    if len(precisions) > 1 or not known:
         return None
     pl = _accel.polars_for(rows * len(cols) * 12)  # about the size of the text
-    return (pl, precisions.pop()) if pl is not None else None
+    return (pl, precisions.pop() if precisions else None) if pl is not None else None
 
 
-def _polars_rows(fast: tuple[Any, int], cols: list[tuple[Any, Formatter | None]], start: int,
-                 stop: int, delimiter: str) -> str | None:
+def _polars_rows(fast: tuple[Any, int | None], cols: list[tuple[Any, Formatter | None]],
+                 start: int, stop: int, delimiter: str) -> str | None:
     """Rows ``start:stop`` as polars writes them: the same text as the formatters give
-    (tested bit for bit), several times faster; None for non-finite numbers, which polars
-    spells differently."""
+    (tested bit for bit), several times faster; None for non-finite Fixed numbers, which
+    polars spells differently."""
     pl, precision = fast
     series = []
     for index, (values, formatter) in enumerate(cols):
-        piece = values[start:stop]
+        name, piece = f"c{index}", values[start:stop]
         if formatter is None:
-            series.append(pl.Series(f"c{index}", piece, dtype=pl.String))
+            series.append(pl.Series(name, piece, dtype=pl.String))
         elif formatter is integers:
-            series.append(pl.Series(f"c{index}", np.asarray(piece, dtype=np.int64)))
+            series.append(pl.Series(name, np.asarray(piece, dtype=np.int64)))
+        elif formatter is shortest:
+            series.append(_shortest_text(pl, name, np.asarray(piece, dtype=np.float64)))
         else:
             numbers = np.asarray(piece, dtype=np.float64)
             if not np.isfinite(numbers).all():
                 return None
-            series.append(pl.Series(f"c{index}", numbers))
+            series.append(pl.Series(name, numbers))
     return str(pl.DataFrame(series).write_csv(
         None, include_header=False, separator=delimiter, float_precision=precision,
         float_scientific=False, quote_style="never", line_terminator="\n"))
+
+
+def _shortest_text(pl: Any, name: str, numbers: NDArray[np.float64]) -> Any:
+    """``repr`` of each number as a polars text column: polars' own shortest round-trip
+    text equals ``repr`` where ``repr`` writes positional digits (0 and 1e-4 <= |x| < 1e16;
+    tested); the numbers outside, which the two spell differently, get ``repr`` itself."""
+    magnitude = np.abs(numbers)
+    odd = np.flatnonzero(~((magnitude >= 1e-4) & (magnitude < 1e16) | (numbers == 0)))
+    text = pl.Series(name, numbers).cast(pl.String)
+    if odd.size:
+        text = text.scatter(odd, [repr(v) for v in numbers[odd].tolist()])
+    return text
