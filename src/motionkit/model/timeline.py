@@ -7,15 +7,60 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+NS_PER_SECOND = 1_000_000_000
+_MAX_SECONDS = 9.2e9  # int64 nanoseconds reach about 9.22e9 s (year 2262)
+_EXACT_NS = 2**53  # integers below this are exact in float64
+
+
+def seconds_to_ns(seconds: ArrayLike) -> NDArray[np.int64]:
+    """Float seconds to the nearest integer nanoseconds (ties to even), exactly.
+
+    ``seconds * 1e9`` in float64 is off by up to ~128 ns near 1.7e9 s; here the whole
+    seconds are scaled in integers and the fraction's product with 1e9 is corrected by its
+    exact rounding error. Values must be finite and within ±9.2e9 s (ValueError).
+    """
+    t = np.asarray(seconds, dtype=np.float64)
+    if not np.all((t > -_MAX_SECONDS) & (t < _MAX_SECONDS)):
+        raise ValueError("seconds must be finite and within ±9.2e9 to be int64 nanoseconds")
+    whole = np.trunc(t)
+    frac = t - whole  # exact, with the sign of t
+    product = frac * 1e9
+    # Dekker: frac = high + low with 26-bit halves, whose products with 1e9 (21 significant
+    # bits) are exact, so product + error == frac * 1e9 exactly
+    split = frac * 134217729.0
+    high = split - (split - frac)
+    error = (high * 1e9 - product) + (frac - high) * 1e9
+    nearest = np.round(product)
+    off = product - nearest  # exact; only a product rounded onto a half can round wrongly
+    nearest += (off == 0.5) & (error > 0)
+    nearest -= (off == -0.5) & (error < 0)
+    return whole.astype(np.int64) * NS_PER_SECOND + nearest.astype(np.int64)
+
+
+def ns_to_seconds(ns: ArrayLike) -> NDArray[np.float64]:
+    """Integer nanoseconds to the nearest float64 seconds (correctly rounded).
+
+    ``ns / 1e9`` rounds twice once ns pass 2**53 (int64 -> float64, then the division);
+    there the whole seconds and the remainder are converted apart, whose one rounding
+    error is far below what could move the sum across a rounding boundary.
+    """
+    values = np.asarray(ns, dtype=np.int64)
+    whole, rem = np.divmod(values, NS_PER_SECOND)
+    split = whole.astype(np.float64) + rem.astype(np.float64) / 1e9
+    small = (values > -_EXACT_NS) & (values < _EXACT_NS)
+    return np.where(small, values.astype(np.float64) / 1e9, split)
+
 
 @dataclass(frozen=True, eq=False)
 class Timeline:
-    """Either uniform (``rate``, ``start``, ``count``) or stamped (strictly increasing
-    ``stamps`` in float64 seconds).
+    """Either uniform (``rate``, ``start``, ``count``) or stamped (increasing ``stamps``
+    in float64 seconds).
 
     A stamped timeline from a source with integer nanoseconds (ROS) keeps them in
-    ``stamps_ns`` so that a round trip is exact. ``rate`` on a stamped timeline is an
-    optional nominal rate (for formats that want one, e.g. Choreonoid's timed frames).
+    ``stamps_ns`` so that a round trip is exact. Their order is checked on the integers:
+    stamps closer than float64 resolves (about 240 ns at 1.7e9 s) may leave equal
+    neighbours in ``stamps``. ``rate`` on a stamped timeline is an optional nominal rate
+    (for formats that want one, e.g. Choreonoid's timed frames).
     """
 
     count: int
@@ -49,10 +94,14 @@ class Timeline:
 
     @classmethod
     def from_nanoseconds(cls, stamps_ns: ArrayLike) -> Timeline:
-        """A stamped timeline from integer nanoseconds, which are kept exactly."""
+        """A stamped timeline from strictly increasing integer nanoseconds, which are kept
+        exactly; ``stamps`` are their nearest float64 seconds."""
         ns = np.ascontiguousarray(stamps_ns, dtype=np.int64)
-        seconds = ns.astype(np.float64) / 1e9
-        timeline = cls.stamped(seconds)
+        if ns.ndim != 1:
+            raise ValueError("time stamps must be one-dimensional")
+        if not np.all(ns[1:] > ns[:-1]):
+            raise ValueError("time stamps must be strictly increasing")
+        timeline = cls.stamped(ns_to_seconds(ns), check=False)
         ns.setflags(write=False)
         object.__setattr__(timeline, "stamps_ns", ns)
         return timeline
@@ -92,6 +141,8 @@ class Timeline:
             return False
         if self.is_uniform:
             return self.rate == other.rate and self.start == other.start
+        if self.stamps_ns is not None and other.stamps_ns is not None:
+            return bool(np.array_equal(self.stamps_ns, other.stamps_ns))
         return bool(np.array_equal(self.times, other.times))
 
     def __repr__(self) -> str:
