@@ -293,3 +293,97 @@ def test_refused_folder_replacement(tmp_path: Path) -> None:
         mk.write(target, _motion(), format="rosbag")
     assert (target / "keep.txt").exists()
     shutil.rmtree(target)
+
+
+def _tf_bag(path: Path, stamps: list[int]) -> None:
+    """A ROS2 bag with one dynamic /tf edge map->base at ``stamps`` (x = index)."""
+    require_peer("rosbags")
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    types = store.types
+    items: list[tuple[str, str, int, Any]] = []
+    for i, ns in enumerate(stamps):
+        transform = types["geometry_msgs/msg/TransformStamped"](
+            header=types["std_msgs/msg/Header"](stamp=_stamp(types, ns), frame_id="map"),
+            child_frame_id="base",
+            transform=types["geometry_msgs/msg/Transform"](
+                translation=types["geometry_msgs/msg/Vector3"](x=float(i), y=0.0, z=0.0),
+                rotation=_geometry(types, (0, 0, 0), 0.0)[1]))
+        items.append(("/tf", "tf2_msgs/msg/TFMessage", ns,
+                      types["tf2_msgs/msg/TFMessage"](transforms=[transform])))
+    _write_bag(path, items, store)
+
+
+def test_float_second_stamps_survive_a_bag_bit_for_bit(tmp_path: Path) -> None:
+    times = np.array([1700000000.2216997, 1700000000.3, 1700000001.123456])
+    motion = Motion()
+    motion.add(Track("root", "pose", _motion(3).tracks["root"].data, Timeline.stamped(times)))
+    mk.write(tmp_path / "f.bag", motion)
+    root = mk.read(tmp_path / "f.bag").tracks["root"]
+    # t * 1e9 in float64 wrote ...221699840 (125 ns off) and read back 1700000000.2217
+    assert root.timeline.stamps_ns.tolist() == [1700000000221699715, 1700000000299999952,
+                                                1700000001123456001]
+    assert root.times.tolist() == times.tolist()
+
+
+def test_tf_stamps_closer_than_float_seconds_resolve(tmp_path: Path) -> None:
+    stamps = [1_700_000_000_000_000_000, 1_700_000_000_000_000_100, 1_700_000_000_010_000_000]
+    _tf_bag(tmp_path / "close", stamps)
+    root = mk.read(f"{tmp_path / 'close'}:tf:map->base").tracks["root"]  # was a raw ValueError
+    assert root.timeline.stamps_ns.tolist() == stamps
+    np.testing.assert_array_equal(root.data[:, 0], [0, 1, 2])
+
+
+def test_stamps_beyond_ros_time_are_refused(tmp_path: Path) -> None:
+    end = 2**31 * 10**9  # 2038-01-19 03:14:08 UTC; rosbags raised struct.error
+    for name in ("late.bag", "late.mcap"):
+        motion = _motion(2)
+        last = Timeline.from_nanoseconds([end - 1001, end - 1])
+        motion.tracks["root"] = motion.tracks["root"].with_data(motion.tracks["root"].data, last)
+        mk.write(tmp_path / name, motion)
+        assert mk.read(tmp_path / name).tracks["root"].timeline.stamps_ns.tolist() == \
+            [end - 1001, end - 1]
+        for stamps in ([end - 1000, end], [-5, 10]):
+            motion.tracks["root"] = motion.tracks["root"].with_data(
+                motion.tracks["root"].data, Timeline.from_nanoseconds(stamps))
+            with pytest.raises(ConversionError, match=r"frame \d has .*0 <= t < 2\*\*31 s"):
+                mk.write(tmp_path / name, motion)
+        for times in ([1.0, 2.0**31], [-0.5, 1.0], [0.0, np.nan]):
+            motion.tracks["root"] = motion.tracks["root"].with_data(
+                motion.tracks["root"].data, Timeline.stamped(times, check=False))
+            with pytest.raises(ConversionError, match="outside what ROS time holds"):
+                mk.write(tmp_path / name, motion)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["late.bag", "late.mcap"]
+
+
+def test_tf_chain_is_not_written_to_a_tf_topic(tmp_path: Path) -> None:
+    _tf_bag(tmp_path / "tf", [1_700_000_000_000_000_000 + i * 10_000_000 for i in range(3)])
+    mk.convert(f"{tmp_path / 'tf'}:tf:map->base", tmp_path / "out.bag")
+    assert bag.topics(tmp_path / "out.bag") == [("/trajectory", "geometry_msgs/msg/PoseStamped",
+                                                  3)]
+    again = mk.read(tmp_path / "out.bag")
+    assert again.meta["rosbag"]["frame_id"] == "map"
+    motion = _motion()
+    motion.meta["rosbag"] = {"topic": "/tf"}  # a source's TF topic is not reused either
+    mk.write(tmp_path / "meta.bag", motion)
+    assert bag.topics(tmp_path / "meta.bag")[0][0] == "/trajectory"
+    for topic in ("/tf", "tf", "/tf_static", "/robot1/tf"):
+        for message in ("PoseStamped", "Odometry"):
+            with pytest.raises(ConversionError, match=f"topic '{topic}' is for tf2_msgs"):
+                mk.write(tmp_path / "x.bag", motion, topic=topic, message=message)
+    with pytest.raises(ConversionError, match="not a topic name"):
+        mk.write(tmp_path / "x.bag", motion, topic="")
+    assert not (tmp_path / "x.bag").exists()
+
+
+def test_empty_frame_ids_are_kept(tmp_path: Path) -> None:
+    motion = _motion()
+    motion.meta["rosbag"] = {"topic": "/p", "frame_id": "odom", "child_frame_id": "base"}
+    mk.write(tmp_path / "e.bag", motion, frame_id="", child_frame_id="", message="Odometry")
+    again = mk.read(tmp_path / "e.bag")
+    assert again.meta["rosbag"]["topic"] == "/p"
+    assert again.meta["rosbag"]["frame_id"] == "" and again.meta["rosbag"]["child_frame_id"] == ""
+    mk.write(tmp_path / "kept.bag", again, message="Odometry")  # read back: empty stays empty
+    kept = mk.read(tmp_path / "kept.bag").meta["rosbag"]
+    assert kept["frame_id"] == "" and kept["child_frame_id"] == ""

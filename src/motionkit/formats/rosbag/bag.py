@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..._io import atomic_write
 from ...errors import ConversionError, FormatError, MotionkitError
 from ...model import Motion, Timeline, Track
+from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ..trajectory import _common as common
 from .tf import TfBuffer
 
@@ -39,6 +41,8 @@ POSE_TYPES = (
 )
 TF_TYPE = "tf2_msgs/msg/TFMessage"
 _BAG_SUFFIXES = (".bag", ".mcap", ".db3")
+DEFAULT_TOPIC = "/trajectory"
+_ROS_SECONDS = 2**31  # rosbags writes header stamps' seconds as int32 (ROS1 and ROS2)
 
 
 def split_address(path: PathLike) -> tuple[Path, str | None]:
@@ -227,7 +231,8 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
     except FormatError as exc:
         raise FormatError(exc.message, base) from None
     meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None, "source_format": "rosbag",
-            "rosbag": {"topic": "tf", "frame_id": parent, "child_frame_id": child}}
+            "rosbag": {"tf_chain": f"{parent}->{child}", "frame_id": parent,
+                       "child_frame_id": child}}
     return common.build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],
                                meta=meta)
 
@@ -248,14 +253,10 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     holds = ("twist_linear", "twist_angular") if message == "Odometry" else ()
     root, held = common.writable_root(obj, holds, "ROS bag", lossy, link)
     extras = obj.meta.get("rosbag", {}) if isinstance(obj.meta.get("rosbag"), dict) else {}
-    topic = topic or extras.get("topic") or "/trajectory"
-    frame = frame_id or extras.get("frame_id") or "map"
-    child = child_frame_id or extras.get("child_frame_id") or "base_link"
-    timeline = root.timeline
-    ns = (timeline.stamps_ns if timeline.stamps_ns is not None
-          else np.round(timeline.times * 1e9).astype(np.int64))
-    if ns.size and ns.min() < 0:
-        raise ConversionError("ROS time stamps cannot be negative")
+    topic = _topic(topic, extras.get("topic"), message)
+    frame = _name(frame_id, extras.get("frame_id"), "map")
+    child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
+    ns = _ros_stamps(root.timeline)
     target = Path(path)
     suffix = target.suffix.lower()
     ros1 = suffix == ".bag"
@@ -281,6 +282,51 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
             _replace_folder(work, target)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _is_tf_topic(name: str) -> bool:
+    """``/tf`` and ``/tf_static``, also namespaced (``/robot1/tf``) or without the slash."""
+    return name.rstrip("/").rsplit("/", 1)[-1] in ("tf", "tf_static")
+
+
+def _topic(option: str | None, known: Any, message: str) -> str:
+    """The ``topic`` option (never a TF topic), else the source's topic when it is a usable
+    one, else ``/trajectory``."""
+    if option is not None:
+        if not option.strip("/"):
+            raise ConversionError(f"topic {option!r} is not a topic name")
+        if _is_tf_topic(option):
+            raise ConversionError(f"topic {option!r} is for tf2_msgs/TFMessage; {message} "
+                                  "messages there would break TF consumers on replay: choose "
+                                  "another topic")
+        return option
+    if isinstance(known, str) and known.strip("/") and not _is_tf_topic(known):
+        return known
+    return DEFAULT_TOPIC
+
+
+def _name(option: str | None, known: Any, default: str) -> str:
+    """A frame id: the option when given (an empty one too), else the source's, else
+    ``default``."""
+    if option is not None:
+        return option
+    return known if isinstance(known, str) else default
+
+
+def _ros_stamps(timeline: Timeline) -> NDArray[np.int64]:
+    """The frames' stamps in integer nanoseconds (exact from float seconds too); ROS time
+    holds 32-bit seconds, so a stamp outside [0, 2**31) s is a ConversionError."""
+    seconds, ns = timeline.times, timeline.stamps_ns
+    if ns is None:
+        inside = (seconds >= 0) & (seconds < _ROS_SECONDS)  # NaN is outside too
+    else:
+        inside = (ns >= 0) & (ns < _ROS_SECONDS * NS_PER_SECOND)
+    if not np.all(inside):
+        frame = int(np.argmin(inside))
+        raise ConversionError(f"frame {frame} has time stamp {float(seconds[frame])!r} s, "
+                              "outside what ROS time holds: 0 <= t < 2**31 s (1970-01-01 to "
+                              "2038-01-19 03:14:08 UTC)")
+    return seconds_to_ns(seconds) if ns is None else ns
 
 
 def _replace_folder(new: Path, target: Path) -> None:
