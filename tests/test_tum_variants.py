@@ -240,6 +240,21 @@ def test_euroc_any_int64_stamps_round_trip_exactly(tmp_path_factory: pytest.Temp
     assert mk.read(out, format="euroc").tracks["root"].timeline.stamps_ns.tolist() == ns.tolist()
 
 
+def test_euroc_writes_float_seconds_as_their_nearest_nanoseconds(tmp_path: Path) -> None:
+    from motionkit.model.timeline import seconds_to_ns
+
+    times = 1.7e9 + np.cumsum(np.random.default_rng(4).uniform(0.001, 0.02, size=400))
+    naive = np.round(times * 1e9).astype(np.int64)  # off by up to ~128 ns here
+    exact = seconds_to_ns(times)
+    assert np.any(naive != exact)
+    motion = Motion()
+    pose = np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], (times.size, 1))
+    motion.add(Track("root", "pose", pose, Timeline.stamped(times)))
+    mk.write(tmp_path / "f.csv", motion, format="euroc")
+    again = mk.read(tmp_path / "f.csv", format="euroc").tracks["root"].timeline
+    assert again.stamps_ns.tolist() == exact.tolist()
+
+
 def test_euroc_ns_round_trip_exact(tmp_path: Path) -> None:
     # the last two are no float64 numbers (beyond 2**53 and not multiples of 256)
     ns = np.array([1403715524907143168, 1403715524912143104, 1403715524917143040,

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ... import _accel
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
+from ...model.timeline import ns_to_seconds
 from ._text import UnitRows
 
 #: Seconds per unit for the time-unit option.
@@ -84,7 +85,7 @@ def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | 
     try:
         return Timeline.from_nanoseconds(ns), order
     except ValueError:  # unsorted or duplicate stamps we warned about
-        timeline = Timeline.stamped(ns.astype(np.float64) / 1e9, check=False)
+        timeline = Timeline.stamped(ns_to_seconds(ns), check=False)
         ns = np.ascontiguousarray(ns)
         ns.setflags(write=False)
         object.__setattr__(timeline, "stamps_ns", ns)

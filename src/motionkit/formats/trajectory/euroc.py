@@ -17,6 +17,7 @@ import numpy as np
 from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion, Track
+from ...model.timeline import seconds_to_ns
 from . import _common as common
 from ._text import Target, TextTable, UnitRows, detect_delimiter, field_count, parse_into, read_table
 
@@ -108,7 +109,7 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
     common.refuse_or_warn(lost, "EuRoC", lossy)
     timeline = root.timeline
     ns = (timeline.stamps_ns if timeline.stamps_ns is not None
-          else np.round(timeline.times * 1e9).astype(np.int64))
+          else seconds_to_ns(timeline.times))
     number = common.Fixed(precision)
     data = root.data
     columns: list[tuple[Any, common.Formatter | None]] = [(ns, common.integers)]

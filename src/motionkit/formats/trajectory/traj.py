@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline
+from ...model.timeline import ns_to_seconds
 from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
 from . import _common as common
@@ -228,7 +229,7 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
         scale = common.time_scale(unit, path)
         if unit.strip().lower() == "ns":
             ns = _shifted(cols["t"][:rows], offset, header)
-            times = ns.astype(np.float64) / 1e9
+            times = ns_to_seconds(ns)
         else:
             times = cols["t"][:rows]
             if scale != 1.0 or offset:
