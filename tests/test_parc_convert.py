@@ -109,3 +109,42 @@ def test_blobs_decoded_in_place_and_broken_files(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     with pytest.raises(FormatError):
         mk.read(empty, format="parc")
+
+
+def test_cli_refuses_values_beyond_float32(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """r05: the CLI used to say "wrote" and exit 0 for a file with infinities in it."""
+    from motionkit.cli import main
+    from motionkit.model import Motion, Timeline, Track
+
+    timeline = Timeline.uniform(30.0, 2)
+    root = np.array([[1e39, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 1]], dtype=np.float64)
+    motion = Motion({"root": Track("root", "pose", root, timeline),
+                     "joint_rotations": Track("joint_rotations", "quaternion",
+                                              np.tile([0.0, 0, 0, 1], (2, 1, 1)), timeline)})
+    source, target = tmp_path / "big.seq", tmp_path / "big.pkl"
+    mk.write(source, motion)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["convert", str(source), str(target), "--lossy"])
+    assert exit_info.value.code == 2
+    assert "float32" in capsys.readouterr().err and not target.exists()
+
+
+def test_seq_pkl_seq_keeps_metadata_and_labels(tmp_path: Path) -> None:
+    """r06: what PARC has no field for survives PARC on its way between other formats."""
+    from motionkit.model import Motion, Timeline, Track
+
+    timeline = Timeline.uniform(30.0, 3)
+    motion = Motion({
+        "root": Track("root", "pose", np.tile([0.0, 0, 1, 0, 0, 0, 1], (3, 1)), timeline),
+        "joint_rotations": Track("joint_rotations", "quaternion", np.tile([0.0, 0, 0, 1], (3, 2, 1)),
+                                 timeline, labels=["hip", "knee"]),
+        "contacts": Track("contacts", "value", np.ones((3, 2)), timeline, labels=["l", "r"])},
+        meta={"subject": "S07", "epsg": 32633})
+    first, middle, last = tmp_path / "a.seq", tmp_path / "b.pkl", tmp_path / "c.seq"
+    mk.write(first, motion)
+    mk.convert(first, middle)
+    mk.convert(middle, last)
+    back = mk.read(last)
+    assert back.meta["subject"] == "S07" and back.meta["epsg"] == 32633
+    assert back.tracks["joint_rotations"].labels == ["hip", "knee"]
+    assert back.tracks["contacts"].labels == ["l", "r"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import pickle
 import pickletools
 import sys
@@ -544,3 +545,210 @@ def test_container_split_in_place_matches_the_general_decode(protocol: int) -> N
     with pytest.raises(safepickle.UnsafePickleError, match="declares"):
         safepickle.split_container(b"\x80\x04\x8e" + (1 << 50).to_bytes(8, "little") + b"x.",
                                    "x", ms.MS_KEYS)
+
+
+# ------------------------------------------------- writer: no silent loss (bug hunt)
+
+
+def _plain_pickle_loads(blob: bytes) -> object:
+    """Load one of our own blobs as PARC would, allowing only NumPy's and builtins' globals."""
+    class Restricted(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> object:
+            if module.split(".")[0] not in ("numpy", "collections", "builtins"):
+                raise pickle.UnpicklingError(f"global {module}.{name}")
+            return super().find_class(module, name)
+    return Restricted(io.BytesIO(blob)).load()
+
+
+@pytest.mark.parametrize("lossy", [False, True])
+def test_values_beyond_float32_are_refused_not_made_infinite(lossy: bool, tmp_path: Path) -> None:
+    """r05: finite values that float32 cannot hold would become inf; no lossy escape."""
+    out = tmp_path / "a.pkl"
+    for field in ("root", "joint_rotations", "contacts"):
+        motion = _motion()
+        track = motion.tracks[field]
+        data = np.array(track.data, dtype=np.float64)
+        data[1].flat[0] = -1e39
+        motion.add(track.with_data(data))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no NumPy overflow warning either
+            with pytest.raises(ConversionError, match="float32"):
+                mk.write(out, motion, lossy=lossy)
+        assert not out.exists()
+    motion = _motion()
+    motion.terrain = Terrain(np.array([[0.0, 5e38]]), np.array([0.0, 0.0]), 0.5)
+    with pytest.raises(ConversionError, match="float32"):
+        mk.write(out, motion, lossy=lossy)
+    # non-finite values are kept as they are, and ordinary rounding is the format's nature
+    motion = _motion()
+    root = np.array(motion.tracks["root"].data, dtype=np.float64)
+    root[0, 0], root[1, 0], root[2, 0] = np.inf, np.nan, 123456789.123
+    motion.add(motion.tracks["root"].with_data(root))
+    mk.write(out, motion, lossy=lossy)
+    back = mk.read(out).tracks["root"].data[:3, 0]
+    assert back[0] == np.inf and np.isnan(back[1]) and back[2] == np.float32(123456789.123)
+
+
+def _labelled_motion() -> Motion:
+    motion = _motion(joints=2, bodies=3)
+    motion.meta.update({"subject": "S07", "epsg": 32633, "notes": {"take": 3, "ok": [True, None]},
+                        "offset": np.arange(3.0)})
+    motion.tracks["joint_rotations"].labels = ["hip", "knee"]
+    motion.tracks["contacts"].labels = ["a", "b", "c"]
+    motion.tracks["contacts"].attrs["threshold"] = 0.5
+    motion.tracks["root"].attrs["orientation"] = False
+    motion.terrain = Terrain(np.zeros((2, 2)), np.array([0.0, 0.0]), 0.5, attrs={"name": "hill"})
+    return motion
+
+
+def test_plain_metadata_labels_and_attrs_round_trip(tmp_path: Path) -> None:
+    """r06: kept in misc_data['motionkit'] (PARC ignores unknown misc keys), restored on read."""
+    motion = _labelled_motion()
+    motion.meta["parc"] = {"misc": {"loss": 0.25}}
+    out = tmp_path / "m.pkl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MotionkitWarning)
+        mk.write(out, motion)
+        back = mk.read(out)
+    for key in ("subject", "epsg", "notes"):
+        assert back.meta[key] == motion.meta[key]
+    assert np.array_equal(back.meta["offset"], motion.meta["offset"])
+    assert back.meta["name"] == "m" and back.meta["parc"]["misc"] == {"loss": 0.25}
+    for name, track in motion.tracks.items():
+        assert back.tracks[name].labels == track.labels, name
+        assert back.tracks[name].attrs == track.attrs, name
+    assert back.terrain.attrs == {"name": "hill"}
+    # PARC's loader: motion keys unchanged, misc a dict of text keys, only NumPy/builtins inside
+    blobs = _blobs(out.read_bytes())
+    assert list(safepickle.loads(blobs["motion_data"] or b"", out, "m")) == list(ms.MOTION_KEYS)
+    misc = _plain_pickle_loads(blobs["misc_data"] or b"")
+    assert isinstance(misc, dict) and list(misc) == ["loss", "motionkit"]
+    assert _globals(blobs["misc_data"] or b"") <= {"numpy.core.multiarray._reconstruct",
+                                                   "numpy.ndarray", "numpy.dtype"}
+    # our own file re-written is the same file
+    mk.write(tmp_path / "again.pkl", back)
+    assert (tmp_path / "again.pkl").read_bytes() == out.read_bytes()
+
+
+def test_labels_a_character_explains_are_not_stored(tmp_path: Path) -> None:
+    source = corpus_file("parc", "ms", "sfu.pkl")
+    out = tmp_path / "sfu.pkl"
+    motion = mk.read(source, character=_humanoid())
+    mk.write(out, motion, character=_humanoid())
+    assert out.read_bytes() == source.read_bytes()
+    renamed = [f"c{i}" for i in range(15)]  # labels of its own win over the character's
+    motion.tracks["contacts"].labels = renamed
+    mk.write(out, motion, character=_humanoid())
+    assert mk.read(out, character=_humanoid()).tracks["contacts"].labels == renamed
+
+
+def test_non_plain_metadata_and_attrs_refused_unless_lossy(tmp_path: Path) -> None:
+    motion = _labelled_motion()
+    motion.meta["path"] = Path("x")
+    motion.tracks["root"].attrs["obj"] = object()
+    out = tmp_path / "m.pkl"
+    with pytest.raises(ConversionError, match=r"'path'.*lossy") as caught:
+        mk.write(out, motion)
+    assert "'obj'" in str(caught.value) and not out.exists()
+    with pytest.warns(MotionkitWarning, match="'path'"):
+        mk.write(out, motion, lossy=True)
+    back = mk.read(out)
+    assert "path" not in back.meta and back.meta["subject"] == "S07"
+    assert back.tracks["root"].attrs == {"orientation": False}
+
+
+def test_str_subclasses_are_not_plain(tmp_path: Path) -> None:
+    """A str subclass would be pickled under its own class name, which PARC cannot import."""
+    class Tagged(str):
+        pass
+    motion = _motion()
+    motion.meta["tag"] = [Tagged("on")]
+    with pytest.raises(ConversionError, match="'tag'"):
+        mk.write(tmp_path / "m.pkl", motion)
+
+
+@pytest.mark.parametrize("lossy", [False, True])
+@pytest.mark.parametrize("name, timeline", [
+    ("joint_rotations", Timeline.uniform(60.0, 4)),
+    ("joint_rotations", Timeline.uniform(30.0, 4, start=5.0)),
+    ("contacts", Timeline.stamped([0, 1, 2, 3.5])),
+])
+def test_tracks_on_another_timeline_are_refused(name: str, timeline: Timeline, lossy: bool,
+                                                tmp_path: Path) -> None:
+    """r07: PARC has one frame rate; re-timing a track silently is refused even with lossy."""
+    motion = _motion()
+    track = motion.tracks[name]
+    motion.add(Track(name, track.kind, track.data, timeline))
+    with pytest.raises(ConversionError, match=rf"{name}.*resample"):
+        mk.write(tmp_path / "m.pkl", motion, lossy=lossy)
+    assert not (tmp_path / "m.pkl").exists()
+
+
+def test_lossy_drops_non_plain_misc_and_non_text_keys(tmp_path: Path) -> None:
+    """r13: lossy drops (with a warning) what the default refuses."""
+    motion = _motion()
+    out = tmp_path / "m.pkl"
+    motion.meta["parc"] = {"misc": {"ok": 1, "obj": {1, 2}}}
+    with pytest.raises(ConversionError, match=r"'obj'.*lossy"):
+        mk.write(out, motion)
+    with pytest.warns(MotionkitWarning, match="'obj'"):
+        mk.write(out, motion, lossy=True)
+    assert mk.read(out).meta["parc"]["misc"] == {"ok": 1}
+    motion.meta["parc"] = {"misc": {7: "seven", "k": 1}}
+    with pytest.raises(ConversionError, match="int"):
+        mk.write(out, motion)
+    with pytest.warns(MotionkitWarning, match="int"):
+        mk.write(out, motion, lossy=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MotionkitWarning)
+        assert mk.read(out).meta["parc"]["misc"] == {"k": 1}
+
+
+def test_foreign_motionkit_misc_key_is_kept_as_misc(tmp_path: Path) -> None:
+    """A 'motionkit' misc entry that is not ours stays misc data (with a warning)."""
+    path = tmp_path / "f.pkl"
+    path.write_bytes(_container(_motion_dict(), misc={"motionkit": {"version": "1.0"}}))
+    with pytest.warns(MotionkitWarning, match="motionkit"):
+        motion = mk.read(path)
+    assert motion.meta["parc"]["misc"] == {"motionkit": {"version": "1.0"}}
+    mk.write(tmp_path / "g.pkl", motion)  # nothing of ours to add: written back as it was
+    motion.meta["subject"] = "S07"
+    with pytest.raises(ConversionError, match="motionkit"):
+        mk.write(tmp_path / "h.pkl", motion)
+
+
+def test_joint_values_the_character_lacks_are_reported(tmp_path: Path) -> None:
+    motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"), character=_humanoid())
+    del motion.tracks["joint_rotations"]
+    joints = motion.tracks["joints"]
+    motion.add(Track("joints", "value", np.concatenate([joints.data, joints.data[:, :1]], axis=1),
+                     joints.timeline, [*joints.labels, "tail"]))
+    with pytest.raises(ConversionError, match="tail"):
+        mk.write(tmp_path / "j.pkl", motion, character=_humanoid())
+    with pytest.warns(MotionkitWarning, match="tail"):
+        mk.write(tmp_path / "j.pkl", motion, character=_humanoid(), lossy=True)
+
+
+def test_contacts_of_another_layout_are_reported(tmp_path: Path) -> None:
+    motion = _motion(bodies=3)
+    contacts = motion.tracks["contacts"]
+    motion.add(Track("contacts", "value", contacts.data[:, :, None], contacts.timeline,
+                     ["a", "b", "c"]))
+    with pytest.raises(ConversionError, match="contacts"):
+        mk.write(tmp_path / "c.pkl", motion)
+    with pytest.warns(MotionkitWarning, match="contacts"):
+        mk.write(tmp_path / "c.pkl", motion, lossy=True)
+    assert mk.read(tmp_path / "c.pkl").tracks["contacts"].data.shape == (4, 3)
+
+
+def test_misc_added_to_a_file_without_misc_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "n.pkl"
+    path.write_bytes(_container(_motion_dict()))
+    motion = mk.read(path)
+    mk.write(tmp_path / "same.pkl", motion)
+    assert _blobs((tmp_path / "same.pkl").read_bytes())["misc_data"] is None
+    motion.meta["parc"]["misc"] = {"loss": 0.5}
+    motion.meta["subject"] = "S07"
+    mk.write(path, motion)
+    back = mk.read(path)
+    assert back.meta["parc"]["misc"] == {"loss": 0.5} and back.meta["subject"] == "S07"

@@ -10,6 +10,18 @@ Model mapping: ``root`` pose track (root_pos + root_rot, x y z w), ``joint_rotat
 derived through a character), ``motion.terrain``, ``meta["loop_mode"]``, and
 ``meta["parc"]`` = {container, fps, misc, …}. Everything is decoded by
 :mod:`.safepickle`; the writer reproduces PARC's own bytes (:mod:`.writepickle`).
+
+Writing: MS files hold float32, so float64 values are rounded to the nearest float32
+(about 7 significant digits: 123456789.123 is stored as 123456792.0, and UTM-sized
+coordinates, millions of metres, move by up to half a metre). That is the format's nature
+and is done without a word; finite values beyond float32's range (±3.4e38) are refused,
+never written as infinities. What PARC has no field for but is plain data —
+metadata (except ``name``: a PARC motion is named by its file), track labels a character
+does not explain, track and terrain attrs — is kept in ``misc_data["motionkit"]`` as
+``{"meta": {…}, "tracks": {name: {"labels": […], "attrs": {…}}}, "terrain": {"attrs": {…}}}``
+(parts only when they hold something). PARC's loaders hand misc keys they do not know
+through untouched; the reader here puts them back (unless ``misc=False``), stored labels
+over those a character would give.
 """
 
 from __future__ import annotations
@@ -39,6 +51,12 @@ MOTION_KEYS = ("root_pos", "root_rot", "joint_rot", "body_contacts", "fps", "loo
 TERRAIN_KEYS = ("hf", "hf_maxmin", "min_point", "dx")
 LOOP_MODES = ("CLAMP", "WRAP")
 _LEGACY_CORE = ("frames", "contacts", "terrain", "fps", "loop_mode")
+#: The misc_data key that keeps what PARC has no field for (see the module docstring).
+EXTRAS_KEY = "motionkit"
+#: Metadata held in the file's own fields, or naming the file rather than the motion.
+_OWN_META = ("name", "source_format", "loop_mode", "parc")
+#: Tracks written to the file (``joints`` through a character) whose labels and attrs are kept.
+_EXTRA_TRACKS = ("root", "joint_rotations", "contacts", "joints")
 #: Frame rates accepted on reading (Hz).
 MIN_FPS = 1e-3
 MAX_FPS = 1e6
@@ -198,6 +216,7 @@ def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: boo
             values = None
         if isinstance(values, dict):
             parc["misc"] = _clean_misc(values, path)
+            _restore_extras(motion, parc["misc"], path)
         else:
             if values is not None:
                 _warn(path, f"misc_data is a {type(values).__name__}, not a dict; left out")
@@ -268,11 +287,8 @@ def _fill_tracks(motion: Motion, root_pos: NDArray[Any], root_rot: NDArray[Any],
                               f"{char.name!r} has {count - 1} non-root bodies", path)
         joint_labels = char.joint_labels
         if contacts is not None:
-            if contacts.shape[1] == count:
-                body_labels = list(char.body_names)
-            elif char.contact_bodies and contacts.shape[1] == len(char.contact_bodies):
-                body_labels = list(char.contact_bodies)
-            else:
+            body_labels = _contact_labels(char, contacts.shape[1])
+            if body_labels is None:
                 raise FormatError(f"body_contacts has {contacts.shape[1]} columns but character "
                                   f"{char.name!r} has {count} bodies", path)
         motion.skeleton = char.to_skeleton()
@@ -283,6 +299,15 @@ def _fill_tracks(motion: Motion, root_pos: NDArray[Any], root_rot: NDArray[Any],
         dofs = char.quats_to_dofs(joint_rot)
         motion.add(Track("joints", "value", dofs, timeline, char.dof_names,
                          attrs={"derived_from": "joint_rotations"}))
+
+
+def _contact_labels(char: Character, width: int) -> list[str] | None:
+    """The bodies the ``width`` columns of a contacts array stand for (None: no fit)."""
+    if width == char.body_count:
+        return list(char.body_names)
+    if char.contact_bodies and width == len(char.contact_bodies):
+        return list(char.contact_bodies)
+    return None
 
 
 def _root_pose(root_pos: NDArray[Any], root_rot: NDArray[Any]) -> NDArray[Any]:
@@ -359,6 +384,59 @@ def _clean_misc(values: dict[Any, Any], path: Any) -> dict[str, Any]:
             raise safepickle.UnsafePickleError(f"misc_data[{key[:40]!r}]: {exc}",
                                                path) from None
     return out
+
+
+def _restore_extras(motion: Motion, misc: dict[str, Any], path: Any) -> None:
+    """Put back what the writer kept in ``misc[EXTRAS_KEY]``; an entry not of ours stays misc."""
+    if EXTRAS_KEY not in misc:
+        return
+    extras = misc[EXTRAS_KEY]
+    problem = _extras_problem(motion, extras)
+    if problem:
+        _warn(path, f"misc key {EXTRAS_KEY!r} is not motionkit's record of metadata, labels and "
+                    f"attrs ({problem}); kept as misc data")
+        return
+    del misc[EXTRAS_KEY]
+    motion.meta.update(extras.get("meta", {}))
+    for name, entry in extras.get("tracks", {}).items():
+        track = motion.tracks.get(name)
+        if track is None:  # 'joints' exists only when read with a character
+            continue
+        if "labels" in entry:
+            track.labels = list(entry["labels"])
+        track.attrs.update(entry.get("attrs", {}))
+    if motion.terrain is not None:
+        motion.terrain.attrs.update(extras.get("terrain", {}).get("attrs", {}))
+
+
+def _extras_problem(motion: Motion, extras: Any) -> str | None:
+    """Why ``extras`` is not a record the writer makes (None when it is one)."""
+    def text_keyed(value: Any) -> bool:
+        return isinstance(value, dict) and all(type(key) is str for key in value)
+
+    if not text_keyed(extras) or not set(extras) <= {"meta", "tracks", "terrain"}:
+        return "not a dict of meta, tracks and terrain"
+    meta = extras.get("meta", {})
+    if not text_keyed(meta) or set(meta) & set(_OWN_META):
+        return "bad meta"
+    tracks = extras.get("tracks", {})
+    if not text_keyed(tracks) or not set(tracks) <= set(_EXTRA_TRACKS):
+        return "bad tracks"
+    for name, entry in tracks.items():
+        if not text_keyed(entry) or not set(entry) <= {"labels", "attrs"}:
+            return f"bad entry for track {name[:40]!r}"
+        if not text_keyed(entry.get("attrs", {})):
+            return f"bad attrs for track {name[:40]!r}"
+        if "labels" in entry:
+            labels, track = entry["labels"], motion.tracks.get(name)
+            if not isinstance(labels, list) or any(type(label) is not str for label in labels) \
+                    or (track is not None and len(labels) != track.part_count):
+                return f"bad labels for track {name[:40]!r}"
+    terrain = extras.get("terrain", {})
+    if not text_keyed(terrain) or not set(terrain) <= {"attrs"} or not text_keyed(
+            terrain.get("attrs", {})):
+        return "bad terrain"
+    return None
 
 
 def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
@@ -457,8 +535,16 @@ def write(path: str | os.PathLike[str], obj: Any, character: Any = None,
           lossy: bool = False) -> None:
     """Write an MS container exactly as PARC does (protocol 4, NumPy 1.x names).
 
-    Refuses (ConversionError) what PARC cannot hold — other tracks, a non-integral or
-    stamped rate, dy != dx, misc values that are not plain data — unless ``lossy``.
+    Numbers are stored as float32, as in PARC's own files: float64 values are rounded to
+    the nearest float32 (about 7 significant digits), and finite values beyond float32's
+    range raise ConversionError rather than become infinities. Plain metadata, labels and
+    attrs PARC has no field for go to ``misc_data["motionkit"]`` (module docstring);
+    ``meta["name"]`` is not stored, the reader names a motion after its file.
+
+    Always refused (ConversionError): tracks on another timeline than the root's (resample
+    them first) and values beyond float32's range. Refused unless ``lossy`` (then dropped,
+    or rounded, with a warning): other tracks, a non-integral or stamped rate, dy != dx,
+    misc entries, metadata and attrs that are not plain data or whose keys are not text.
     """
     if isinstance(obj, Terrain):
         obj = Motion(terrain=obj)
@@ -470,7 +556,7 @@ def write(path: str | os.PathLike[str], obj: Any, character: Any = None,
 
 
 def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
-    """The bytes of the MS container for ``motion``."""
+    """The bytes of the MS container for ``motion`` (the rules of :func:`write`)."""
     lost: list[str] = []
     char = _writer_character(motion, character)
     motion_dict = _motion_dict(motion, char, lost) if motion.tracks else None
@@ -484,22 +570,25 @@ def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
         raise ConversionError("meta['parc']['misc'] must be a dict")
     if parc.get("misc_skipped"):
         lost.append("misc data (not read: misc=False, or it could not be decoded)")
-    for key, value in misc.items():
-        problem = _not_plain(value)
-        if problem:
-            raise ConversionError(f"misc value {_names([key])} is not plain data ({problem}); PARC "
-                                  "files only hold numpy arrays, dicts, lists, str and numbers")
+    misc = _plain_entries(misc, "misc entry", lost)
+    extras = _extras(motion, char, lost)
+    if extras and EXTRAS_KEY in misc:
+        raise ConversionError(f"misc entry {EXTRAS_KEY!r} holds data of its own, but motionkit "
+                              "keeps the metadata, labels and attrs PARC has no field for under "
+                              "that key; rename the misc entry")
     if lost:
         message = "PARC files cannot hold: " + "; ".join(lost)
         if not lossy:
             raise ConversionError(message + " (pass lossy=True / --lossy to drop them)")
         warn(message + " (dropped)")
-    misc_present = not (parc.get("container") == "ms" and "misc_data" not in
-                        parc.get("blobs", MS_KEYS))
+    if extras:
+        misc[EXTRAS_KEY] = extras
+    misc_present = bool(misc) or not (parc.get("container") == "ms" and "misc_data" not in
+                                      parc.get("blobs", MS_KEYS))
     container = {
         "motion_data": writepickle.dumps(motion_dict) if motion_dict is not None else None,
         "terrain_data": writepickle.dumps(terrain_dict) if terrain_dict is not None else None,
-        "misc_data": writepickle.dumps(dict(misc)) if misc_present else None,
+        "misc_data": writepickle.dumps(misc) if misc_present else None,
     }
     return writepickle.dumps(container)
 
@@ -521,34 +610,67 @@ def _motion_dict(motion: Motion, char: Character | None, lost: list[str]) -> dic
         raise ConversionError("a PARC motion needs a root pose track ('root')")
     timeline = root.timeline
     fps = _writer_fps(timeline, lost)
-    joint_rot = _joint_rotations(motion, char)
-    frames = root.frames
-    if joint_rot.shape[0] != frames:
-        raise ConversionError(f"joint rotations have {joint_rot.shape[0]} frames, root has "
-                              f"{frames}")
-    contacts = motion.tracks.get("contacts")
-    if contacts is not None and contacts.frames != frames:
-        raise ConversionError(f"contacts have {contacts.frames} frames, root has {frames}")
-    kept = {"root", "joint_rotations", "contacts", "joints"}
+    kept = {"root", "joint_rotations", "contacts"}
     if char is not None:
-        kept.add("links")  # derivable by forward kinematics
-    lost.extend(f"track {name!r}" for name in motion.tracks if name not in kept)
-    if "joint_rotations" in motion.tracks and "joints" in motion.tracks and char is None:
-        lost.append("track 'joints' (no character to relate it to the joint rotations)")
+        kept |= {"joints", "links"}  # joints converted or derived, links by forward kinematics
+    elif "joint_rotations" not in motion.tracks:
+        kept.add("joints")  # refused below: it needs a character
+    for name, track in motion.tracks.items():
+        if name == "joints" and name not in kept:
+            lost.append("track 'joints' (no character to relate it to the joint rotations)")
+        elif name not in kept:
+            lost.append(f"track {name!r}")
+        elif not track.timeline.same_as(timeline):
+            raise ConversionError(f"track {name!r} has {_timeline_text(track.timeline)} but the "
+                                  f"root has {_timeline_text(timeline)}; a PARC file has one "
+                                  "timeline for all its tracks: resample the track onto the "
+                                  "root's frame times first (e.g. motionkit resample)")
+    joint_rot = _joint_rotations(motion, char, lost)
+    contacts = motion.tracks.get("contacts")
+    if contacts is not None and (contacts.kind != "value" or contacts.data.ndim != 2):
+        lost.append(f"the layout of track 'contacts' ({contacts.kind} of shape "
+                    f"{list(contacts.data.shape)}; PARC holds (frames, bodies) values, so its "
+                    "parts are written flattened, without their labels)")
     loop = str(motion.meta.get("loop_mode") or "CLAMP").upper()
     if loop not in LOOP_MODES:
         lost.append(f"loop mode {loop!r} (PARC knows CLAMP and WRAP; CLAMP written)")
         loop = "CLAMP"
     data = np.asarray(root.data)
     return {
-        "root_pos": np.array(data[:, :3], dtype=np.float32, order="C"),
-        "root_rot": np.array(data[:, 3:7], dtype=np.float32, order="C"),
-        "joint_rot": np.array(joint_rot, dtype=np.float32, order="C"),
-        "body_contacts": (np.array(contacts.data.reshape(frames, -1), dtype=np.float32,
-                                   order="C") if contacts is not None else None),
+        "root_pos": _float32(data[:, :3], "the root position"),
+        "root_rot": _float32(data[:, 3:7], "the root rotation"),
+        "joint_rot": _float32(joint_rot, "the joint rotations"),
+        "body_contacts": (_float32(contacts.data.reshape(root.frames, -1), "the contacts")
+                          if contacts is not None else None),
         "fps": fps,
         "loop_mode": loop,
     }
+
+
+def _timeline_text(timeline: Timeline) -> str:
+    if timeline.is_uniform:
+        return f"{timeline.count} frames at {timeline.rate:g} Hz from {timeline.start:g} s"
+    return (f"{timeline.count} time-stamped frames from {timeline.start:g} to "
+            f"{timeline.end:g} s")
+
+
+def _float32(values: Any, what: str) -> NDArray[np.float32]:
+    """``values`` as C-ordered float32 (PARC's type); finite values beyond its range refused.
+
+    Rounding to the nearest float32 is the format's nature; turning a finite number into
+    an infinity is not, and no ``lossy`` accepts that.
+    """
+    source = np.asarray(values)
+    with np.errstate(over="ignore"):
+        out = np.array(source, dtype=np.float32, order="C")
+    if source.dtype.kind == "f" and source.dtype.itemsize > 4 and not np.isfinite(out).all():
+        overflow = np.isinf(out) & np.isfinite(source)
+        if overflow.any():
+            index = tuple(int(i) for i in np.argwhere(overflow)[0])
+            raise ConversionError(f"{what} holds finite values beyond float32's range, e.g. "
+                                  f"{float(source[index]):g} at index {list(index)}; PARC files "
+                                  "store float32, where they would become infinite")
+    return out
 
 
 def _writer_fps(timeline: Timeline, lost: list[str]) -> int:
@@ -564,7 +686,7 @@ def _writer_fps(timeline: Timeline, lost: list[str]) -> int:
     return max(1, round(rate))
 
 
-def _joint_rotations(motion: Motion, char: Character | None) -> NDArray[Any]:
+def _joint_rotations(motion: Motion, char: Character | None, lost: list[str]) -> NDArray[Any]:
     track = motion.tracks.get("joint_rotations")
     if track is not None:
         if track.kind != "quaternion" or track.data.ndim != 3:
@@ -585,6 +707,9 @@ def _joint_rotations(motion: Motion, char: Character | None) -> NDArray[Any]:
     if joints.labels and set(char.dof_names) <= set(joints.labels):
         order = [joints.labels.index(name) for name in char.dof_names]
         dofs = dofs[:, order]
+        extra = [label for label in joints.labels if label not in set(char.dof_names)]
+        if extra:
+            lost.append(f"joint values {_names(extra)} (not DOFs of character {char.name!r})")
     elif dofs.shape[1] != char.dof_count:
         raise ConversionError(f"'joints' has {dofs.shape[1]} values per frame but character "
                               f"{char.name!r} has {char.dof_count} DOFs")
@@ -601,23 +726,90 @@ def _terrain_dict(terrain: Any, lost: list[str]) -> dict[str, Any]:
     if bounds is None:
         bounds = np.stack([np.ones(terrain.shape), -np.ones(terrain.shape)], axis=-1)
     return {
-        "hf": np.array(terrain.heights, dtype=np.float32, order="C"),
-        "hf_maxmin": np.array(bounds, dtype=np.float32, order="C"),
-        "min_point": np.array(terrain.origin, dtype=np.float32, order="C"),
-        "dx": np.float32(dx) if terrain.attrs.get("dx_type") == "float32" else dx,
+        "hf": _float32(terrain.heights, "the terrain heights"),
+        "hf_maxmin": _float32(bounds, "the terrain bounds"),
+        "min_point": _float32(terrain.origin, "the terrain origin"),
+        "dx": (_float32(dx, "the terrain cell size")[()] if terrain.attrs.get("dx_type")
+               == "float32" else dx),
     }
+
+
+def _extras(motion: Motion, char: Character | None, lost: list[str]) -> dict[str, Any]:
+    """What PARC has no field for, as plain data for ``misc[EXTRAS_KEY]``.
+
+    Only parts that hold something are made; what is not plain data is added to ``lost``.
+    """
+    extras: dict[str, Any] = {}
+    meta = _plain_entries({k: v for k, v in motion.meta.items() if k not in _OWN_META},
+                          "metadata", lost)
+    if meta:
+        extras["meta"] = meta
+    tracks: dict[str, Any] = {}
+    for name in _EXTRA_TRACKS:
+        track = motion.tracks.get(name)
+        if track is None or (name == "joints" and char is None):
+            continue  # joints without a character are refused or reported lost elsewhere
+        entry: dict[str, Any] = {}
+        if (track.labels is not None and name != "joints"  # joints are the character's DOFs
+                and track.labels != _character_labels(name, track, char)
+                and (name != "contacts" or track.data.ndim == 2)):
+            entry["labels"] = list(track.labels)
+        attrs = _plain_entries({k: v for k, v in track.attrs.items() if (name, k, v) !=
+                                ("joints", "derived_from", "joint_rotations")},
+                               f"track {name!r} attribute", lost)
+        if attrs:
+            entry["attrs"] = attrs
+        if entry:
+            tracks[name] = entry
+    if tracks:
+        extras["tracks"] = tracks
+    if motion.terrain is not None:
+        attrs = _plain_entries({k: v for k, v in motion.terrain.attrs.items() if k != "dx_type"},
+                               "terrain attribute", lost)
+        if attrs:
+            extras["terrain"] = {"attrs": attrs}
+    return extras
+
+
+def _character_labels(name: str, track: Track, char: Character | None) -> list[str] | None:
+    """The labels the reader gives track ``name`` from the character (None: it gives none)."""
+    if char is None:
+        return None
+    if name == "joint_rotations":
+        return list(char.joint_labels)
+    if name == "contacts":
+        return _contact_labels(char, track.part_count)
+    return None
+
+
+def _plain_entries(values: dict[Any, Any], what: str, lost: list[str]) -> dict[str, Any]:
+    """The entries of ``values`` under text keys that hold plain data; the others go to ``lost``."""
+    kept: dict[str, Any] = {}
+    for key, value in values.items():
+        if type(key) is not str:
+            lost.append(f"{what} under a key of type {type(key).__name__} (keys must be text)")
+            continue
+        problem = _not_plain(value)
+        if problem:
+            lost.append(f"{what} {key[:40]!r} (not plain data: {problem}; plain data is "
+                        "numbers, text, None, numeric NumPy arrays, lists, tuples and dicts)")
+        else:
+            kept[key] = value
+    return kept
 
 
 def _not_plain(value: Any, depth: int = 0, seen: set[int] | None = None) -> str | None:
     """Why ``value`` is not plain data PARC can load (None when it is).
 
-    Each container is checked once (``seen``), so shared parts cost their size only.
+    Exact types only: a subclass would be pickled under its own class name, which PARC
+    cannot import. Each container is checked once (``seen``), so shared parts cost their
+    size only.
     """
     if depth > 64:
         return "nested too deeply"
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or type(value) in (bool, int, float, str):
         return None
-    if isinstance(value, np.ndarray):
+    if type(value) is np.ndarray:
         return None if value.dtype.kind in "biufc" else f"array of dtype {value.dtype}"
     if isinstance(value, np.generic):
         return None if value.dtype.kind in "biufc" else f"numpy {type(value).__name__}"
@@ -625,9 +817,9 @@ def _not_plain(value: Any, depth: int = 0, seen: set[int] | None = None) -> str 
     if id(value) in seen:
         return None
     seen.add(id(value))
-    if isinstance(value, dict) and type(value) in (dict, OrderedDict):
+    if type(value) in (dict, OrderedDict):
         for key, item in value.items():
-            if not isinstance(key, (str, int)):
+            if type(key) not in (str, int, bool):
                 return f"dict key of type {type(key).__name__}"
             problem = _not_plain(item, depth + 1, seen)
             if problem:
