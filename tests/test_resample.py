@@ -94,3 +94,14 @@ def test_cli_resample_a_stamped_seq(tmp_path: Path) -> None:
     joints = mk.read(target).tracks["joints"]
     assert joints.timeline.is_uniform and joints.timeline.rate == 60 and joints.frames == 11
     assert joints.data[2, 0] == pytest.approx(1 + (2 / 60 - 0.0333333333) / (0.0333333334))
+
+
+def test_stamps_equal_in_float_seconds_take_the_later_sample() -> None:
+    # 100 ns apart: distinct nanosecond stamps, the same float64 seconds
+    ns = np.array([1_700_000_000_000_000_000, 1_700_000_000_500_000_000,
+                   1_700_000_000_500_000_100], dtype=np.int64)
+    timeline = mk.Timeline.from_nanoseconds(ns)
+    assert timeline.times[1] == timeline.times[2]
+    track = mk.Track("joints", "value", np.array([[0.0], [1.0], [5.0]]), timeline)
+    values = sample(track, np.array([timeline.times[0], 1_700_000_000.25, timeline.times[2]]))
+    assert values[:, 0].tolist() == [0.0, 0.5, 5.0]

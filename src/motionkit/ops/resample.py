@@ -67,7 +67,9 @@ def sample(track: Track, at: NDArray[np.float64], method: str = "linear") -> NDA
         return data[np.clip(after - 1, 0, len(times) - 1)]
     lower = np.clip(after - 1, 0, len(times) - 2)
     span = times[lower + 1] - times[lower]
-    frac = np.clip((at - times[lower]) / span, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.clip((at - times[lower]) / span, 0.0, 1.0)
+    frac[span == 0] = 1.0  # equal stamps (ns apart, below float resolution): the later one
     if method == "nearest":
         return data[lower + (frac >= 0.5)]
     a, b = data[lower], data[lower + 1]
