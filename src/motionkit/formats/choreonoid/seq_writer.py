@@ -20,7 +20,8 @@ from numpy.typing import NDArray
 
 from ..._io import atomic_write
 from ...errors import ConversionError, warn
-from ...model import Motion, Track
+from ...model import Motion, Timeline, Track
+from ...model.timeline import seconds_to_ns
 from ...spatial.quaternion import xyzw_to_wxyz
 from .seq_reader import EXTENSION_KEY, META_KEY, standard_name
 from .yamlnodes import QuotedStr
@@ -69,6 +70,12 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
     stamped = [t.name for t in motion.tracks.values() if not t.timeline.is_uniform]
     if version == 1 and stamped:
         lost.append(f"time stamps of {', '.join(stamped)} (version 1 has no timed frames)")
+    for track in motion.tracks.values():
+        if version != 1 and track.data.size:
+            changed = _ns_changed(track.timeline)
+            if changed:
+                lost.append(f"the exact nanosecond time stamps of track {track.name!r} (the float "
+                            f"seconds written would change {changed} of {track.frames})")
     if not lost:
         return motion
     if not lossy:
@@ -87,6 +94,18 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
 
         kept = resample(kept, None, method="linear")
     return kept
+
+
+def _ns_changed(timeline: Timeline) -> int:
+    """How many of a timeline's integer nanosecond stamps the float seconds written do not
+    give back (as their exactly rounded nanoseconds)."""
+    if timeline.stamps_ns is None:
+        return 0
+    try:
+        back = seconds_to_ns(timeline.times)
+    except ValueError:  # beyond ±9.2e9 s, where the check has no int64 room: none is sure
+        return timeline.count
+    return int(np.count_nonzero(back != timeline.stamps_ns))
 
 
 def _is_int(value: Any) -> bool:
