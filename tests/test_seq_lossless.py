@@ -87,3 +87,57 @@ def test_the_nanosecond_check_is_exact(seconds: list[float], shift: int) -> None
     ns = [n + shift * (i == 0) for i, n in enumerate(exact)]
     changed = _ns_changed(fabricated(times, ns))
     assert changed == abs(shift)
+
+
+# -- track attributes (r04) -----------------------------------------------------------------
+@pytest.mark.parametrize("version", [1, 2, 4])
+@pytest.mark.parametrize("fast", [True, False])
+def test_plain_track_attributes_survive(tmp_path: Path, version: int, fast: bool) -> None:
+    motion = mk.Motion()
+    uniform = mk.Timeline.uniform(30.0, 2)
+    motion.add(mk.Track("root", "pose", np.tile(UNIT, (2, 1)), uniform,
+                        attrs={"orientation": False, "topic": "/odom", "frame_id": "map"}))
+    motion.add(mk.Track("zmp", "vector3", np.zeros((2, 3)), uniform,
+                        attrs={"root_relative": True, "source": {"n": [1, 2.5, None]}}))
+    motion.add(mk.Track("ZMP", "vector3", np.ones((2, 3)), uniform,
+                        attrs={"root_relative": True}))  # the v1 file cannot flag it natively
+    motion.add(mk.Track("force", "value", np.ones((2, 2)), uniform,
+                        attrs={"root_relative": None, "unit": "N"}))
+    mk.write(tmp_path / "m.seq", motion, version=version)
+    again = read_quietly(tmp_path / "m.seq", fast=fast)
+    for name, track in motion.tracks.items():
+        assert again.tracks[name].attrs == track.attrs, name
+
+
+def test_a_choreonoid_zmp_flag_is_not_copied_into_the_extension(tmp_path: Path) -> None:
+    motion = one_track("zmp", "vector3", np.zeros((2, 3)), {"root_relative": True})
+    mk.write(tmp_path / "m.seq", motion)
+    text = (tmp_path / "m.seq").read_text()
+    assert "isRootRelative: true" in text
+    assert "motionkit:" not in text
+
+
+def test_position_only_root_stays_position_only_through_seq(tmp_path: Path) -> None:
+    motion = one_track("root", "pose", np.tile(UNIT, (3, 1)), {"orientation": False})
+    mk.write(tmp_path / "m.seq", motion)
+    with pytest.raises(mk.ConversionError, match="identity quaternions"):
+        mk.write(tmp_path / "m.tum", read_quietly(tmp_path / "m.seq"))
+
+
+@pytest.mark.parametrize("value", [{1, 2}, (1, 2), np.int64(3), float("nan"), {1: "a"}])
+def test_non_plain_attributes_are_refused_unless_lossy(tmp_path: Path, value: object) -> None:
+    motion = one_track("joints", "value", np.zeros((2, 1)), {"odd": value, "unit": "rad"})
+    with pytest.raises(mk.ConversionError, match=r"'odd' of track 'joints'.*lossy=True"):
+        mk.write(tmp_path / "m.seq", motion)
+    with pytest.warns(MotionkitWarning, match="'odd'"):
+        mk.write(tmp_path / "m.seq", motion, lossy=True)
+    assert read_quietly(tmp_path / "m.seq").tracks["joints"].attrs == {"unit": "rad"}
+    assert motion.tracks["joints"].attrs["odd"] is value  # the caller's motion is untouched
+
+
+def test_attrs_of_the_wrong_type_in_a_file_are_a_format_error(tmp_path: Path) -> None:
+    mk.write(tmp_path / "m.seq", one_track("joints", "value", np.zeros((2, 1)), {"a": 1}))
+    path = tmp_path / "m.seq"
+    path.write_text(path.read_text().replace('"attrs": {"a": 1}', '"attrs": [1]'))
+    with pytest.raises(mk.FormatError, match="attrs must be a JSON object"):
+        mk.read(path)

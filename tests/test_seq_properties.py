@@ -21,6 +21,10 @@ except ImportError:  # the loadtxt path is still compared with float()
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 names = st.text(st.sampled_from("abcdefghijXYZ_"), min_size=1, max_size=8).filter(
     lambda n: n not in ("root", "links", "joints", "zmp"))
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | finite | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6)
 
 
 @st.composite
@@ -78,7 +82,9 @@ def motions(draw: st.DrawFn, stamped_ok: bool = True) -> mk.Motion:
         if draw(st.booleans()):
             count = data.shape[1] if data.ndim == 3 or kind == "value" else 1
             labels = [f"part {i}" for i in range(count)]
-        attrs = {"root_relative": draw(st.booleans())} if name == "zmp" else {}
+        attrs = draw(st.dictionaries(st.text(max_size=4), plain_values, max_size=3))
+        if name in ("zmp", "ZMP") and kind == "vector3":  # a ZMP component always says which
+            attrs["root_relative"] = draw(st.booleans())
         motion.add(mk.Track(name, kind, data, timeline, labels, attrs))  # type: ignore[arg-type]
     return motion
 

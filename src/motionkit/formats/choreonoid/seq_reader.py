@@ -32,7 +32,7 @@ ZMP_CONTENTS = frozenset({"ZMP", "ZMPSeq"})
 RELATIVE_ZMP_CONTENTS = frozenset({"RelativeZMP", "RelativeZmp"})
 SE3_TYPES = frozenset({"MultiSE3Seq", "MultiSe3Seq", "MultiAffine3Seq"})
 SE3_WIDTHS = {"XYZQWQXQYQZ": 7, "XYZQXQYQZQW": 7, "XYZRPY": 6}
-EXTENSION_KEY = "motionkit"  # per-component facts Choreonoid ignores (shape, kind, start)
+EXTENSION_KEY = "motionkit"  # per-component facts Choreonoid ignores (shape, kind, start, attrs)
 META_KEY = "motionkit_meta"  # top-level metadata Choreonoid ignores
 
 
@@ -235,7 +235,8 @@ class _Reader:
         data = values[:, 1:] if timed else values
         if kind == "pose":
             data = _poses(data.reshape(len(data), parts, width), se3_format or "")
-        name, attrs = self._naming(kind, content, seq_type, version, entries, parts)
+        name, attrs = self._naming(kind, content, seq_type, version, entries)
+        attrs.update(extension.get("attrs", {}))
         if not timed:
             assert rate is not None
             timeline = Timeline.uniform(rate, len(data), float(extension.get("start", 0.0)))
@@ -286,6 +287,7 @@ class _Reader:
             (extension.get("kind", "value") in ("value", "vector3", "pose", "quaternion"),
              "kind must be value, vector3, pose or quaternion"),
             (isinstance(extension.get("name", ""), str), "name must be text"),
+            (isinstance(extension.get("attrs", {}), dict), "attrs must be a JSON object"),
         ]
         for ok, message in checks:
             if not ok:
@@ -332,10 +334,10 @@ class _Reader:
         return self.doc.boolean(flag, '"hasFrameTime"')
 
     def _naming(self, kind: str, content: str, seq_type: str, version: float,
-                entries: Entries, parts: int) -> tuple[str, dict[str, Any]]:
+                entries: Entries) -> tuple[str, dict[str, Any]]:
         attrs: dict[str, Any] = {}
         name = standard_name(kind, content) or seq_type
-        if name == "zmp":
+        if is_zmp(kind, content):
             if version < 2:
                 relative = content in RELATIVE_ZMP_CONTENTS
             else:
@@ -435,9 +437,14 @@ def standard_name(kind: str, content: str) -> str:
         return "joints"
     if kind == "pose" and content in LINK_CONTENTS:
         return "links"
-    if kind == "vector3" and (content in ZMP_CONTENTS or content in RELATIVE_ZMP_CONTENTS):
+    if is_zmp(kind, content):
         return "zmp"
     return content
+
+
+def is_zmp(kind: str, content: str) -> bool:
+    """True for a ZMP component (whose ``root_relative`` the reader derives)."""
+    return kind == "vector3" and (content in ZMP_CONTENTS or content in RELATIVE_ZMP_CONTENTS)
 
 
 def _poses(entries: NDArray[np.float64], se3_format: str) -> NDArray[np.float64]:

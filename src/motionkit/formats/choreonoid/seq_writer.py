@@ -23,7 +23,14 @@ from ...errors import ConversionError, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import seconds_to_ns
 from ...spatial.quaternion import xyzw_to_wxyz
-from .seq_reader import EXTENSION_KEY, META_KEY, standard_name
+from .seq_reader import (
+    EXTENSION_KEY,
+    META_KEY,
+    RELATIVE_ZMP_CONTENTS,
+    ZMP_CONTENTS,
+    is_zmp,
+    standard_name,
+)
 from .yamlnodes import QuotedStr
 
 V1_COMMENT = "# Body motion data set format version 1.0 defined by Choreonoid\n\n"
@@ -71,6 +78,10 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
     if version == 1 and stamped:
         lost.append(f"time stamps of {', '.join(stamped)} (version 1 has no timed frames)")
     for track in motion.tracks.values():
+        odd = [key for key, value in track.attrs.items() if not _is_plain(key, value)]
+        if odd:
+            lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {track.name!r} "
+                        "(not plain data)")
         if version != 1 and track.data.size:
             changed = _ns_changed(track.timeline)
             if changed:
@@ -82,8 +93,10 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
         raise ConversionError(f"a .seq file cannot hold {'; '.join(lost)}; "
                               "pass lossy=True (--lossy) to drop it")
     warn(f"dropped for .seq: {'; '.join(lost)}")
-    kept = Motion({n: t for n, t in motion.tracks.items() if t.data.size},
-                  motion.skeleton, None, dict(motion.meta))
+    tracks = {name: Track(name, t.kind, t.data, t.timeline, t.labels,
+                          {k: v for k, v in t.attrs.items() if _is_plain(k, v)})
+              for name, t in motion.tracks.items() if t.data.size}
+    kept = Motion(tracks, motion.skeleton, None, dict(motion.meta))
     for key, value in _extra_meta(motion).items():
         try:
             json.dumps(value, allow_nan=False)
@@ -94,6 +107,14 @@ def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
 
         kept = resample(kept, None, method="linear")
     return kept
+
+
+def _is_plain(key: Any, value: Any) -> bool:
+    """True for a text key and a value that JSON gives back unchanged."""
+    try:
+        return isinstance(key, str) and json.loads(json.dumps(value, allow_nan=False)) == value
+    except (TypeError, ValueError):
+        return False
 
 
 def _ns_changed(timeline: Timeline) -> int:
@@ -226,6 +247,15 @@ class _Writer:
             read_as = "root"
         if read_as != track.name:
             extension["name"] = track.name
+        relative_flag = content in ZMP_CONTENTS and bool(track.attrs.get("root_relative"))
+        derived: dict[str, Any] = {}  # what the reader derives needs no copy in the extension
+        if is_zmp(component_kind, content):
+            derived["root_relative"] = (content in RELATIVE_ZMP_CONTENTS
+                                        or (relative_flag and self.version >= 2))
+        attrs = {key: value for key, value in track.attrs.items()
+                 if not (key in derived and value is derived[key])}
+        if attrs:
+            extension["attrs"] = attrs
         self._check_finite(track, rows)
         timeline = track.timeline
         if timeline.is_uniform and timeline.start != 0:
@@ -240,7 +270,7 @@ class _Writer:
             out.append(f"{indent}{self.key('num_parts')}: {parts}\n")
         if seq_type == "MultiSE3Seq":
             out.append(f"{indent}{'format' if self.version == 1 else 'SE3Format'}: XYZQWQXQYQZ\n")
-        if content in ("ZMP", "ZMPSeq") and track.attrs.get("root_relative"):
+        if relative_flag:
             out.append(f"{indent}{self.key('is_root_relative')}: true\n")
         if not timeline.is_uniform:
             out.append(f"{indent}{self.key('has_frame_time')}: true\n")
