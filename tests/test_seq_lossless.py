@@ -141,3 +141,15 @@ def test_attrs_of_the_wrong_type_in_a_file_are_a_format_error(tmp_path: Path) ->
     path.write_text(path.read_text().replace('"attrs": {"a": 1}', '"attrs": [1]'))
     with pytest.raises(mk.FormatError, match="attrs must be a JSON object"):
         mk.read(path)
+
+
+# -- precision applies to frame values only (r08) -------------------------------------------
+@pytest.mark.parametrize(("rate", "digits"), [(15.0, 1), (125.0, 2), (1000 / 3, 6), (30000 / 1001, 9)])
+def test_precision_does_not_round_the_frame_rate(tmp_path: Path, rate: float, digits: int) -> None:
+    motion = one_track("joints", "value", np.arange(6.0).reshape(3, 2) / 7,
+                       timeline=mk.Timeline.uniform(rate, 3, start=1 / 3))
+    mk.write(tmp_path / "m.seq", motion, precision=digits)
+    again = read_quietly(tmp_path / "m.seq").tracks["joints"]
+    assert again.timeline.same_as(motion.tracks["joints"].timeline)
+    frame = f"%.{digits}g" % (1 / 7)
+    assert frame in (tmp_path / "m.seq").read_text()

@@ -1,8 +1,9 @@
 """Writing a Motion as a Choreonoid body motion file, in the layout Choreonoid writes.
 
 Versions 1-4 (2 by default, as the manual documents; 4 is what Choreonoid 2.1+ writes).
-Numbers are lossless by default (the shortest text that reads back to the same float64)
-or ``precision=9`` for byte parity with Choreonoid's ``%.9g``. What Choreonoid has no
+Frame values are lossless by default (the shortest text that reads back to the same
+float64) or ``precision=9`` for Choreonoid's ``%.9g``; header numbers such as frame rates
+are always exact, since rounding them would move every frame. What Choreonoid has no
 native place for (a quaternion track, a time offset, metadata) is kept in keys Choreonoid
 ignores, so nothing is lost; what cannot be kept at all is refused unless ``lossy``.
 """
@@ -143,7 +144,7 @@ class _Writer:
         self.snake = version >= 4
         self.precision = precision
         self.nonfinite = nonfinite
-        self.number = "%r" if precision is None else f"%.{precision}g"
+        self.number = "%r" if precision is None else f"%.{precision}g"  # frame values only
 
     def key(self, snake: str) -> str:
         """A key in this version's spelling (snake_case from v4, camelCase before)."""
@@ -151,10 +152,6 @@ class _Writer:
             return snake
         head, *rest = snake.split("_")
         return head + "".join(word.capitalize() for word in rest)
-
-    def scalar(self, value: float) -> str:
-        text = self.number % float(value)
-        return text[:-2] if self.precision is None and text.endswith(".0") else text
 
     # -- document -------------------------------------------------------------------
     def chunks(self, motion: Motion) -> Iterator[str]:
@@ -170,7 +167,7 @@ class _Writer:
             f"type: {'BodyMotion' if self.version == 1 else 'CompositeSeq'}\n",
             "content: BodyMotion\n",
             f"{self.key('format_version')}: {self.version}\n",
-            f"{self.key('frame_rate')}: {self._header_number(top_rate, top=True)}\n",
+            f"{self.key('frame_rate')}: {_exact(top_rate)}\n",
             f"{self.key('num_frames')}: {main.frames}\n",
         ]
         meta = _extra_meta(motion)
@@ -264,7 +261,7 @@ class _Writer:
         assert rate is not None
         indent = "    "
         out = ["  -\n", f"{indent}type: {seq_type}\n", f"{indent}content: {_plain(content)}\n",
-               f"{indent}{self.key('frame_rate')}: {self._header_number(rate)}\n",
+               f"{indent}{self.key('frame_rate')}: {_exact(rate)}\n",
                f"{indent}{self.key('num_frames')}: {frames}\n"]
         if seq_type != "Vector3Seq":
             out.append(f"{indent}{self.key('num_parts')}: {parts}\n")
@@ -315,13 +312,15 @@ class _Writer:
                 "spelling reads back in both Choreonoid and YAML tools: pass "
                 'nonfinite="choreonoid" (nan/inf) or nonfinite="yaml" (.nan/.inf)')
 
-    def _header_number(self, value: float, top: bool = False) -> str:
-        if self.precision is not None:  # Choreonoid: %g on top, %.9g in components
-            return ("%g" if top else self.number) % value
-        return self.scalar(value)
-
     def _opaque(self, tree: dict[str, Any]) -> str:
         return "  -\n" + "".join(_emit_mapping(tree, 4))
+
+
+def _exact(value: float) -> str:
+    """A header number as the shortest text that reads back the same (``precision`` is
+    for frame values: a rounded frame rate would move every frame)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _nominal_rate(track: Track) -> float:
