@@ -21,6 +21,8 @@ except ImportError:  # the loadtxt path is still compared with float()
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 names = st.text(st.sampled_from("abcdefghijXYZ_"), min_size=1, max_size=8).filter(
     lambda n: n not in ("root", "links", "joints", "zmp"))
+# Names Choreonoid gives a meaning (a link-position or ZMP content) on tracks of any kind.
+loaded_names = st.sampled_from(["links", "root", "LinkPosition", "MultiLinkPositionSeq", "ZMP"])
 plain_values = st.recursive(
     st.none() | st.booleans() | st.integers() | finite | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
@@ -61,7 +63,7 @@ def motions(draw: st.DrawFn, stamped_ok: bool = True) -> mk.Motion:
         parts = draw(st.integers(1, 4))
         if what in ("root", "links", "pose"):
             shape: tuple[int, ...] = (frames, 7) if what == "root" else (frames, parts, 7)
-            if what == "pose" and draw(st.booleans()):
+            if what in ("pose", "links") and draw(st.booleans()):
                 shape = (frames, 7)
             data = draw(arrays(np.float64, shape, elements=finite))
             data[..., 3:] = unit_quaternions(data[..., 3:])
@@ -75,7 +77,7 @@ def motions(draw: st.DrawFn, stamped_ok: bool = True) -> mk.Motion:
         else:
             data = draw(arrays(np.float64, (frames, parts), elements=finite))
             kind = "value"
-        name = what if what in ("root", "links", "joints", "zmp") else draw(names)
+        name = what if what in ("root", "links", "joints", "zmp") else draw(names | loaded_names)
         if name in motion.tracks:
             continue
         labels = None

@@ -127,7 +127,8 @@ class _Reader:
                 merged.setdefault(key, entry)
             self._component(node, merged, motion)
         links = motion.tracks.get("links")
-        if links is not None and links.data.ndim == 3 and "root" not in motion.tracks:
+        if (links is not None and links.kind == "pose" and links.data.ndim == 3
+                and "root" not in motion.tracks):
             motion.add(Track("root", "pose", links.data[:, 0, :], links.timeline))  # a view
         if self.used_blocks != set(self.blocks):
             raise _NotCanonical  # a cut-out block was not where the YAML structure put frames
@@ -237,6 +238,7 @@ class _Reader:
             data = _poses(data.reshape(len(data), parts, width), se3_format or "")
         name, attrs = self._naming(kind, content, seq_type, version, entries)
         attrs.update(extension.get("attrs", {}))
+        collapse = reads_as_root(kind, content, parts, extension)
         if not timed:
             assert rate is not None
             timeline = Timeline.uniform(rate, len(data), float(extension.get("start", 0.0)))
@@ -244,9 +246,9 @@ class _Reader:
             data, timeline = self._choreonoid_import(values[:, 0], data, rate, kind, node)
         else:
             timeline = self._stamps(values[:, 0], rate, frames.position_of)
-        name = extension.get("name", name)
-        if name == "links" and parts == 1 and "shape" not in extension:
+        if collapse:
             name, data = "root", data[:, 0, :]
+        name = extension.get("name", name)
         if name in motion.tracks:
             taken = name
             name = next(f"{taken}_{n}" for n in range(2, len(motion.tracks) + 3)
@@ -440,6 +442,12 @@ def standard_name(kind: str, content: str) -> str:
     if is_zmp(kind, content):
         return "zmp"
     return content
+
+
+def reads_as_root(kind: str, content: str, parts: int, extension: dict[str, Any]) -> bool:
+    """True for a component whose one link reads as ``root`` ``(frames, 7)``: decided by the
+    component alone (the writer uses the same rule), never by a name the extension gives."""
+    return kind == "pose" and content in LINK_CONTENTS and parts == 1 and "shape" not in extension
 
 
 def is_zmp(kind: str, content: str) -> bool:

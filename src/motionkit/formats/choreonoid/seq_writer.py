@@ -30,6 +30,7 @@ from .seq_reader import (
     RELATIVE_ZMP_CONTENTS,
     ZMP_CONTENTS,
     is_zmp,
+    reads_as_root,
     standard_name,
 )
 from .yamlnodes import QuotedStr
@@ -190,8 +191,8 @@ class _Writer:
         head: list[tuple[str, Any]] = []
         rest: list[tuple[str, Any]] = []
         tracks = dict(motion.tracks)
-        links = tracks.pop("links", None)
-        root = tracks.pop("root", None)
+        links = tracks.pop("links") if _is_pose(tracks.get("links")) else None
+        root = tracks.pop("root") if _is_pose(tracks.get("root")) else None
         if links is not None:
             head.append((links_name, links))
             if root is not None and not _is_part_zero(root, links):
@@ -240,7 +241,7 @@ class _Writer:
                 extension["shape"] = list(data.shape[1:])
         component_kind = {"MultiSE3Seq": "pose", "Vector3Seq": "vector3"}.get(seq_type, "value")
         read_as = standard_name(component_kind, content)
-        if read_as == "links" and parts == 1 and "shape" not in extension:
+        if reads_as_root(component_kind, content, parts, extension):
             read_as = "root"
         if read_as != track.name:
             extension["name"] = track.name
@@ -331,6 +332,10 @@ def _nominal_rate(track: Track) -> float:
     if steps.size == 0:
         return 1.0
     return float(f"{1.0 / float(np.median(steps)):.6g}")
+
+
+def _is_pose(track: Track | None) -> bool:
+    return track is not None and track.kind == "pose"
 
 
 def _is_part_zero(root: Track, links: Track) -> bool:
