@@ -230,3 +230,60 @@ def test_a_value_component_named_links_gives_no_root(tmp_path: Path) -> None:
                     "    frames:\n      - [ 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1 ]\n")
     again = read_quietly(path)
     assert {n: (t.kind, t.data.shape) for n, t in again.tracks.items()} == {"links": ("value", (1, 2, 7))}
+
+
+# -- quotes in kept components (r12) --------------------------------------------------------
+OPAQUE = """\
+type: CompositeSeq
+content: BodyMotion
+formatVersion: 2
+frameRate: 100
+components:
+  -
+    type: MultiValueSeq
+    content: JointDisplacement
+    numParts: 1
+    frames:
+      - [ 1 ]
+  -
+    type: MultiDeviceStateSeq
+    content: DeviceState
+    frameRate: 100
+    numParts: 1
+    frames:
+      - [ [ "on", '007', off, 1.5 ] ]
+      - [ [ "", 'x''y', "a: b", 2 ] ]
+"""
+
+
+def test_quotes_in_kept_components_survive_on_both_paths(tmp_path: Path) -> None:
+    path = tmp_path / "m.seq"
+    path.write_text(OPAQUE)
+    trees, texts = [], []
+    for fast in (True, False):
+        with pytest.warns(MotionkitWarning, match="kept verbatim"):
+            motion = mk.read(path, fast=fast)
+        opaque = motion.meta["choreonoid"]["opaque"]
+        trees.append([(type(v).__name__, v) for row in opaque[0]["frames"] for v in row[0]])
+        mk.write(tmp_path / f"{fast}.seq", motion)
+        texts.append((tmp_path / f"{fast}.seq").read_text())
+    assert trees[0] == trees[1]
+    assert ("QuotedStr", "on") in trees[0] and ("str", "off") in trees[0]
+    assert texts[0] == texts[1]
+    assert '      - [ [ "on", "007", off, 1.5 ] ]\n' in texts[0]
+
+
+@pytest.mark.parametrize("frames", ["      - [ &a [ *a ] ]\n",
+                                    "      - [ &a [ 1, 2 ], [ *a, *a ], [ *a ] ]\n"])
+def test_aliases_in_kept_frames_give_the_same_result_on_both_paths(tmp_path: Path, frames: str) -> None:
+    path = tmp_path / "m.seq"
+    path.write_text(OPAQUE.split("      - [ [")[0] + frames)
+    results = []
+    for fast in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                results.append(mk.read(path, fast=fast).meta["choreonoid"]["opaque"])
+            except mk.FormatError as exc:
+                results.append(str(exc))
+    assert results[0] == results[1]

@@ -296,11 +296,14 @@ class _Reader:
                 raise self.doc.error(node, f"{EXTENSION_KEY}: {message}")
         return extension
 
-    def _plain(self, node: yaml.Node, path: frozenset[int] = frozenset()) -> Any:
+    def _plain(self, node: yaml.Node, path: frozenset[int] = frozenset(),
+               in_block: bool = False) -> Any:
         """An opaque component as plain data, with cut-out frame blocks put back.
 
         Quoted scalars stay QuotedStr; aliases count against the file-size budget and a
         recursive alias is an error, so no file can make this loop or grow without bound.
+        A cut-out block goes through the same walk as on the full-YAML path, so both paths
+        give the same data; any error in it is left to the full path, which knows where.
         """
         self.budget -= 1
         if self.budget < 0:
@@ -309,22 +312,23 @@ class _Reader:
             raise self.doc.error(node, "a YAML alias refers to itself")
         inner = path | {id(node)}
         if isinstance(node, yaml.SequenceNode):
-            return [self._plain(item, inner) for item in node.value]
+            return [self._plain(item, inner, in_block) for item in node.value]
         if not isinstance(node, yaml.MappingNode):
             return self.doc.plain(node)
         tree: dict[str, Any] = {}
         for key, value in node.value:
-            line = key.start_mark.line + 1
-            if line in self.blocks and isinstance(value, yaml.ScalarNode) and value.value == "":
+            line = key.start_mark.line + 1  # inside a block, marks count from its start
+            if (not in_block and line in self.blocks and isinstance(value, yaml.ScalarNode)
+                    and value.value == ""):
                 self.used_blocks.add(line)
                 try:
-                    block = yaml.load(self.blocks[line].text, Loader=BaseLoader)
-                except yaml.YAMLError:
-                    raise _NotCanonical from None  # the full parse reports where
-                self.budget -= len(self.blocks[line].text)
-                tree[str(key.value)] = block
+                    block = yaml.compose(self.blocks[line].text, Loader=BaseLoader)
+                    assert block is not None  # a block holds at least one "- [" line
+                    tree[str(key.value)] = self._plain(block, inner, True)
+                except (yaml.YAMLError, FormatError):
+                    raise _NotCanonical from None
             else:
-                tree[str(key.value)] = self._plain(value, inner)
+                tree[str(key.value)] = self._plain(value, inner, in_block)
         return tree
 
     def _timed(self, entries: Entries, version: float) -> bool:
