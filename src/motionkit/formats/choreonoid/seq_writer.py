@@ -2,8 +2,10 @@
 
 Versions 1-4 (2 by default, as the manual documents; 4 is what Choreonoid 2.1+ writes).
 Frame values are lossless by default (the shortest text that reads back to the same
-float64) or ``precision=9`` for Choreonoid's ``%.9g``; header numbers such as frame rates
-are always exact, since rounding them would move every frame. What Choreonoid has no
+float64) or ``precision=N`` significant digits (9 gives byte parity with Choreonoid's
+``%.9g``). Frame rates are exact by default; with a precision they are written the way
+Choreonoid writes them (``%g`` at the top, ``%.9g`` in components), whatever N is, so a
+small N never moves the rate (15 Hz stays 15). What Choreonoid has no
 native place for (a quaternion track, a time offset, metadata) is kept in keys Choreonoid
 ignores, so nothing is lost; what cannot be kept at all is refused unless ``lossy``.
 """
@@ -168,7 +170,7 @@ class _Writer:
             f"type: {'BodyMotion' if self.version == 1 else 'CompositeSeq'}\n",
             "content: BodyMotion\n",
             f"{self.key('format_version')}: {self.version}\n",
-            f"{self.key('frame_rate')}: {_exact(top_rate)}\n",
+            f"{self.key('frame_rate')}: {self._rate(top_rate, top=True)}\n",
             f"{self.key('num_frames')}: {main.frames}\n",
         ]
         meta = _extra_meta(motion)
@@ -262,7 +264,7 @@ class _Writer:
         assert rate is not None
         indent = "    "
         out = ["  -\n", f"{indent}type: {seq_type}\n", f"{indent}content: {_plain(content)}\n",
-               f"{indent}{self.key('frame_rate')}: {_exact(rate)}\n",
+               f"{indent}{self.key('frame_rate')}: {self._rate(rate)}\n",
                f"{indent}{self.key('num_frames')}: {frames}\n"]
         if seq_type != "Vector3Seq":
             out.append(f"{indent}{self.key('num_parts')}: {parts}\n")
@@ -317,9 +319,16 @@ class _Writer:
         return "  -\n" + "".join(_emit_mapping(tree, 4))
 
 
+    def _rate(self, rate: float, top: bool = False) -> str:
+        """A frame rate: exact by default, else as Choreonoid writes it (never rounded to
+        the frame values' precision)."""
+        if self.precision is None:
+            return _exact(rate)
+        return ("%g" if top else "%.9g") % rate
+
+
 def _exact(value: float) -> str:
-    """A header number as the shortest text that reads back the same (``precision`` is
-    for frame values: a rounded frame rate would move every frame)."""
+    """The shortest text that reads back the same float (``500`` for 500.0)."""
     text = repr(float(value))
     return text[:-2] if text.endswith(".0") else text
 
