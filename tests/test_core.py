@@ -189,3 +189,9 @@ def test_import_is_light() -> None:
     code = f"import sys, motionkit; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("start", [float("inf"), float("-inf"), float("nan")])
+def test_uniform_timeline_needs_a_finite_start(start: float) -> None:
+    with pytest.raises(ValueError, match="start must be a finite number"):
+        mk.Timeline.uniform(10.0, 3, start=start)

@@ -76,6 +76,8 @@ class Timeline:
             raise ValueError(f"frame rate must be a positive number, not {rate!r}")
         if count < 0:
             raise ValueError("frame count must not be negative")
+        if not np.isfinite(start):
+            raise ValueError(f"start must be a finite number of seconds, not {start!r}")
         return cls(count=int(count), rate=float(rate), start=float(start))
 
     @classmethod
