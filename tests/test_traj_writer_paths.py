@@ -48,15 +48,25 @@ def test_hard_numbers_are_written_alike(monkeypatch: pytest.MonkeyPatch, precisi
 
 
 def test_stamps_text_and_non_finite_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
-    ns = np.array([1403715524917144041, -5, 0, 2**62], dtype=np.int64)
-    stamps = common.ns_seconds(ns)
-    numbers = np.array([1.5, np.nan, -np.inf, 2.0])
+    ns = np.array([1403715524917144041, -5, 0, 2**62, -1_500_000_000, -(2**63)],
+                  dtype=np.int64)
+    numbers = np.array([1.5, np.nan, -np.inf, 2.0, 0.25, 1.0])
     columns: list[tuple[object, common.Formatter | None]] = [
-        (stamps, None), (ns, common.integers), (numbers, common.Fixed(3))]
-    fast, slow = _both(columns, 4, ",", monkeypatch)
+        (ns, common.ns_seconds), (list("abcdef"), None), (ns, common.integers),
+        (numbers, common.Fixed(3))]
+    fast, slow = _both(columns, 6, ",", monkeypatch)
     assert fast == slow
-    assert fast.splitlines()[0] == "1403715524.917144041,1403715524917144041,1.500"
+    lines = slow.splitlines()
+    assert lines[0] == "1403715524.917144041,a,1403715524917144041,1.500"
+    assert lines[1].startswith("-0.000000005,b,-5,") and lines[4].startswith("-1.500000000,")
+    assert lines[5].startswith("-9223372036.854775808,")
     assert "nan" in fast and "-inf" in fast  # Python's spelling (polars would write NaN)
+    for rows in (5, 6):  # through polars (the int64 minimum, row 6, the Python way)
+        finite = [(ns[:rows], common.ns_seconds), (numbers[[0, 3, 4, 0, 3, 4]][:rows],
+                                                   common.Fixed(3))]
+        fast, slow = _both(finite, rows, " ", monkeypatch)
+        assert fast == slow
+        assert fast.splitlines()[1] == "-0.000000005 2.000"
 
 
 @settings(max_examples=60, deadline=None,

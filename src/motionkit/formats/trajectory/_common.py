@@ -249,12 +249,13 @@ def integers(values: list[float]) -> list[str]:
     return [str(int(v)) for v in values]
 
 
-def ns_seconds(ns: NDArray[np.int64]) -> list[str]:
-    """Exact decimal seconds from integer nanoseconds (``1403715524.907143168``)."""
+def ns_seconds(ns: list[float]) -> list[str]:
+    """Exact decimal seconds from integer nanoseconds (``1403715524.907143168``); a
+    formatter that write_rows hands int64 values, like ``integers``."""
     out = []
-    for value in ns.tolist():
+    for value in ns:
         sign = "-" if value < 0 else ""
-        whole, frac = divmod(abs(value), 1_000_000_000)
+        whole, frac = divmod(abs(int(value)), 1_000_000_000)
         out.append(f"{sign}{whole}.{frac:09d}")
     return out
 
@@ -262,7 +263,7 @@ def ns_seconds(ns: NDArray[np.int64]) -> list[str]:
 def time_column(timeline: Timeline, number: Formatter) -> tuple[Any, Formatter | None]:
     """The stamps column: exact text from integer nanoseconds when known, else floats."""
     if timeline.stamps_ns is not None:
-        return ns_seconds(timeline.stamps_ns), None
+        return timeline.stamps_ns, ns_seconds
     return timeline.times, number
 
 
@@ -281,7 +282,7 @@ def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
                 if formatter is None:
                     texts.append(piece)
                 else:
-                    kind = np.int64 if formatter is integers else np.float64  # ns stay exact
+                    kind = np.int64 if formatter in _WHOLE else np.float64  # ns stay exact
                     texts.append(formatter(np.asarray(piece, dtype=kind).tolist()))
             text = "\n".join(map(delimiter.join, zip(*texts, strict=True))) + "\n"
         handle.write(text)
@@ -294,7 +295,7 @@ def _polars_writer(cols: list[tuple[Any, Formatter | None]], rows: int
     Fixed numbers or shortest numbers."""
     formatters = [formatter for _, formatter in cols]
     precisions = {f.precision for f in formatters if isinstance(f, Fixed)}
-    known = all(f is None or f is integers or f is shortest or isinstance(f, Fixed)
+    known = all(f is None or f in _WHOLE or f is shortest or isinstance(f, Fixed)
                 for f in formatters)
     if len(precisions) > 1 or not known:
         return None
@@ -315,6 +316,8 @@ def _polars_rows(fast: tuple[Any, int | None], cols: list[tuple[Any, Formatter |
             series.append(pl.Series(name, piece, dtype=pl.String))
         elif formatter is integers:
             series.append(pl.Series(name, np.asarray(piece, dtype=np.int64)))
+        elif formatter is ns_seconds:
+            series.append(_seconds_text(pl, name, np.asarray(piece, dtype=np.int64)))
         elif formatter is shortest:
             series.append(_shortest_text(pl, name, np.asarray(piece, dtype=np.float64)))
         else:
@@ -337,3 +340,18 @@ def _shortest_text(pl: Any, name: str, numbers: NDArray[np.float64]) -> Any:
     if odd.size:
         text = text.scatter(odd, [repr(v) for v in numbers[odd].tolist()])
     return text
+
+
+def _seconds_text(pl: Any, name: str, ns: NDArray[np.int64]) -> Any:
+    """``ns_seconds`` of each stamp as a polars text column, built column-wise."""
+    if ns.size and ns.min() == np.iinfo(np.int64).min:  # no int64 absolute value
+        return pl.Series(name, ns_seconds(ns.tolist()), dtype=pl.String)
+    whole, frac = np.divmod(np.abs(ns), 1_000_000_000)
+    sign = pl.Series(np.where(ns < 0, "-", ""))
+    text = (sign + pl.Series(whole).cast(pl.String) + "."
+            + pl.Series(frac).cast(pl.String).str.zfill(9))
+    return text.rename(name)
+
+
+#: Formatters of whole numbers: write_rows hands them int64 values, never floats.
+_WHOLE = (integers, ns_seconds)
