@@ -269,7 +269,8 @@ def time_column(timeline: Timeline, number: Formatter) -> tuple[Any, Formatter |
 
 def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
                delimiter: str, rows: int) -> None:
-    """Write ``rows`` lines; each column is (array or list of str, formatter or None)."""
+    """Write ``rows`` lines; each column is (array or list of str, formatter or None).
+    Big tables are formatted by polars, chunk by chunk, into the same bytes."""
     cols = list(columns)
     fast = _polars_writer(cols, rows)
     for start in range(0, rows, _ROWS_PER_CHUNK):
