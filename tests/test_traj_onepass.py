@@ -194,6 +194,20 @@ def test_whitespace_separated_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         _same(_outcome(path), exact)
 
 
+def test_crlf_files_in_one_pass_and_a_bare_cr_the_exact_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    crlf = tmp_path / "crlf.traj"
+    crlf.write_bytes((HEAD + _rows(300)).replace("\n", "\r\n").encode())
+    lone = tmp_path / "lone.traj"
+    lone.write_bytes((HEAD + _rows(300)).replace("\n", "\r\n").replace(",", "\r,", 1).encode())
+    one, exact = _both(lone, monkeypatch)  # a bare CR: blank space to the exact read
+    _same(one, exact)
+    one, exact = _both(crlf, monkeypatch)
+    _same(one, exact)
+    _no_second_pass(monkeypatch)
+    _same(_outcome(crlf), exact)
+
+
 # Found by a review of the one pass; each compares both reads on the reviewer's case.
 
 def test_blank_lines_in_the_first_block_do_not_inflate_the_estimate(

@@ -12,8 +12,8 @@ empty field or a non-number is a FormatError.
 Big files are first read in one pass (``read_table``): only the leading comments are
 scanned, arrays are sized from the first block's row density, and blocks are parsed as they
 are read, two at a time. Anything that pass cannot take exactly (a comment or blank line
-after the data starts, CRLF, a bad number, more rows than estimated) abandons it for the
-exact two passes, so both give the same answer.
+after the data starts, a lone CR, a bad number, more rows than estimated) abandons it for
+the exact two passes, so both give the same answer.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ _BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 22  # bytes per block: bounds the temporary memory
 _ODD_SPACES = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _SPACE_TABLE = {sep: bytes.maketrans(sep, b" ") for sep in (b",", b";", b"\t", b"|")}
-_BLANK_LINE = re.compile(rb"\n[ \t]*\n")
+_BLANK_LINE = re.compile(rb"\n[ \t\r]*\n")
 #: Headroom of the one-pass row estimate over the first block's row density (rows up to a
 #: third shorter later on still fit; pages never written cost no memory).
 _ROOM = 1.5
@@ -352,7 +352,7 @@ def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
                 start, line = _leading_comments(raw, start, end, line, table)
                 stop = raw.find(b"\n", start, end)
                 stop = end if stop < 0 else stop
-                row = bytes(raw[start:stop])
+                row = bytes(raw[start:stop]).removesuffix(b"\r")  # a CRLF line end
                 if start >= end or not (header_row and names is None and _is_names_row(row)):
                     break
                 if b"#" in row or b"\r" in row:
@@ -364,9 +364,9 @@ def _scan_head(path: PathLike, header_row: bool) -> TextTable | None:
                 start, line = stop + 1, line + 1
             if start >= end:
                 continue
-            if (raw.find(b"#", start, end) >= 0 or raw.find(b"\r", start, end) >= 0
+            if (raw.find(b"#", start, end) >= 0 or b"\r" in row
                     or _BLANK_LINE.search(raw, start, end)):
-                return None
+                return None  # the stream would give up at once
             if names is not None:
                 table.comments.append(names)  # last, as scan adds it
             lines = _newlines(raw, start, end) + (raw[end - 1] != 10)
@@ -533,7 +533,7 @@ def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
     with open_binary(table.path) as handle, ThreadPoolExecutor(_PARALLEL_BLOCKS) as pool:
         handle.seek(block.offset)
         for _, raw, end in _raw_blocks(handle):
-            if raw.find(b"#", 0, end) >= 0 or raw.find(b"\r", 0, end) >= 0:
+            if raw.find(b"#", 0, end) >= 0:  # polars splits CRLF lines itself, refuses lone CRs
                 raise Rescan
             with memoryview(raw) as view:
                 data = bytes(view[:end])
