@@ -323,7 +323,8 @@ class _Reader:
                 self.used_blocks.add(line)
                 try:
                     block = yaml.compose(self.blocks[line].text, Loader=BaseLoader)
-                    assert block is not None  # a block holds at least one "- [" line
+                    if block is None:  # a block holds at least one "- [" line
+                        raise _NotCanonical
                     tree[str(key.value)] = self._plain(block, inner, True)
                 except (yaml.YAMLError, FormatError):
                     raise _NotCanonical from None

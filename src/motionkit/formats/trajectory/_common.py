@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from ... import _accel
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
-from ...model.timeline import ns_to_seconds
+from ...model.timeline import NS_PER_SECOND, ns_to_seconds
 from ._text import UnitRows
 
 #: Seconds per unit for the time-unit option.
@@ -255,7 +255,7 @@ def ns_seconds(ns: list[float]) -> list[str]:
     out = []
     for value in ns:
         sign = "-" if value < 0 else ""
-        whole, frac = divmod(abs(int(value)), 1_000_000_000)
+        whole, frac = divmod(abs(int(value)), NS_PER_SECOND)
         out.append(f"{sign}{whole}.{frac:09d}")
     return out
 
@@ -347,7 +347,7 @@ def _seconds_text(pl: Any, name: str, ns: NDArray[np.int64]) -> Any:
     """``ns_seconds`` of each stamp as a polars text column, built column-wise."""
     if ns.size and ns.min() == np.iinfo(np.int64).min:  # no int64 absolute value
         return pl.Series(name, ns_seconds(ns.tolist()), dtype=pl.String)
-    whole, frac = np.divmod(np.abs(ns), 1_000_000_000)
+    whole, frac = np.divmod(np.abs(ns), NS_PER_SECOND)
     sign = pl.Series(np.where(ns < 0, "-", ""))
     text = (sign + pl.Series(whole).cast(pl.String) + "."
             + pl.Series(frac).cast(pl.String).str.zfill(9))
