@@ -1,46 +1,44 @@
-"""The front door: read, write and convert any registered format."""
+"""The front door: read, write and convert any registered format.
+
+Each goes through the format's ``Format`` object (``formats.registry``), so option checks,
+the loss rule and the error family are the same whichever door is used; ``convert`` is a
+read, an optional resample or derivation through a body model, and a write.
+"""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from .errors import ConversionError, MotionkitError
+from .errors import ConversionError, FormatError, MotionkitError
 from .formats import registry
+from .formats.registry import Loaded
+from .model import Motion, Skeleton
 
 PathLike = str | os.PathLike[str]
 
 
-def _check_options(module: Any, attribute: str, options: dict[str, Any], what: str) -> None:
-    allowed: frozenset[str] = getattr(module, attribute, frozenset())
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        known = ", ".join(sorted(allowed)) or "none"
-        raise MotionkitError(f"{what} does not take option(s) {', '.join(unknown)} (known: {known})")
-
-
-def read(path: PathLike, format: str | None = None, **options: Any) -> Any:
-    """Read a motion, trajectory, skeleton or world from ``path``.
+def read(path: PathLike, format: str | None = None, **options: Any) -> Loaded:
+    """Read a motion, trajectory, skeleton, world or motion list from ``path``.
 
     The format comes from ``format``, else the extension, else the content. Options are
-    format-specific (see each format's ``READ_OPTIONS``).
+    the reader's keyword parameters (``mk.formats.registry.by_name(f).read_options()``).
     """
-    info = registry.for_reading(path, format)
-    module = info.load()
-    if not hasattr(module, "read"):
-        raise MotionkitError(f"format {info.name!r} cannot be read")
-    _check_options(module, "READ_OPTIONS", options, f"reading {info.name}")
-    return module.read(path, **options)
+    return registry.for_reading(path, format).read(path, **options)
 
 
-def write(path: PathLike, obj: Any, format: str | None = None, **options: Any) -> None:
-    """Write ``obj`` to ``path`` atomically; refuses (ConversionError) what would be lost."""
-    info = registry.for_writing(path, format)
-    module = info.load()
-    if not hasattr(module, "write"):
-        raise MotionkitError(f"format {info.name!r} cannot be written")
-    _check_options(module, "WRITE_OPTIONS", options, f"writing {info.name}")
-    module.write(path, obj, **options)
+def read_motion(path: PathLike, format: str | None = None, **options: Any) -> Motion:
+    """:func:`read` for callers that need a Motion: a model or a list is a FormatError."""
+    obj = read(path, format=format, **options)
+    if not isinstance(obj, Motion):
+        raise FormatError(f"holds a {type(obj).__name__}, not a motion", path)
+    return obj
+
+
+def write(path: PathLike, obj: Loaded, format: str | None = None, **options: Any) -> None:
+    """Write ``obj`` to ``path`` atomically; refuses (ConversionError) what would be lost
+    unless ``lossy=True``, which drops it with one warning."""
+    registry.for_writing(path, format).write(path, obj, **options)
 
 
 def convert(
@@ -51,32 +49,57 @@ def convert(
     to_format: str | None = None,
     rate: float | None = None,
     method: str = "auto",
+    model: PathLike | Skeleton | None = None,
     lossy: bool = False,
     **options: Any,
-) -> Any:
-    """Read ``src``, optionally resample to ``rate`` Hz, write ``dst``; return what was written.
+) -> Loaded:
+    """Read ``src``, optionally resample to ``rate`` Hz and derive link poses through a
+    body ``model``, write ``dst``; return what was written.
 
-    Each extra option goes to the reader, the writer, or both, whichever accepts it.
+    With ``model`` the target gets what it needs from forward kinematics: every link's
+    pose (``links``) where it holds them, else the pose of one link as the root (the
+    ``link`` option names it; the model's first body by default). Each extra option goes
+    to the reader, the writer, or both, whichever takes it.
     """
-    reader = registry.for_reading(src, from_format).load()
-    writer = registry.for_writing(dst, to_format).load()
-    read_allowed = set(getattr(reader, "READ_OPTIONS", ()))
-    write_allowed = set(getattr(writer, "WRITE_OPTIONS", ()))
+    reader = registry.for_reading(src, from_format)
+    writer = registry.for_writing(dst, to_format)
+    read_allowed, write_allowed = reader.read_options(), writer.write_options()
     unknown = sorted(set(options) - read_allowed - write_allowed)
     if unknown:
-        raise MotionkitError(f"convert does not take option(s) {', '.join(unknown)}")
+        raise MotionkitError(
+            f"convert does not take option(s) {', '.join(unknown)} (reading {reader.name}: "
+            f"{', '.join(sorted(read_allowed)) or 'none'}; writing {writer.name}: "
+            f"{', '.join(sorted(write_allowed))})")
     obj = reader.read(src, **{k: v for k, v in options.items() if k in read_allowed})
     if rate is not None:
-        from .model import Motion
         from .ops import resample
 
         if not isinstance(obj, Motion):
             raise ConversionError("--rate applies to motions only")
         obj = resample(obj, rate, method=method)
     write_options = {k: v for k, v in options.items() if k in write_allowed}
-    if lossy:
-        if "lossy" not in write_allowed:
-            raise MotionkitError("the target format takes no 'lossy' option")
-        write_options["lossy"] = True
-    writer.write(dst, obj, **write_options)
+    if model is not None:
+        obj = _derive(obj, model, writer, write_options)
+    writer.write(dst, obj, lossy=lossy, **write_options)
     return obj
+
+
+def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
+            write_options: dict[str, Any]) -> Motion:
+    """The motion with the link poses ``writer`` needs, from FK through ``model``."""
+    from .kinematics.motion import link_motion, model_skeleton
+
+    if not isinstance(obj, Motion):
+        raise ConversionError("a body model derives link poses of motions only")
+    skeleton = model if isinstance(model, Skeleton) else model_skeleton(read(model), model)
+    holds = writer.holds(**{k: v for k, v in write_options.items() if k != "link"})
+    if holds.takes("links"):
+        derived = link_motion(skeleton, obj)
+        tracks = {**obj.tracks, **derived.tracks}
+    else:
+        body = write_options.pop("link", None) or skeleton.bodies[0].name
+        derived = link_motion(skeleton, obj, body=body)
+        tracks = {name: t for name, t in obj.tracks.items() if name not in ("root", "links")}
+        tracks.update(derived.tracks)
+    return Motion(tracks, skeleton, obj.terrain, dict(obj.meta))
+

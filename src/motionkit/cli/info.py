@@ -7,9 +7,8 @@ from typing import Any
 import click
 import numpy as np
 
-from .. import api
 from ..formats import registry
-from ..model import Motion
+from ..model import Motion, Track
 from ._common import busy, echo_json
 
 
@@ -25,25 +24,26 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
     """Show format, timing and tracks of motion files, or the structure of models."""
     results = []
     for path in files:
-        fmt = registry.for_reading(path, from_format).name
+        fmt = registry.for_reading(path, from_format)
         with busy(f"reading {path}"):
-            obj = api.read(path, format=from_format)
+            obj = fmt.read(path)
         results.append((path, fmt, obj))
     if as_json:
-        docs = [describe(fmt, obj) for _, fmt, obj in results]
+        docs = [describe(fmt.name, obj) for _, fmt, obj in results]
         echo_json(docs[0] if len(docs) == 1 else docs)
         return
     for index, (path, fmt, obj) in enumerate(results):
         if index:
             click.echo()
-        click.echo(render(path, fmt, obj))
+        notes = fmt.describe(obj)
+        click.echo(render(path, fmt.name, obj, notes, fmt.namespace if notes else None))
 
 
 def describe(fmt: str, obj: Any) -> dict[str, Any]:
     """The ``info --json`` document (layout fixed by DESIGN.md's public API contract)."""
     if isinstance(obj, Motion):
         doc: dict[str, Any] = {"format": fmt, "frames": obj.frames, "duration": obj.duration,
-                               "tracks": {n: t.describe() for n, t in obj.tracks.items()}}
+                               "tracks": {n: t.describe() for n, t in _all_tracks(obj).items()}}
         meta = {k: v for k, v in obj.meta.items() if k != "source_format"}
         if meta:
             doc["meta"] = summarise(meta)
@@ -60,17 +60,22 @@ def describe(fmt: str, obj: Any) -> dict[str, Any]:
     return {"format": fmt, "type": type(obj).__name__}
 
 
-def render(path: str, fmt: str, obj: Any) -> str:
-    """A readable summary for people."""
+def _all_tracks(motion: Motion) -> dict[str, Track]:
+    """Stored tracks, then the views derived from them (``root`` of ``links``)."""
+    return {**motion.tracks, **motion.tracks.views()}
+
+
+def render(path: str, fmt: str, obj: Any, notes: list[str] | None = None,
+           described: str | None = None) -> str:
+    """A readable summary for people; ``notes`` are the format's own lines, which stand for
+    its metadata under ``described``."""
     if not isinstance(obj, Motion):
         body = obj.summary_text() if hasattr(obj, "summary_text") else repr(obj)
         return f"{path}  ({fmt})\n{body}"
     lines = [f"{path}  ({fmt})"]
-    version = obj.meta.get("choreonoid", {}).get("version")
-    if version is not None:
-        lines.append(f"  format version: {version:g}")
+    lines.extend(f"  {note}" for note in notes or [])
     lines.append(f"  frames: {obj.frames}   duration: {obj.duration:.6g} s")
-    for name, track in obj.tracks.items():
+    for name, track in _all_tracks(obj).items():
         timing = (f"{track.timeline.rate:g} Hz" if track.timeline.is_uniform
                   else f"stamped ({track.frames} stamps)")
         shape = "x".join(str(n) for n in track.data.shape)
@@ -84,12 +89,9 @@ def render(path: str, fmt: str, obj: Any) -> str:
         for key, value in track.attrs.items():
             lines.append(f"    {key}: {value}")
     for key, value in obj.meta.items():
-        if key in ("source_format", "choreonoid"):
+        if key in ("source_format", described):
             continue
         lines.extend(_meta_lines(key, summarise(value), "  "))
-    opaque = obj.meta.get("choreonoid", {}).get("opaque", [])
-    for tree in opaque:
-        lines.append(f"  kept verbatim: {tree.get('type')} ({tree.get('content', '')})")
     if obj.terrain is not None:
         terrain = obj.terrain
         lines.append(f"  terrain: {terrain.describe() if hasattr(terrain, 'describe') else terrain}")

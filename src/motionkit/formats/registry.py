@@ -1,33 +1,60 @@
-"""Which module reads and writes which file: by name, by extension, by content.
+"""The format contract and the registry: which module reads and writes which file.
 
-Each format lives in its own module under ``motionkit.formats`` and exposes
-``read(path, **options)``, optionally ``write(path, obj, **options)``, optionally
-``sniff(head: bytes) -> bool`` (used when an extension is shared by several formats)
-and the option names it accepts as ``READ_OPTIONS`` / ``WRITE_OPTIONS``. Modules are
-imported only when a file of theirs is touched, so ``import motionkit`` stays fast.
+A format is one ``Format`` object: its name, extensions and module (the static part, so
+``import motionkit`` stays fast), and — loaded with the module on first use — its
+``read``, ``write``, ``sniff``, the options each takes (from their signatures) and what
+its writer can hold (``HOLDS``). ``Format.read`` and ``Format.write`` are the only doors:
+they check options, apply the loss rule (``formats.loss``) and keep every exception a
+reader or writer raises inside motionkit's error family, naming the file.
+
+A format module defines (see docs/adding-a-format.md):
+
+- ``read(path, *, option=default, …) -> Motion | Skeleton | World | MotionList``
+- ``write(path, obj, *, option=default, …)``, receiving only what ``HOLDS`` takes
+  (``lossy`` and, for writers of one pose track, ``link`` are handled here)
+- ``HOLDS: Holds``, or ``holds(**write_options) -> Holds`` where an option changes it
+- ``WRITES: tuple[type, ...]``: what objects ``write`` takes (default: Motion)
+- optionally ``sniff(head: bytes) -> bool`` (for shared extensions), ``losses(obj,
+  **write_options) -> list[str]`` (losses only the writer can see), ``describe(obj) ->
+  list[str]`` (lines ``info`` adds), ``claims(path: str) -> bool`` (addresses that are not
+  plain files, such as ``run.bag:/topic``).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..errors import FormatError, MotionkitError
+from ..errors import ConversionError, FormatError, MotionkitError
+from . import loss
 
+if TYPE_CHECKING:
+    from ..model import Motion, Skeleton, World
+    from .parc.motionlist import MotionList
+
+    Loaded: TypeAlias = Motion | Skeleton | World | MotionList
+else:
+    Loaded = Any
+
+PathLike = str | os.PathLike[str]
 SNIFF_BYTES = 65536
 
 
 @dataclass(frozen=True)
-class FormatInfo:
-    """One registered format."""
+class Format:
+    """One registered format: static facts here, the rest from its module on first use."""
 
     name: str
     description: str
     extensions: tuple[str, ...]
     module: str  # relative to motionkit.formats
+    namespace: str | None = None  # its key in Motion.meta for round-trip extras
 
     def load(self) -> ModuleType:
         """Import the format's module (lazily)."""
@@ -46,36 +73,198 @@ class FormatInfo:
     def can_write(self) -> bool:
         return hasattr(self.load(), "write")
 
+    def sniff(self, head: bytes) -> bool:
+        """True when the module recognises ``head`` (formats without ``sniff``: False)."""
+        sniff: Callable[[bytes], bool] | None = getattr(self.load(), "sniff", None)
+        return sniff is not None and bool(sniff(head))
+
+    def claims(self, path: PathLike) -> bool:
+        """True for an address of this format that is not a plain file (``run.bag:/topic``)."""
+        claims: Callable[[str], bool] | None = getattr(self.load(), "claims", None)
+        return claims is not None and bool(claims(os.fspath(path)))
+
+    def read_options(self) -> frozenset[str]:
+        """The options ``read`` takes (its parameters after the path)."""
+        return _parameters(self._function("read", "read"), skip=1)
+
+    def write_options(self) -> frozenset[str]:
+        """The options ``write`` takes, with ``lossy`` (and ``link`` for one-pose writers)."""
+        own = _parameters(self._function("write", "written"), skip=2)
+        extra = {"lossy"}
+        holds = self._declared_holds({})
+        if holds is not None and holds.takes("root") and not holds.takes("links"):
+            extra.add("link")
+        return own | extra
+
+    def writes(self) -> tuple[type, ...]:
+        """The object types ``write`` takes."""
+        from ..model import Motion
+
+        writes: tuple[type, ...] = getattr(self.load(), "WRITES", (Motion,))
+        return writes
+
+    def holds(self, **options: Any) -> loss.Holds:
+        """What the writer holds with these options."""
+        holds = self._declared_holds(options)
+        if holds is None:
+            raise MotionkitError(f"format {self.name!r} declares no HOLDS for its writer")
+        return holds
+
+    def read(self, path: PathLike, **options: Any) -> Loaded:
+        """Read ``path``; every error is a FormatError (or another MotionkitError)."""
+        reader = self._function("read", "read")
+        self._check("reading", options, self.read_options())
+        try:
+            return reader(path, **options)
+        except MotionkitError:
+            raise
+        except Exception as exc:
+            raise _read_error(exc, path) from exc
+
+    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> None:
+        """Write ``obj`` to ``path``: options checked, anything the format cannot hold
+        refused (ConversionError) or, with ``lossy``, dropped with one warning."""
+        writer = self._function("write", "written")
+        self._check("writing", {"lossy": lossy, **options}, self.write_options())
+        link = options.pop("link", None)
+        from ..model import Motion
+
+        if not isinstance(obj, self.writes()):
+            takes = " or ".join(kind.__name__ for kind in self.writes())
+            hint = ""
+            if isinstance(obj, Motion) and obj.skeleton is None:
+                hint = " (a motion has no skeleton to write)"
+            elif isinstance(obj, Motion):
+                hint = " (write the motion's skeleton instead)"
+            raise ConversionError(f"{self.name} files hold a {takes}, not a "
+                                  f"{type(obj).__name__}{hint}")
+
+        if isinstance(obj, Motion):
+            obj = self.settle(obj, lossy, link, options)
+        else:
+            loss.settle(self._own_losses(obj, options), self.name, lossy)
+        try:
+            writer(path, obj, **options)
+        except MotionkitError:
+            raise
+        except Exception as exc:
+            raise _write_error(exc, path) from exc
+
+    def settle(self, motion: Motion, lossy: bool, link: str | None = None,
+               options: dict[str, Any] | None = None) -> Motion:
+        """The loss rule for one write: refuse (or warn about) everything the writer cannot
+        hold, and return the motion with only what it holds."""
+        options = options or {}
+        holds = self.holds(**options)
+        if link is not None:
+            motion = motion.with_root_link(link)
+        for needed in ("root",):
+            if holds.tracks is not None and needed in holds.tracks and needed not in motion.tracks:
+                names = ", ".join(motion.tracks) or "none"
+                raise ConversionError(
+                    f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
+                    f"tracks: {names} (a body model derives one: model=... / --model)")
+        namespaces = frozenset(f.namespace for f in FORMATS if f.namespace)
+        lost = loss.lost_items(motion, holds, namespaces) + self._own_losses(motion, options)
+        loss.settle(lost, self.name, lossy)
+        return loss.keep_held(motion, holds, namespaces)
+
+    def describe(self, obj: Loaded) -> list[str]:
+        """Lines only this format knows to show about ``obj`` (``info``)."""
+        describe: Callable[[Any], list[str]] | None = getattr(self.load(), "describe", None)
+        return describe(obj) if describe is not None else []
+
+    # -- helpers ----------------------------------------------------------------------
+    def _function(self, name: str, verb: str) -> Callable[..., Any]:
+        function: Callable[..., Any] | None = getattr(self.load(), name, None)
+        if function is None:
+            raise MotionkitError(f"format {self.name!r} cannot be {verb}")
+        return function
+
+    def _declared_holds(self, options: dict[str, Any]) -> loss.Holds | None:
+        module = self.load()
+        function = getattr(module, "holds", None)
+        if function is not None:
+            known = _parameters(function, skip=0)
+            holds: loss.Holds = function(**{k: v for k, v in options.items() if k in known})
+            return holds
+        declared: loss.Holds | None = getattr(module, "HOLDS", None)
+        return declared
+
+    def _own_losses(self, obj: Any, options: dict[str, Any]) -> list[str]:
+        losses: Callable[..., list[str]] | None = getattr(self.load(), "losses", None)
+        return list(losses(obj, **options)) if losses is not None else []
+
+    def _check(self, doing: str, options: dict[str, Any], allowed: frozenset[str]) -> None:
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            known = ", ".join(sorted(allowed)) or "none"
+            raise MotionkitError(f"{doing} {self.name} does not take option(s) "
+                                 f"{', '.join(unknown)} (known: {known})")
+
+
+def _parameters(function: Callable[..., Any], skip: int) -> frozenset[str]:
+    params = list(inspect.signature(function).parameters.values())[skip:]
+    return frozenset(p.name for p in params
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join((str(exc) or type(exc).__name__).split())[:300]
+
+
+def _read_error(exc: Exception, path: PathLike) -> FormatError:
+    """A reader's stray exception as a FormatError naming the file."""
+    if isinstance(exc, FileNotFoundError):
+        return FormatError("no such file", path)
+    if isinstance(exc, OSError):
+        return FormatError(f"cannot read: {exc.strerror or _one_line(exc)}", path)
+    if isinstance(exc, RecursionError):
+        return FormatError("nested too deeply to read", path)
+    if isinstance(exc, MemoryError):
+        return FormatError("needs more memory than is available", path)
+    return FormatError(f"cannot be read ({type(exc).__name__}: {_one_line(exc)})", path)
+
+
+def _write_error(exc: Exception, path: PathLike) -> MotionkitError:
+    """A writer's stray exception as a MotionkitError naming the target."""
+    if isinstance(exc, OSError):
+        return MotionkitError(f"{os.fspath(path)}: cannot write: {exc.strerror or _one_line(exc)}")
+    return ConversionError(f"{os.fspath(path)}: cannot be written "
+                           f"({type(exc).__name__}: {_one_line(exc)})")
+
 
 # Order matters where extensions are shared: the first format whose sniff accepts the
 # content wins when reading, and the first that can write wins when writing.
-FORMATS: tuple[FormatInfo, ...] = (
-    FormatInfo("seq", "Choreonoid body motion (YAML, versions 1-4)", (".seq", ".yaml", ".yml"),
-               "choreonoid.seq"),
-    FormatInfo("body", "Choreonoid body model (YAML)", (".body",), "choreonoid.body"),
-    FormatInfo("parc", "PARC motion pickle (MS container or legacy)", (".pkl", ".ms"), "parc.ms"),
-    FormatInfo("parc-character", "PARC character model (MJCF subset)", (".xml",),
-               "parc.character"),
-    FormatInfo("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
-    FormatInfo("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
-    FormatInfo("traj", "trajectopy ASCII trajectory", (".traj", ".txt", ".csv"),
-               "trajectory.traj"),
-    FormatInfo("tum", "TUM RGB-D trajectory", (".tum", ".txt"), "trajectory.tum"),
-    FormatInfo("kitti", "KITTI odometry poses", (".kitti", ".txt"), "trajectory.kitti"),
-    FormatInfo("euroc", "EuRoC / ASL ground truth CSV", (".csv",), "trajectory.euroc"),
-    FormatInfo("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
-               "rosbag.bag"),
+FORMATS: tuple[Format, ...] = (
+    Format("seq", "Choreonoid body motion (YAML, versions 1-4)", (".seq", ".yaml", ".yml"),
+           "choreonoid.seq", "choreonoid"),
+    Format("body", "Choreonoid body model (YAML)", (".body",), "choreonoid.body"),
+    Format("parc", "PARC motion pickle (MS container or legacy)", (".pkl", ".ms"), "parc.ms",
+           "parc"),
+    Format("parc-character", "PARC character model (MJCF subset)", (".xml",), "parc.character"),
+    Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
+    Format("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
+    Format("traj", "trajectopy ASCII trajectory", (".traj", ".txt", ".csv"), "trajectory.traj",
+           "traj"),
+    Format("tum", "TUM RGB-D trajectory", (".tum", ".txt"), "trajectory.tum", "tum"),
+    Format("kitti", "KITTI odometry poses", (".kitti", ".txt"), "trajectory.kitti", "kitti"),
+    Format("euroc", "EuRoC / ASL ground truth CSV", (".csv",), "trajectory.euroc", "euroc"),
+    Format("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
+           "rosbag.bag", "rosbag"),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}
+#: Formats whose modules define ``claims`` for addresses that are not plain files.
+_ADDRESSED = ("rosbag",)
 
 
-def formats() -> tuple[FormatInfo, ...]:
+def formats() -> tuple[Format, ...]:
     """Every registered format, in sniffing order."""
     return FORMATS
 
 
-def by_name(name: str) -> FormatInfo:
+def by_name(name: str) -> Format:
     """The format called ``name`` (case-insensitive); a clear error for unknown names."""
     info = _BY_NAME.get(name.lower().lstrip("."))
     if info is None:
@@ -103,25 +292,25 @@ def _head(path: Path) -> bytes:
         raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
-def for_reading(path: str | os.PathLike[str], format: str | None = None) -> FormatInfo:
-    """The format to read ``path`` with: explicit name, else extension, else content."""
+def for_reading(path: PathLike, format: str | None = None) -> Format:
+    """The format to read ``path`` with: explicit name, else an address a format claims,
+    else the extension, else the content."""
     if format:
         return by_name(format)
     target = Path(path)
-    if target.is_dir() or is_bag_address(path):
-        return by_name("rosbag")
+    for name in _ADDRESSED:
+        if _BY_NAME[name].claims(path):
+            return _BY_NAME[name]
     candidates = [info for info in FORMATS if _extension(target) in info.extensions]
     if len(candidates) == 1:
         return candidates[0]
     head = _head(target)
     for info in candidates or list(FORMATS):
         try:
-            module = info.load()
+            if info.sniff(head):
+                return info
         except MotionkitError:
             continue
-        sniff = getattr(module, "sniff", None)
-        if sniff is not None and sniff(head):
-            return info
     if not candidates:
         raise FormatError(
             f"unknown file type {target.suffix or '(no extension)'!r}; name the format "
@@ -131,17 +320,7 @@ def for_reading(path: str | os.PathLike[str], format: str | None = None) -> Form
                       target)
 
 
-def is_bag_address(path: str | os.PathLike[str]) -> bool:
-    """True for ``run.bag:/topic`` or ``run.bag:tf:map->base_link`` (a bag plus a selector)."""
-    text = os.fspath(path)
-    if Path(text).exists() or ":" not in text:
-        return False
-    base = text.split(":", 1)[0]
-    return Path(base).exists() and (Path(base).is_dir() or Path(base).suffix.lower() in
-                                    (".bag", ".mcap", ".db3"))
-
-
-def for_writing(path: str | os.PathLike[str], format: str | None = None) -> FormatInfo:
+def for_writing(path: PathLike, format: str | None = None) -> Format:
     """The format to write ``path`` with: explicit name, else the first writer for its extension."""
     if format:
         return by_name(format)

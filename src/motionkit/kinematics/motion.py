@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError
+from ..errors import ConversionError, FormatError, warn
 from ..model.motion import Motion
-from ..model.skeleton import Skeleton
+from ..model.skeleton import Skeleton, World
 from ..model.track import Track
 
 Array = NDArray[np.float64]
@@ -86,3 +86,53 @@ def link_poses(skeleton: Skeleton, motion: Motion, chunk: int | None = None,
     main = motion.tracks.get("joints") or motion.root_pose()
     assert main is not None
     return Track("links", "pose", poses, main.timeline, labels=[b.name for b in skeleton.bodies])
+
+
+def link_motion(skeleton: Skeleton, motion: Motion, body: str | None = None, *,
+                chunk: int | None = None,
+                progress: Callable[[range], Iterable[int]] | None = None) -> Motion:
+    """The link-pose motion of ``motion`` through ``skeleton`` (forward kinematics).
+
+    Without ``body``: every link's pose as ``links`` (labels = body names), the joint
+    values it came from (``joints``, when the motion has them) and the skeleton. With
+    ``body``: that body's pose as the ``root`` track only (one trajectory). ``chunk`` and
+    ``progress`` as for :func:`link_poses`.
+    """
+    links = link_poses(skeleton, motion, chunk, progress)
+    result = Motion(meta={"name": motion.meta.get("name") or skeleton.name})
+    if body is not None:
+        try:
+            index = skeleton.body_index(body)
+        except KeyError:
+            names = ", ".join(b.name for b in skeleton.bodies[:12])
+            raise ConversionError(f"skeleton {skeleton.name!r} has no body {body!r} "
+                                  f"(bodies: {names}…)") from None
+        result.add(Track("root", "pose", links.data[:, index], links.timeline))
+        return result
+    result.skeleton = skeleton
+    result.add(links)
+    if "joints" in motion.tracks:
+        result.add(motion.tracks["joints"])
+    return result
+
+
+def model_skeleton(model: object, path: object, name: str | None = None) -> Skeleton:
+    """The skeleton of a read model file: a Skeleton as is; from a World the one called
+    ``name``, else the one with bodies (the one with most coordinates, with a warning,
+    when several have bodies)."""
+    where = str(path)
+    if isinstance(model, Skeleton):
+        return model
+    if isinstance(model, World):
+        candidates = [s for s in model.skeletons if s.bodies]
+        if name is not None:
+            candidates = [s for s in model.skeletons if s.name == name]
+        if not candidates:
+            raise FormatError("no skeleton " + (repr(name) if name else "with bodies"), where)
+        if len(candidates) > 1 and name is None:
+            best = max(candidates, key=lambda s: s.dof_count)
+            warn(f"{where} has {len(candidates)} skeletons; using {best.name!r} "
+                 "(choose with --skeleton)")
+            return best
+        return candidates[0]
+    raise FormatError("is not a model (no skeleton)", where)

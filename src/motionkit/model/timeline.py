@@ -60,7 +60,9 @@ class Timeline:
     ``stamps_ns`` so that a round trip is exact. Their order is checked on the integers:
     stamps closer than float64 resolves (about 240 ns at 1.7e9 s) may leave equal
     neighbours in ``stamps``. ``rate`` on a stamped timeline is an optional nominal rate
-    (for formats that want one, e.g. Choreonoid's timed frames).
+    (for formats that want one, e.g. Choreonoid's timed frames). ``frame_numbered`` marks a
+    timeline whose "seconds" are only frame numbers 0, 1, 2 … (a source without times, such
+    as KITTI without ``times.txt``): writers that need real times refuse it.
     """
 
     count: int
@@ -68,6 +70,7 @@ class Timeline:
     start: float = 0.0
     stamps: NDArray[np.float64] | None = field(default=None, repr=False)
     stamps_ns: NDArray[np.int64] | None = field(default=None, repr=False)
+    frame_numbered: bool = False
 
     @classmethod
     def uniform(cls, rate: float, count: int, start: float = 0.0) -> Timeline:
@@ -79,6 +82,11 @@ class Timeline:
         if not np.isfinite(start):
             raise ValueError(f"start must be a finite number of seconds, not {start!r}")
         return cls(count=int(count), rate=float(rate), start=float(start))
+
+    @classmethod
+    def frame_numbers(cls, count: int) -> Timeline:
+        """Frames numbered 0, 1, 2 … from a source without times (one "second" per frame)."""
+        return cls(count=int(count), rate=1.0, frame_numbered=True)
 
     @classmethod
     def stamped(

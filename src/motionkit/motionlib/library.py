@@ -98,7 +98,7 @@ class MotionLib:
             files = sorted(p for p in target.rglob("*") if p.suffix.lower() in (".pkl", ".ms"))
             if not files:
                 raise FormatError("no .pkl motion files in this folder", target)
-            motions = [api.read(p, format="parc", **options) for p in files]
+            motions = [api.read_motion(p, format="parc", **options) for p in files]
             return cls(motions, character=char, names=[p.stem for p in files])
         if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
                 target.read_bytes()[:65536] if target.is_file() else b""):
@@ -110,11 +110,11 @@ class MotionLib:
             for p in listing.paths:
                 key = p.resolve()
                 if key not in read:
-                    read[key] = api.read(p, **_options_for(p, char))
+                    read[key] = api.read_motion(p, **_options_for(p, char))
                 motions.append(read[key])
             return cls(motions, listing.weights, character=char,
                        names=[p.stem for p in listing.paths])
-        return cls([api.read(target, **_options_for(target, char))], character=char)
+        return cls([api.read_motion(target, **_options_for(target, char))], character=char)
 
     def _pack(self, motions: Sequence[Motion]) -> None:
         root_pos, root_rot, joint_rot, contacts = [], [], [], []

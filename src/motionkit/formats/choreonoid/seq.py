@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 
 from .seq_reader import read_seq as read
+from .seq_writer import holds
 from .seq_writer import write_seq as write
-
-READ_OPTIONS = frozenset({"fast", "timed"})
-WRITE_OPTIONS = frozenset({"version", "precision", "nonfinite", "lossy"})
 
 _TOP_TYPE = re.compile(
     rb"""(?:^|[{,])[ \t]*["']?type["']?[ \t]*:[ \t]*["']?(?:CompositeSeq|BodyMotion)\b""",
@@ -36,4 +34,15 @@ def sniff(head: bytes) -> bool:
     return b"components" in head and _COMPONENT.search(head) is not None
 
 
-__all__ = ["READ_OPTIONS", "WRITE_OPTIONS", "read", "sniff", "write"]
+def describe(motion: object) -> list[str]:
+    """``info`` lines for a .seq motion: its format version and the components kept verbatim."""
+    meta = getattr(motion, "meta", {}).get("choreonoid", {})
+    lines = []
+    if meta.get("version") is not None:
+        lines.append(f"format version: {meta['version']:g}")
+    for tree in meta.get("opaque", []):
+        lines.append(f"kept verbatim: {tree.get('type')} ({tree.get('content', '')})")
+    return lines
+
+
+__all__ = ["describe", "holds", "read", "sniff", "write"]

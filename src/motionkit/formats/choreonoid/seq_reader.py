@@ -126,10 +126,6 @@ class _Reader:
             for key, entry in inherited.items():
                 merged.setdefault(key, entry)
             self._component(node, merged, motion)
-        links = motion.tracks.get("links")
-        if (links is not None and links.kind == "pose" and links.data.ndim == 3
-                and "root" not in motion.tracks):
-            motion.add(Track("root", "pose", links.data[:, 0, :], links.timeline))  # a view
         if self.used_blocks != set(self.blocks):
             raise _NotCanonical  # a cut-out block was not where the YAML structure put frames
         if not motion.tracks and not motion.meta["choreonoid"]["opaque"]:
@@ -249,7 +245,7 @@ class _Reader:
         if collapse:
             name, data = "root", data[:, 0, :]
         name = extension.get("name", name)
-        if name in motion.tracks:
+        if motion.tracks.is_stored(name):
             taken = name
             name = next(f"{taken}_{n}" for n in range(2, len(motion.tracks) + 3)
                         if f"{taken}_{n}" not in motion.tracks)

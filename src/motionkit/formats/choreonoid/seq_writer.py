@@ -22,10 +22,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, warn
-from ...model import Motion, Timeline, Track
-from ...model.timeline import seconds_to_ns
+from ...errors import ConversionError
+from ...model import Motion, Track
 from ...spatial.quaternion import xyzw_to_wxyz
+from ..loss import Holds
 from .seq_reader import (
     EXTENSION_KEY,
     META_KEY,
@@ -45,11 +45,12 @@ _YAML_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\
 
 
 def write_seq(path: str | os.PathLike[str], motion: Motion, *, version: int = 2,
-              precision: int | None = None, nonfinite: str = "error",
-              lossy: bool = False) -> None:
-    """Write ``motion`` to ``path`` atomically as a ``.seq`` file."""
-    if not isinstance(motion, Motion):
-        raise ConversionError(f"a .seq file holds a motion, not a {type(motion).__name__}")
+              precision: int | None = None, nonfinite: str = "error") -> None:
+    """Write ``motion`` to ``path`` atomically as a ``.seq`` file.
+
+    The registry has already applied the loss rule (``holds``): what arrives here is
+    written; stamped tracks in version 1 (allowed only with ``lossy``) are resampled.
+    """
     if not _is_int(version) or version not in (1, 2, 3, 4):
         raise ConversionError(f"version must be 1, 2, 3 or 4 (Choreonoid body motion versions), "
                               f"not {version!r}")
@@ -58,87 +59,27 @@ def write_seq(path: str | os.PathLike[str], motion: Motion, *, version: int = 2,
                               f"to 17, not {precision!r}")
     if nonfinite not in NONFINITE_MODES:
         raise ConversionError(f"nonfinite must be one of {', '.join(NONFINITE_MODES)}")
-    motion = _prepare(motion, version, lossy)
+    if version == 1 and any(not t.timeline.is_uniform for t in motion.tracks.values()):
+        from ...ops.resample import resample
+
+        motion = resample(motion, None, method="linear")
     writer = _Writer(version, precision, nonfinite)
     with atomic_write(path, "wb") as handle:
         for chunk in writer.chunks(motion):
             handle.write(chunk.encode("utf-8"))
 
 
-def _prepare(motion: Motion, version: int, lossy: bool) -> Motion:
-    """Refuse (or, when lossy, drop with a warning) what a .seq file cannot hold."""
-    lost: list[str] = []
-    if motion.terrain is not None:
-        lost.append("terrain")
-    for key, value in _extra_meta(motion).items():
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError):
-            lost.append(f"metadata {key!r} (not plain data)")
-    empty = [t.name for t in motion.tracks.values() if t.data.size == 0]
-    if empty:
-        lost.append(f"empty track(s) {', '.join(empty)} (Choreonoid has no empty components)")
-    stamped = [t.name for t in motion.tracks.values() if not t.timeline.is_uniform]
-    if version == 1 and stamped:
-        lost.append(f"time stamps of {', '.join(stamped)} (version 1 has no timed frames)")
-    for track in motion.tracks.values():
-        odd = [key for key, value in track.attrs.items() if not _is_plain(key, value)]
-        if odd:
-            lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {track.name!r} "
-                        "(not plain data)")
-        if version != 1 and track.data.size:
-            changed = _ns_changed(track.timeline)
-            if changed:
-                lost.append(f"the exact nanosecond time stamps of track {track.name!r} (the float "
-                            f"seconds written would change {changed} of {track.frames})")
-    if not lost:
-        return motion
-    if not lossy:
-        raise ConversionError(f"a .seq file cannot hold {'; '.join(lost)}; "
-                              "pass lossy=True (--lossy) to drop it")
-    warn(f"dropped for .seq: {'; '.join(lost)}")
-    tracks = {name: Track(name, t.kind, t.data, t.timeline, t.labels,
-                          {k: v for k, v in t.attrs.items() if _is_plain(k, v)})
-              for name, t in motion.tracks.items() if t.data.size}
-    kept = Motion(tracks, motion.skeleton, None, dict(motion.meta))
-    for key, value in _extra_meta(motion).items():
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError):
-            del kept.meta[key]
-    if version == 1 and stamped:
-        from ...ops.resample import resample
-
-        kept = resample(kept, None, method="linear")
-    return kept
-
-
-def _is_plain(key: Any, value: Any) -> bool:
-    """True for a text key and a value that JSON gives back unchanged."""
-    try:
-        return isinstance(key, str) and json.loads(json.dumps(value, allow_nan=False)) == value
-    except (TypeError, ValueError):
-        return False
-
-
-def _ns_changed(timeline: Timeline) -> int:
-    """How many of a timeline's integer nanosecond stamps the float seconds written do not
-    give back (as their exactly rounded nanoseconds)."""
-    if timeline.stamps_ns is None:
-        return 0
-    try:
-        back = seconds_to_ns(timeline.times)
-    except ValueError:  # beyond ±9.2e9 s, where the check has no int64 room: none is sure
-        return timeline.count
-    return int(np.count_nonzero(back != timeline.stamps_ns))
+def holds(version: int = 2) -> Holds:
+    """What a .seq file holds: any track (Choreonoid's components, or kept in the
+    ``motionkit`` extension keys), plain attributes and metadata, the labels; not a terrain,
+    not empty tracks, float seconds only, and no time stamps in version 1. The skeleton is
+    not lost: a .seq motion is defined relative to a body model it never contains."""
+    return Holds(terrain=False, empty_tracks=False, ns_stamps=False, stamps=version != 1,
+                 namespace="choreonoid")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _extra_meta(motion: Motion) -> dict[str, Any]:
-    return {k: v for k, v in motion.meta.items() if k not in ("source_format", "choreonoid")}
 
 
 class _Writer:
@@ -173,7 +114,7 @@ class _Writer:
             f"{self.key('frame_rate')}: {self._rate(top_rate, top=True)}\n",
             f"{self.key('num_frames')}: {main.frames}\n",
         ]
-        meta = _extra_meta(motion)
+        meta = {k: v for k, v in motion.meta.items() if k not in ("source_format", "choreonoid")}
         if meta:
             lines.append(f"{META_KEY}: {_quote(json.dumps(meta, allow_nan=False))}\n")
         lines.append("components:\n")
@@ -197,7 +138,7 @@ class _Writer:
         root = tracks.pop("root") if _is_pose(tracks.get("root")) else None
         if links is not None:
             head.append((links_name, links))
-            if root is not None and not _is_part_zero(root, links):
+            if root is not None:
                 rest.append(("root", root))
         elif root is not None:
             head.append((links_name, root))
@@ -345,12 +286,6 @@ def _nominal_rate(track: Track) -> float:
 
 def _is_pose(track: Track | None) -> bool:
     return track is not None and track.kind == "pose"
-
-
-def _is_part_zero(root: Track, links: Track) -> bool:
-    return (links.data.ndim == 3 and root.timeline.same_as(links.timeline)
-            and root.labels is None and not root.attrs
-            and np.array_equal(root.data, links.data[:, 0, :]))
 
 
 def _quote(text: str) -> str:

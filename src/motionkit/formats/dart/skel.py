@@ -37,11 +37,10 @@ from ...model.skeleton import (
 )
 from ._inertia import derived_moment
 from ._xml import Node, parse
-from .skel_write import WRITE_OPTIONS, write
+from .skel_write import WRITES, losses, write
 
-__all__ = ["READ_OPTIONS", "WRITE_OPTIONS", "read", "sniff", "write"]
+__all__ = ["WRITES", "losses", "read", "sniff", "write"]
 
-READ_OPTIONS: frozenset[str] = frozenset()
 
 Array = NDArray[np.float64]
 _LEGACY = re.compile(rb"^\s*(dofs|mass|node|handles|primitive)\s*\{", re.MULTILINE)

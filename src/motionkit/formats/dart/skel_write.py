@@ -18,7 +18,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, warn
 from ...model.skeleton import (
     ACTUATORS,
     Body,
@@ -31,28 +30,30 @@ from ...model.skeleton import (
     default_dof_names,
 )
 
-WRITE_OPTIONS: frozenset[str] = frozenset({"lossy"})
+#: What ``write`` takes; what DART's .skel cannot express is listed by ``losses``.
+WRITES = (World, Skeleton)
 
 Array = NDArray[np.float64]
 
 
-def write(path: str | os.PathLike[str], obj: World | Skeleton, lossy: bool = False) -> None:
-    """Write ``obj`` (a World, or one Skeleton wrapped in a default world) to ``path``."""
-    world = obj if isinstance(obj, World) else None
-    if world is None:
-        if not isinstance(obj, Skeleton):
-            raise ConversionError(f"a .skel file holds skeletons; got {type(obj).__name__} "
-                                  "(a motion has no skeleton to write)")
-        world = World([obj], gravity=np.array([0.0, 0.0, -9.81]))
+def losses(obj: World | Skeleton, **_: object) -> list[str]:
+    """What DART would load differently (written in the nearest form DART knows)."""
     problems: list[str] = []
-    text = _Writer(problems, os.path.dirname(os.path.abspath(path))).world(world)
-    if problems:
-        if not lossy:
-            raise ConversionError("DART cannot load this as .skel: " + "; ".join(problems) +
-                                  " (pass lossy=True / --lossy to write the nearest form)")
-        warn("written for DART with changes: " + "; ".join(problems))
+    _Writer(problems, os.getcwd()).world(_world(obj))
+    return problems
+
+
+def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
+    """Write ``obj`` (a World, or one Skeleton wrapped in a default world) to ``path``."""
+    text = _Writer([], os.path.dirname(os.path.abspath(path))).world(_world(obj))
     with atomic_write(path, "w") as handle:
         handle.write(text)
+
+
+def _world(obj: World | Skeleton) -> World:
+    if isinstance(obj, World):
+        return obj
+    return World([obj], gravity=np.array([0.0, 0.0, -9.81]))
 
 
 def fmt(value: float) -> str:

@@ -19,10 +19,7 @@ from typing import Any
 import yaml
 
 from ..._io import atomic_write, read_bytes
-from ...errors import ConversionError, FormatError
-
-READ_OPTIONS = frozenset({"variables"})
-WRITE_OPTIONS: frozenset[str] = frozenset()
+from ...errors import FormatError
 
 #: Largest motion list read (YAML is parsed in memory).
 MAX_BYTES = 32 * 1024 * 1024
@@ -194,10 +191,12 @@ def _strip_lines(value: Any, seen: dict[int, Any]) -> Any:
     return value
 
 
-def write(path: str | os.PathLike[str], obj: Any) -> None:
+#: What ``write`` takes.
+WRITES = (MotionList,)
+
+
+def write(path: str | os.PathLike[str], obj: MotionList) -> None:
     """Write a motion list (files as given in ``source``, weights as stored)."""
-    if not isinstance(obj, MotionList):
-        raise ConversionError(f"a motion list file holds a MotionList, not {type(obj).__name__}")
     document: dict[str, Any] = {
         "motions": [{"file": entry.source or str(entry.path), "weight": float(entry.weight),
                      **entry.extras} for entry in obj.entries],

@@ -40,11 +40,14 @@ from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...model.terrain import Terrain
+from ..loss import Holds
 from . import safepickle, writepickle
 from .character import Character, canonical, exp_map_to_quat, load_character
 
-READ_OPTIONS = frozenset({"character", "misc"})
-WRITE_OPTIONS = frozenset({"character", "lossy"})
+#: PARC's own rules say what is lost (``losses``: its fields, float32, integer fps, plain
+#: data as pickles hold it), so the generic declaration leaves values to them.
+HOLDS = Holds(namespace="parc", plain=lambda key, value: True)
+WRITES = (Motion, Terrain)
 
 MS_KEYS = ("motion_data", "terrain_data", "misc_data")
 MOTION_KEYS = ("root_pos", "root_rot", "joint_rot", "body_contacts", "fps", "loop_mode")
@@ -531,8 +534,14 @@ def _summary(value: Any) -> str:
 # ============================================================================ writing
 
 
-def write(path: str | os.PathLike[str], obj: Any, character: Any = None,
-          lossy: bool = False) -> None:
+def losses(obj: Motion | Terrain, character: Any = None) -> list[str]:
+    """What a PARC file cannot hold of ``obj`` (the rules of :func:`write`)."""
+    lost: list[str] = []
+    encode(_as_motion(obj), character, lost)
+    return lost
+
+
+def write(path: str | os.PathLike[str], obj: Motion | Terrain, character: Any = None) -> None:
     """Write an MS container exactly as PARC does (protocol 4, NumPy 1.x names).
 
     Numbers are stored as float32, as in PARC's own files: float64 values are rounded to
@@ -546,18 +555,18 @@ def write(path: str | os.PathLike[str], obj: Any, character: Any = None,
     or rounded, with a warning): other tracks, a non-integral or stamped rate, dy != dx,
     misc entries, metadata and attrs that are not plain data or whose keys are not text.
     """
-    if isinstance(obj, Terrain):
-        obj = Motion(terrain=obj)
-    if not isinstance(obj, Motion):
-        raise ConversionError(f"PARC files hold motions, not {type(obj).__name__}")
-    blobs = encode(obj, character=character, lossy=lossy)
     with atomic_write(path, "wb") as handle:
-        handle.write(blobs)
+        handle.write(encode(_as_motion(obj), character))
 
 
-def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
-    """The bytes of the MS container for ``motion`` (the rules of :func:`write`)."""
-    lost: list[str] = []
+def _as_motion(obj: Motion | Terrain) -> Motion:
+    return Motion(terrain=obj) if isinstance(obj, Terrain) else obj
+
+
+def encode(motion: Motion, character: Any = None, lost: list[str] | None = None) -> bytes:
+    """The bytes of the MS container for ``motion`` (the rules of :func:`write`): what a
+    PARC file cannot hold is left out, and named in ``lost`` when it is given."""
+    lost = [] if lost is None else lost
     char = _writer_character(motion, character)
     motion_dict = _motion_dict(motion, char, lost) if motion.tracks else None
     terrain_dict = _terrain_dict(motion.terrain, lost) if motion.terrain is not None else None
@@ -576,11 +585,6 @@ def encode(motion: Motion, character: Any = None, lossy: bool = False) -> bytes:
         raise ConversionError(f"misc entry {EXTRAS_KEY!r} holds data of its own, but motionkit "
                               "keeps the metadata, labels and attrs PARC has no field for under "
                               "that key; rename the misc entry")
-    if lost:
-        message = "PARC files cannot hold: " + "; ".join(lost)
-        if not lossy:
-            raise ConversionError(message + " (pass lossy=True / --lossy to drop them)")
-        warn(message + " (dropped)")
     if extras:
         misc[EXTRAS_KEY] = extras
     misc_present = bool(misc) or not (parc.get("container") == "ms" and "misc_data" not in

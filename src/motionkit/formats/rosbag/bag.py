@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +23,12 @@ from ..._io import atomic_write
 from ...errors import ConversionError, FormatError, MotionkitError
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
-from ..trajectory import _common as common
+from ..loss import Holds
+from ..poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
 from .tf import TfBuffer
 
 PathLike = str | os.PathLike[str]
 
-READ_OPTIONS = frozenset({"topic", "sort", "dedupe"})
-WRITE_OPTIONS = frozenset({"link", "topic", "frame_id", "child_frame_id", "message", "storage",
-                           "lossy"})
 
 POSE_TYPES = (
     "geometry_msgs/msg/PoseStamped",
@@ -43,6 +42,26 @@ TF_TYPE = "tf2_msgs/msg/TFMessage"
 _BAG_SUFFIXES = (".bag", ".mcap", ".db3")
 DEFAULT_TOPIC = "/trajectory"
 _ROS_SECONDS = 2**31  # rosbags writes header stamps' seconds as int32 (ROS1 and ROS2)
+
+
+def claims(path: str) -> bool:
+    """True for a ROS2 bag folder or an address: a bag plus a selector (``run.bag:/topic``,
+    ``run.bag:tf:map->base_link``) where the bag exists and the whole text is no file."""
+    if Path(path).is_dir():
+        return True
+    if Path(path).exists() or ":" not in path:
+        return False
+    base = Path(path.split(":", 1)[0])
+    return base.exists() and (base.is_dir() or base.suffix.lower() in _BAG_SUFFIXES)
+
+
+def holds(message: str = "PoseStamped") -> Holds:
+    """The root pose, and for Odometry its twist (``twist_linear``, ``twist_angular``)."""
+    if message not in ("PoseStamped", "Odometry"):
+        raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
+    twist = {"twist_linear": "vector3", "twist_angular": "vector3"} if message == "Odometry" else {}
+    # a twist's frame (the child frame, as Odometry defines it) is what the message holds
+    return replace(pose_holds("rosbag", **twist), attrs=True, plain=lambda key, _: key == "frame")
 
 
 def split_address(path: PathLike) -> tuple[Path, str | None]:
@@ -183,7 +202,7 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     data = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
     twist = np.asarray(twists, dtype=np.float64).reshape(-1, 6) if twists else None
     source = f"{base}:{topic_name}"
-    timeline, order = common.stamped_timeline(None, ns, path=source,
+    timeline, order = stamped_timeline(None, ns, path=source,
                                               line_of=lambda row: row + 1, sort=sort,
                                               dedupe=dedupe)
     if order is not None:
@@ -195,8 +214,8 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     meta: dict[str, Any] = {"name": topic_name.lstrip("/") or base.stem, "epsg": 0,
                             "nframe": None, "source_format": "rosbag", "rosbag": extras}
     quat = None if msgtype == "geometry_msgs/msg/PointStamped" else \
-        common.normalized_quaternions(data[:, 3:], source, lambda row: row + 1)
-    motion = common.build_motion(timeline, data[:, :3], quat, meta=meta)
+        normalized_quaternions(data[:, 3:], source, lambda row: row + 1)
+    motion = build_motion(timeline, data[:, :3], quat, meta=meta)
     if twist is not None:
         timeline = motion.tracks["root"].timeline
         attrs = {"frame": child_frame_id}
@@ -233,25 +252,20 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
     meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None, "source_format": "rosbag",
             "rosbag": {"tf_chain": f"{parent}->{child}", "frame_id": parent,
                        "child_frame_id": child}}
-    return common.build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],
+    return build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],
                                meta=meta)
 
 
-def write(path: PathLike, obj: Motion, *, link: str | None = None,
-          topic: str | None = None,
+def write(path: PathLike, obj: Motion, *, topic: str | None = None,
           frame_id: str | None = None, child_frame_id: str | None = None,
-          message: str = "PoseStamped", storage: str | None = None,
-          lossy: bool = False) -> None:
+          message: str = "PoseStamped", storage: str | None = None) -> None:
     """Write the root pose as ``PoseStamped`` (or ``Odometry``) messages.
 
     ``.bag`` gives ROS1; a bare ``.mcap`` a ROS2 MCAP file; any other path a ROS2 bag
     folder (``storage`` sqlite3, the default, or mcap). Bag time = stamp; integer
     nanosecond stamps are written exactly.
     """
-    if message not in ("PoseStamped", "Odometry"):
-        raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
-    holds = ("twist_linear", "twist_angular") if message == "Odometry" else ()
-    root, held = common.writable_root(obj, holds, "ROS bag", lossy, link)
+    root, held = obj.tracks["root"], obj.tracks
     extras = obj.meta.get("rosbag", {}) if isinstance(obj.meta.get("rosbag"), dict) else {}
     topic = _topic(topic, extras.get("topic"), message)
     frame = _name(frame_id, extras.get("frame_id"), "map")

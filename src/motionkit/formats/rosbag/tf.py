@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from ...errors import FormatError
 from ...spatial.quaternion import conjugate, multiply, rotate, slerp
-from ..trajectory._common import normalized_quaternions
+from ..poses import normalized_quaternions
 
 
 @dataclass

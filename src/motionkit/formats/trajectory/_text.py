@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from ... import _accel
 from ..._io import open_binary
 from ...errors import FormatError
+from ..poses import UnitRows
 
 PathLike = str | os.PathLike[str]
 #: (line, [(1-based column, stripped text) of each field]) of rows, in order.
@@ -58,36 +59,6 @@ _Result = TypeVar("_Result")
 
 class Rescan(Exception):
     """Raised inside the one-pass read when only the exact two-pass read can go on."""
-
-
-@dataclass
-class UnitRows:
-    """File columns (x, y, z, w) of a quaternion that parse_into scales to unit length as
-    it stores each block: from the parsed columns while they are in cache, instead of a
-    later pass over the strided pose array. Rows within 1e-15 of unit length stay
-    bit-exact; ``bad`` is the first zero or non-finite row, for the reader to report."""
-
-    columns: tuple[int, int, int, int]
-    bad: int | None = None
-
-    def scale(self, sources: list[NDArray[Any]], targets: Mapping[int, Target],
-              row: int) -> None:
-        """Write ``sources`` (x, y, z, w of rows ``row``… ; they may be the targets'
-        own rows) divided by their norm to the targets."""
-        x, y, z, w = sources
-        norms = np.sqrt(x * x + y * y + z * z + w * w)
-        bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
-        if bad.size and self.bad is None:
-            self.bad = row + int(bad[0])
-        norms[np.abs(norms - 1.0) <= 1e-15] = 1.0  # x / 1.0 is x exactly
-        with np.errstate(invalid="ignore", divide="ignore"):  # bad rows are reported
-            for column, source in zip(self.columns, sources, strict=True):
-                np.divide(source, norms, out=targets[column][row:row + x.size])
-
-    def check(self, path: object, line_of: Callable[[int], int]) -> None:
-        """A FormatError naming the line of the first zero or non-finite quaternion."""
-        if self.bad is not None:
-            raise FormatError("zero or invalid quaternion", str(path), line_of(self.bad))
 
 
 @dataclass

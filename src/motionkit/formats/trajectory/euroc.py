@@ -18,13 +18,16 @@ from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion, Track
 from ...model.timeline import seconds_to_ns
+from .. import poses
+from ..poses import UnitRows
 from . import _common as common
-from ._text import Target, TextTable, UnitRows, detect_delimiter, field_count, parse_into, read_table
+from ._text import Target, TextTable, detect_delimiter, field_count, parse_into, read_table
 
 PathLike = str | os.PathLike[str]
 
-READ_OPTIONS = frozenset({"sort", "dedupe"})
-WRITE_OPTIONS = frozenset({"precision", "lossy", "link"})
+#: The root pose with its velocity and IMU biases (all vectors, on the root's timeline).
+HOLDS = poses.pose_holds("euroc", velocity="vector3", gyro_bias="vector3",
+                         accel_bias="vector3")
 
 _HEADER = ("#timestamp [ns]", "p_RS_R_x [m]", "p_RS_R_y [m]", "p_RS_R_z [m]", "q_RS_w []",
            "q_RS_x []", "q_RS_y []", "q_RS_z []")
@@ -67,7 +70,7 @@ def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
     quaternion.check(path, table.line_of)
     quat = values[:, [5, 6, 7, 4]]
     position = values[:, 1:4]
-    timeline, order = common.stamped_timeline(None, ns, path=path, line_of=table.line_of,
+    timeline, order = poses.stamped_timeline(None, ns, path=path, line_of=table.line_of,
                                               sort=sort, dedupe=dedupe)
     if order is not None:
         values, quat, position = values[order], quat[order], position[order]
@@ -75,7 +78,7 @@ def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
                             "source_format": "euroc", "euroc": {"columns": names}}
     velocity = values[:, 8:11] if width >= 11 else None
-    motion = common.build_motion(timeline, position, quat, velocity=velocity, meta=meta)
+    motion = poses.build_motion(timeline, position, quat, velocity=velocity, meta=meta)
     if width >= 17:
         motion.add(Track("gyro_bias", "vector3", values[:, 11:14], timeline))
         motion.add(Track("accel_bias", "vector3", values[:, 14:17], timeline))
@@ -94,19 +97,21 @@ def _column_names(comments: list[tuple[int, str]]) -> list[str]:
     return []
 
 
-def write(path: PathLike, obj: Motion, *, link: str | None = None,
-          precision: int = 9, lossy: bool = False) -> None:
-    """Write the canonical EuRoC layout (8, 11 or 17 columns), integer ns stamps."""
-    root, held = common.writable_root(
-        obj, ("velocity", "gyro_bias", "accel_bias"), "EuRoC", lossy, link)
-    lost = []
+def losses(obj: Motion, **_: object) -> list[str]:
+    """EuRoC's columns: biases come in pairs, after the velocity."""
+    held = obj.tracks
     biases = "gyro_bias" in held and "accel_bias" in held
     if not biases and ("gyro_bias" in held or "accel_bias" in held):
-        lost.append("a bias track without its partner (EuRoC holds both or neither)")
+        return ["a bias track without its partner (EuRoC holds both or neither)"]
     if biases and "velocity" not in held:
-        lost.append("the IMU biases (EuRoC needs velocity columns before them)")
-        biases = False
-    common.refuse_or_warn(lost, "EuRoC", lossy)
+        return ["the IMU biases (EuRoC needs velocity columns before them)"]
+    return []
+
+
+def write(path: PathLike, obj: Motion, *, precision: int = 9) -> None:
+    """Write the canonical EuRoC layout (8, 11 or 17 columns), integer ns stamps."""
+    root, held = obj.tracks["root"], obj.tracks
+    biases = "gyro_bias" in held and "accel_bias" in held and "velocity" in held
     timeline = root.timeline
     ns = (timeline.stamps_ns if timeline.stamps_ns is not None
           else seconds_to_ns(timeline.times))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,14 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...errors import FormatError
 from ...model import Motion, Timeline
+from .. import poses
+from ..loss import Holds
 from . import _common as common
 from ._text import TextTable, detect_delimiter, parse_numeric, read_table, scan
 from .tum import numeric_fields
 
 PathLike = str | os.PathLike[str]
 
-READ_OPTIONS = frozenset({"times", "rate", "sort", "dedupe"})
-WRITE_OPTIONS = frozenset({"precision", "lossy", "link", "times"})
 
 
 def sniff(head: bytes) -> bool:
@@ -84,7 +85,7 @@ def _read(table: TextTable, *, times: PathLike | None, rate: float | None, sort:
         stamps = parse_numeric(stamp_table, None, 1)[:, 0]
         if stamps.size != table.rows:
             raise FormatError(f"{stamps.size} times for {table.rows} poses in {path}", times)
-        timeline, order = common.stamped_timeline(stamps, None, path=times,
+        timeline, order = poses.stamped_timeline(stamps, None, path=times,
                                                   line_of=stamp_table.line_of, sort=sort,
                                                   dedupe=dedupe)
         if order is not None:
@@ -94,21 +95,21 @@ def _read(table: TextTable, *, times: PathLike | None, rate: float | None, sort:
         timeline = Timeline.uniform(rate, table.rows)
         extras = {"time": "rate"}
     else:
-        timeline = Timeline.uniform(1.0, table.rows)
+        timeline = Timeline.frame_numbers(table.rows)
     meta = {"name": Path(path).stem, "epsg": 0, "nframe": None, "source_format": "kitti",
             "kitti": extras}
-    return common.build_motion(timeline, position, quat, meta=meta)
+    return poses.build_motion(timeline, position, quat, meta=meta)
 
 
-def write(path: PathLike, obj: Motion, *, link: str | None = None,
-          precision: int = 9, lossy: bool = False,
+def holds(times: PathLike | None = None) -> Holds:
+    """The root pose; its times only with a ``times`` file beside (else frame numbers only)."""
+    return replace(poses.pose_holds("kitti"), times=times is not None)
+
+
+def write(path: PathLike, obj: Motion, *, precision: int = 9,
           times: PathLike | None = None) -> None:
-    """Write 12 fixed-point numbers per row; ``times`` also writes a ``times.txt``.
-
-    Without ``times`` a motion with real time stamps is refused (times would be lost)
-    unless ``lossy``; so is a position-only one (rotations would be invented).
-    """
-    root, _ = common.writable_root(obj, (), "KITTI", lossy, link, holds_times=times is not None)
+    """Write 12 fixed-point numbers per row; ``times`` also writes a ``times.txt``."""
+    root = obj.tracks["root"]
     matrices = np.empty((root.frames, 3, 4))
     matrices[:, :, :3] = quaternions_to_matrices(root.data[:, 3:])
     matrices[:, :, 3] = root.data[:, :3]

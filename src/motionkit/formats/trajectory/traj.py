@@ -15,6 +15,7 @@ import math
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +29,7 @@ from ...model import Motion, Timeline
 from ...model.timeline import ns_to_seconds
 from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
+from .. import poses
 from . import _common as common
 from ._text import (
     RowFields,
@@ -42,8 +44,9 @@ from ._text import (
 
 PathLike = str | os.PathLike[str]
 
-READ_OPTIONS = frozenset({"time_unit", "sort", "dedupe", "gps_week", "to_epsg", "local_enu"})
-WRITE_OPTIONS = frozenset({"precision", "lossy", "link"})
+#: The root pose (or position only), velocity and arc length, the CRS and the sorting.
+HOLDS = replace(poses.pose_holds("traj", velocity="vector3", arc_length="value"),
+                meta=frozenset({"epsg", "sorting"}), position_only=True)
 
 #: Header keys trajectopy knows (plus ``time_unit`` and ``body_frame``, ours).
 KEYS = frozenset({
@@ -262,9 +265,9 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
     if sorting_raw not in _SORTING:
         raise header.error("sorting", f"unknown #sorting {sorting_raw!r} (time, arc_length)")
     if time_meta == "index":
-        timeline = Timeline.uniform(1.0, times.size)
+        timeline = Timeline.frame_numbers(times.size)
     else:
-        timeline, order = common.stamped_timeline(times, ns, path=path, line_of=table.line_of,
+        timeline, order = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
                                                   sort=sort, dedupe=dedupe)
         if order is not None:
             pose = pose[order]
@@ -286,7 +289,7 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
         meta["body_frame"] = header.get("body_frame")
     if to_epsg is not None or local_enu:
         pose[:, :3] = _reproject(pose[:, :3], meta, to_epsg, local_enu)
-    return common.pose_motion(timeline, pose, quat, velocity=velocity, arc_length=arc,
+    return poses.pose_motion(timeline, pose, quat, velocity=velocity, arc_length=arc,
                               meta=meta)
 
 
@@ -450,20 +453,19 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
     return cols, stamps
 
 
-def write(path: PathLike, obj: Motion, *, link: str | None = None,
-          precision: int | None = None,
-          lossy: bool = False) -> None:
+def losses(obj: Motion, **_: object) -> list[str]:
+    """A navigation frame other than ENU is not converted on writing."""
+    nframe = str(obj.meta.get("nframe") or "enu").lower()  # unknown: trajectopy's default
+    return [] if nframe == "enu" else [f"navigation frame {nframe!r} (the model is ENU)"]
+
+
+def write(path: PathLike, obj: Motion, *, precision: int | None = None) -> None:
     """Write a trajectory in trajectopy's own layout; full precision unless ``precision``.
 
     Header order ``#epsg #name #nframe #sorting #fields``; columns in trajectopy's order
     ``t, l, px, py, pz, qx, qy, qz, qw, vx, vy, vz`` (only those the motion has).
     """
-    root, held = common.writable_root(obj, ("velocity", "arc_length"), "traj", lossy, link,
-                                      holds_crs=True, needs_orientation=False)
-    meta = obj.meta
-    nframe = str(meta.get("nframe") or "enu").lower()  # unknown: trajectopy's default
-    if nframe != "enu":
-        common.refuse_or_warn([f"navigation frame {nframe!r} (the model is ENU)"], "traj", lossy)
+    root, held, meta = obj.tracks["root"], obj.tracks, obj.meta
     number = common.shortest if precision is None else common.Fixed(precision)
     fields: list[str] = ["t"]
     columns: list[tuple[Any, common.Formatter | None]] = [
@@ -472,7 +474,7 @@ def write(path: PathLike, obj: Motion, *, link: str | None = None,
         fields.append("l")
         columns.append((obj.tracks["arc_length"].data[:, 0], number))
     data = root.data
-    names = ["px", "py", "pz"] + (["qx", "qy", "qz", "qw"] if common.has_orientation(root)
+    names = ["px", "py", "pz"] + (["qx", "qy", "qz", "qw"] if poses.has_orientation(root)
                                   else [])
     for index, name in enumerate(names):
         fields.append(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,15 @@ import numpy as np
 from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion
+from .. import poses
+from ..poses import UnitRows
 from . import _common as common
-from ._text import TextTable, UnitRows, detect_delimiter, field_count, parse_into, read_table
+from ._text import TextTable, detect_delimiter, field_count, parse_into, read_table
 
 PathLike = str | os.PathLike[str]
 
-READ_OPTIONS = frozenset({"time_unit", "sort", "dedupe", "quaternion_order"})
-WRITE_OPTIONS = frozenset({"precision", "lossy", "link"})
+#: The root pose with real times (frame numbers would be written as invented seconds).
+HOLDS = replace(poses.pose_holds("tum"), frame_numbers=False)
 _NUMBER = rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 
 
@@ -97,7 +100,7 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     scale = common.time_scale(time_unit, path)
     if scale != 1.0:
         times = times * scale
-    timeline, keep = common.stamped_timeline(times, None, path=path, line_of=table.line_of,
+    timeline, keep = poses.stamped_timeline(times, None, path=path, line_of=table.line_of,
                                              sort=sort, dedupe=dedupe)
     if keep is not None:
         pose = pose[keep]
@@ -105,13 +108,12 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
                             "source_format": "tum",
                             "tum": {"comments": [text for _, text in table.comments],
                                     "quaternion_order": order}}
-    return common.pose_motion(timeline, pose, True, meta=meta)
+    return poses.pose_motion(timeline, pose, True, meta=meta)
 
 
-def write(path: PathLike, obj: Motion, *, link: str | None = None,
-          precision: int = 9, lossy: bool = False) -> None:
+def write(path: PathLike, obj: Motion, *, precision: int = 9) -> None:
     """Write ``t x y z qx qy qz qw`` rows, single spaces, ``precision`` decimals."""
-    root, _ = common.writable_root(obj, (), "TUM", lossy, link, needs_real_times=True)
+    root = obj.tracks["root"]
     number = common.Fixed(precision)
     columns = [common.time_column(root.timeline, number)]
     columns += [(root.data[:, i], number) for i in range(7)]

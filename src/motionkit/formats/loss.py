@@ -1,0 +1,225 @@
+"""The loss rule, in one place: a writer declares what it can hold (``Holds``); whatever
+else an object carries is refused with one ``ConversionError`` that names all of it, or,
+with ``lossy=True``, dropped with one warning that names the same items.
+
+``lost_items`` compares a Motion with a declaration, ``settle`` applies the rule and
+``keep_held`` gives the writer only what it holds. The registry runs them for every
+writer (``Format.write``); a writer adds the losses only it can see (a PARC frame rate that
+is not an integer, say) through its ``losses`` hook, so they join the same one message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConversionError, warn
+from ..model import Motion, Timeline, Track
+from ..model.timeline import seconds_to_ns
+
+#: Metadata every reader sets to describe its source; no writer is asked to keep it.
+DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame"})
+#: Track attributes that are model facts other rules cover (``orientation``: position_only).
+MODEL_ATTRS = frozenset({"orientation"})
+
+
+def is_plain(key: Any, value: Any) -> bool:
+    """True for a text key and a value that JSON gives back unchanged."""
+    try:
+        return isinstance(key, str) and json.loads(json.dumps(value, allow_nan=False)) == value
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+@dataclass(frozen=True)
+class Holds:
+    """What a writer can hold. Defaults describe a writer that holds everything.
+
+    ``tracks`` maps the track names it writes to the kinds it takes (None: any track);
+    ``meta`` names the metadata keys it keeps (None: any plain data, JSON-like);
+    ``namespace`` is its own ``meta`` key for round-trip extras (``"choreonoid"``), kept
+    whatever it holds; ``plain(key, value)`` says which metadata and attribute values it
+    can store (JSON-like data by default). ``frame_numbers=False``: a timeline of frame numbers only would be
+    written as invented times. ``position_only=False``: a root without orientation would
+    get invented identity quaternions.
+    """
+
+    tracks: Mapping[str, frozenset[str]] | None = None
+    skeleton: bool = True
+    terrain: bool = True
+    times: bool = True
+    stamps: bool = True
+    ns_stamps: bool = True
+    one_timeline: bool = False
+    empty_tracks: bool = True
+    labels: bool = True
+    attrs: bool = True
+    meta: frozenset[str] | None = None
+    frame_numbers: bool = True
+    position_only: bool = True
+    namespace: str | None = None
+    plain: Callable[[str, Any], bool] = is_plain
+
+    def takes(self, name: str) -> bool:
+        """True when a track called ``name`` can be written."""
+        return self.tracks is None or name in self.tracks
+
+
+def tracks(**kinds: str) -> dict[str, frozenset[str]]:
+    """``tracks(root="pose", velocity="vector3")``: a Holds.tracks mapping ('|' for several)."""
+    return {name: frozenset(kind.split("|")) for name, kind in kinds.items()}
+
+
+def lost_items(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozenset()) -> list[str]:
+    """Everything in ``motion`` that a writer declaring ``holds`` would drop or invent.
+
+    ``namespaces`` are the formats' own ``meta`` keys: where they hold plain data it only
+    describes how a source file was laid out, so a writer that cannot keep it drops it
+    without counting it lost; non-plain data there (PARC's misc arrays) is data and counts.
+    """
+    lost: list[str] = []
+    root = motion.tracks.get("root")
+    reference = root.timeline if root is not None else None
+    timing: list[str] = []
+    for name, track in motion.tracks.items():
+        if not holds.takes(name):
+            if not (name == "links" and track.part_count == 1 and motion.tracks.is_view("root")
+                    and holds.takes("root")):  # all of it is the root the writer takes
+                lost.append(_untaken(motion, name, track))
+            continue
+        if holds.tracks is not None and track.kind not in holds.tracks[name]:
+            lost.append(f"track {name!r} (a {track.kind} track)")
+            continue
+        lost.extend(_track_losses(track, holds, reference))
+        timing.extend(_timeline_losses(track, holds))
+    if root is not None and motion.tracks.is_view("root") and holds.takes("root") \
+            and not holds.takes("links"):
+        timing.extend(_timeline_losses(root, holds))
+        if not holds.position_only and not root.attrs.get("orientation", True):
+            lost.append("the missing orientation (identity quaternions would be written)")
+    lost.extend(dict.fromkeys(timing))  # one line per kind of timing loss
+    if motion.skeleton is not None and not holds.skeleton:
+        lost.append("the skeleton")
+    if motion.terrain is not None and not holds.terrain:
+        lost.append("the terrain")
+    lost.extend(_meta_losses(motion.meta, holds, namespaces))
+    return lost
+
+
+def settle(lost: list[str], target: str, lossy: bool) -> None:
+    """The rule: ConversionError naming ``lost``, or one warning naming it when ``lossy``."""
+    if not lost:
+        return
+    what = "; ".join(lost)
+    if not lossy:
+        raise ConversionError(f"{target} cannot hold: {what} (pass lossy=True (--lossy) to drop it)")
+    warn(f"{target}: dropped {what}")
+
+
+def keep_held(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozenset()) -> Motion:
+    """A motion with only what ``holds`` takes: held tracks (views the writer needs become
+    stored tracks), plain attributes and metadata, skeleton and terrain where held."""
+    kept: dict[str, Track] = {}
+    names = list(motion.tracks)
+    names += [name for name in motion.tracks.views() if holds.takes(name) and not holds.takes("links")]
+    for name in names:
+        track = motion.tracks[name]
+        if not holds.takes(name) or (holds.tracks is not None and track.kind not in holds.tracks[name]):
+            continue
+        if not holds.empty_tracks and track.data.size == 0:
+            continue
+        attrs = {key: value for key, value in track.attrs.items()
+                 if key in MODEL_ATTRS or (holds.attrs and holds.plain(key, value))}
+        labels = track.labels if holds.labels else None
+        if attrs != track.attrs or labels is not track.labels:
+            track = Track(name, track.kind, track.data, track.timeline, labels, attrs)
+        kept[name] = track
+    meta = {key: value for key, value in motion.meta.items()
+            if _meta_kept(key, value, holds) or _meta_ignored(key, value, namespaces)}
+    return Motion(kept, motion.skeleton if holds.skeleton else None,
+                  motion.terrain if holds.terrain else None, meta)
+
+
+def ns_changed(timeline: Timeline) -> int:
+    """How many integer nanosecond stamps the float seconds would not give back."""
+    if timeline.stamps_ns is None:
+        return 0
+    try:
+        back = seconds_to_ns(timeline.times)
+    except ValueError:  # beyond ±9.2e9 s, where the check has no int64 room: none is sure
+        return timeline.count
+    return int(np.count_nonzero(back != timeline.stamps_ns))
+
+
+def _untaken(motion: Motion, name: str, track: Track) -> str:
+    if name == "links" and motion.tracks.is_view("root") and track.part_count > 1:
+        return (f"links beyond the first ({track.part_count - 1} parts; "
+                "name one with link=...)")
+    return f"track {name!r}"
+
+
+def _track_losses(track: Track, holds: Holds, reference: Timeline | None) -> list[str]:
+    lost = []
+    name = track.name
+    if (holds.one_timeline and reference is not None and name != "root"
+            and not track.timeline.same_as(reference)):
+        lost.append(f"track {name!r} (its timeline differs from the root's)")
+    if not holds.empty_tracks and track.data.size == 0:
+        lost.append(f"empty track {name!r}")
+    if track.labels and not holds.labels:
+        lost.append(f"the labels of track {name!r}")
+    odd = [key for key, value in track.attrs.items()
+           if key not in MODEL_ATTRS and not (holds.attrs and holds.plain(key, value))]
+    if odd:
+        why = " (not plain data)" if holds.attrs else ""
+        lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}{why}")
+    if name == "root" and not holds.position_only and not track.attrs.get("orientation", True):
+        lost.append("the missing orientation (identity quaternions would be written)")
+    return lost
+
+
+def _timeline_losses(track: Track, holds: Holds) -> list[str]:
+    timeline = track.timeline
+    if timeline.frame_numbered:
+        return [] if holds.frame_numbers else ["real times (the source had frame numbers only)"]
+    if not holds.times:
+        return ["the time stamps"]
+    if not timeline.is_uniform and not holds.stamps:
+        return [f"the time stamps of track {track.name!r} (a fixed rate only)"]
+    if not holds.ns_stamps and track.data.size:
+        changed = ns_changed(timeline)
+        if changed:
+            return [f"the exact nanosecond time stamps of track {track.name!r} (the float "
+                    f"seconds written would change {changed} of {track.frames})"]
+    return []
+
+
+def _meta_losses(meta: Mapping[str, Any], holds: Holds, namespaces: frozenset[str]) -> list[str]:
+    lost = []
+    for key, value in meta.items():
+        if _meta_kept(key, value, holds) or _meta_ignored(key, value, namespaces):
+            continue
+        if key == "epsg":
+            lost.append(f"the CRS (EPSG {value})")
+        elif holds.meta is None or key in namespaces:
+            lost.append(f"metadata {key!r} (not plain data)")
+        else:
+            lost.append(f"metadata {key!r}")
+    return lost
+
+
+def _meta_ignored(key: str, value: Any, namespaces: frozenset[str]) -> bool:
+    return (key in DESCRIPTIVE_META or value is None or (key == "epsg" and not value)
+            or (key in namespaces and is_plain(key, value)))
+
+
+def _meta_kept(key: str, value: Any, holds: Holds) -> bool:
+    if key == holds.namespace:
+        return True
+    if holds.meta is None:
+        return holds.plain(key, value)
+    return key in holds.meta

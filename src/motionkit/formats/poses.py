@@ -1,0 +1,167 @@
+"""Pieces every reader and writer of pose series shares — text trajectories and ROS bags:
+unit quaternions, stamped timelines (order, duplicates, exact nanoseconds), the pose
+Motion a reader returns, and what a one-pose-track writer holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import FormatError, warn
+from ..model import Motion, Timeline, Track
+from ..model.timeline import ns_to_seconds
+from .loss import Holds, tracks
+
+Target = NDArray[Any]
+
+
+def pose_holds(namespace: str, **kinds: str) -> Holds:
+    """What a writer of one pose track holds: ``root`` (+ the tracks named in ``kinds``) on
+    one timeline, a real orientation, and no skeleton, terrain, labels, attributes or
+    metadata (arguments of ``dataclasses.replace`` on the result add what a format keeps)."""
+    return Holds(tracks=tracks(root="pose", **kinds), skeleton=False, terrain=False,
+                 one_timeline=True, labels=False, attrs=False, meta=frozenset(),
+                 position_only=False, namespace=namespace)
+
+
+@dataclass
+class UnitRows:
+    """File columns (x, y, z, w) of a quaternion that parse_into scales to unit length as
+    it stores each block: from the parsed columns while they are in cache, instead of a
+    later pass over the strided pose array. Rows within 1e-15 of unit length stay
+    bit-exact; ``bad`` is the first zero or non-finite row, for the reader to report."""
+
+    columns: tuple[int, int, int, int]
+    bad: int | None = None
+
+    def scale(self, sources: list[NDArray[Any]], targets: Mapping[int, Target],
+              row: int) -> None:
+        """Write ``sources`` (x, y, z, w of rows ``row``… ; they may be the targets'
+        own rows) divided by their norm to the targets."""
+        x, y, z, w = sources
+        norms = np.sqrt(x * x + y * y + z * z + w * w)
+        bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
+        if bad.size and self.bad is None:
+            self.bad = row + int(bad[0])
+        norms[np.abs(norms - 1.0) <= 1e-15] = 1.0  # x / 1.0 is x exactly
+        with np.errstate(invalid="ignore", divide="ignore"):  # bad rows are reported
+            for column, source in zip(self.columns, sources, strict=True):
+                np.divide(source, norms, out=targets[column][row:row + x.size])
+
+    def check(self, path: object, line_of: Callable[[int], int]) -> None:
+        """A FormatError naming the line of the first zero or non-finite quaternion."""
+        if self.bad is not None:
+            raise FormatError("zero or invalid quaternion", str(path), line_of(self.bad))
+
+
+def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
+                  ) -> NDArray[np.int64] | None:
+    """Row order to keep: None for all rows as they are (``times`` may be integer ns).
+
+    Duplicate and unsorted stamps are kept with a warning unless ``dedupe`` (drop later
+    duplicates) or ``sort`` (stable time sort) is asked for.
+    """
+    if times.size < 2:
+        return None
+    steps = np.diff(times)
+    order: NDArray[np.int64] | None = None
+    if np.any(steps < 0):
+        if sort:
+            order = np.argsort(times, kind="stable")
+        else:
+            count = int(np.count_nonzero(steps < 0))
+            warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
+                 "order (read with sort=True to sort them)")
+    current = times if order is None else times[order]
+    same = np.diff(current) == 0
+    if np.any(same):
+        if dedupe:
+            keep = np.concatenate([[True], ~same])
+            base = np.arange(times.size) if order is None else order
+            order = base[keep]
+        else:
+            warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
+                 "(read with dedupe=True to drop them)")
+    return order
+
+
+def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | None, *,
+                     path: object, line_of: Callable[[int], int], sort: bool = False,
+                     dedupe: bool = False) -> tuple[Timeline, NDArray[np.int64] | None]:
+    """The stamped timeline of a reader's rows (float seconds or, when known, integer ns)
+    and the row order to keep (None: all rows as they are; see ``_order_stamps``).
+
+    A non-finite stamp is a FormatError naming its row's line; unsorted or duplicate
+    stamps are sorted/dropped on request, else kept with a warning.
+    """
+    if ns is None:
+        assert times is not None
+        bad = np.flatnonzero(~np.isfinite(times))
+        if bad.size:
+            raise FormatError(f"time stamp is not a finite number ({times[bad[0]]})",
+                              str(path), line_of(int(bad[0])))
+        order = _order_stamps(times, sort=sort, dedupe=dedupe, path=path)
+        return Timeline.stamped(times if order is None else times[order], check=False), order
+    order = _order_stamps(ns, sort=sort, dedupe=dedupe, path=path)
+    if order is not None:
+        ns = ns[order]
+    try:
+        return Timeline.from_nanoseconds(ns), order
+    except ValueError:  # unsorted or duplicate stamps we warned about
+        timeline = Timeline.stamped(ns_to_seconds(ns), check=False)
+        ns = np.ascontiguousarray(ns)
+        ns.setflags(write=False)
+        object.__setattr__(timeline, "stamps_ns", ns)
+        return timeline, order
+
+
+def normalized_quaternions(quat: NDArray[np.float64], path: object,
+                           line_of: Callable[[int], int]) -> NDArray[np.float64]:
+    """Scale ``quat`` rows to unit length in place (already-unit rows stay bit-exact),
+    exactly as the text readers do while parsing; a zero or non-finite quaternion is a
+    FormatError naming its line."""
+    unit = UnitRows((0, 1, 2, 3))
+    columns = [quat[:, i] for i in range(4)]
+    unit.scale(columns, dict(enumerate(columns)), 0)
+    unit.check(path, line_of)
+    return quat
+
+
+def build_motion(timeline: Timeline, position: NDArray[np.float64],
+                 quat: NDArray[np.float64] | None, *, velocity: NDArray[np.float64] | None = None,
+                 arc_length: NDArray[np.float64] | None = None,
+                 meta: dict[str, Any]) -> Motion:
+    """A trajectory Motion: ``root`` pose (+ ``velocity``, ``arc_length``) and metadata.
+
+    Without orientation the root carries identity quaternions and ``attrs["orientation"]
+    = False``, so writers leave the quaternion columns out again.
+    """
+    root = np.empty((position.shape[0], 7))
+    root[:, :3] = position
+    root[:, 3:] = (0.0, 0.0, 0.0, 1.0) if quat is None else quat
+    return pose_motion(timeline, root, quat is not None, velocity=velocity,
+                       arc_length=arc_length, meta=meta)
+
+
+def pose_motion(timeline: Timeline, root: NDArray[np.float64], orientation: bool, *,
+                velocity: NDArray[np.float64] | None = None,
+                arc_length: NDArray[np.float64] | None = None,
+                meta: dict[str, Any]) -> Motion:
+    """Like build_motion, from a ready ``(frames, 7)`` pose array (used as is, no copy)."""
+    attrs: dict[str, Any] = {} if orientation else {"orientation": False}
+    motion = Motion(meta=meta)
+    motion.add(Track("root", "pose", root, timeline, attrs=attrs))
+    if velocity is not None:
+        motion.add(Track("velocity", "vector3", velocity, timeline))
+    if arc_length is not None:
+        motion.add(Track("arc_length", "value", arc_length.reshape(-1, 1), timeline))
+    return motion
+
+
+def has_orientation(root: Track) -> bool:
+    """False when the root came from a position-only source."""
+    return bool(root.attrs.get("orientation", True))
