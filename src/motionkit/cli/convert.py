@@ -14,7 +14,10 @@ Examples:
   motionkit convert SR1WalkPattern.yaml walk_v4.seq -O version=4
   motionkit convert walk.seq walk.seq -O precision=9      (Choreonoid's own digits)
   motionkit convert stamped.seq uniform.seq --rate 100
-  motionkit convert run.pkl run.seq --character humanoid.xml""")
+  motionkit convert run.pkl run.seq --character humanoid.xml
+  motionkit convert SR1WalkPattern1.seq links.seq --model SR1.body      (every link's pose)
+  motionkit convert SR1WalkPattern1.seq waist.traj --model SR1.body --lossy
+  motionkit convert walk.seq foot.tum --model SR1.body -O link=RLEG_ANKLE_R --lossy""")
 @click.argument("source", type=click.Path(dir_okay=True))
 @click.argument("target", type=click.Path(dir_okay=False))
 @click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
@@ -24,26 +27,31 @@ Examples:
               help="Interpolation when resampling.")
 @click.option("--character", type=click.Path(exists=True, dir_okay=False),
               help="Character/model file that gives joints their meaning.")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False),
+              help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="A reader/writer option, e.g. -O version=4 -O precision=9.")
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
-            rate: float | None, method: str, character: str | None, lossy: bool,
-            options: tuple[str, ...]) -> None:
-    """Convert SOURCE to TARGET (formats from the extensions unless named)."""
-    run(source, target, from_format, to_format, rate, method, character, lossy, options)
+            rate: float | None, method: str, character: str | None, model: str | None,
+            lossy: bool, options: tuple[str, ...]) -> None:
+    """Convert SOURCE to TARGET (formats from the extensions unless named).
+
+    What TARGET cannot hold is refused with one line naming it, unless --lossy.
+    """
+    run(source, target, from_format, to_format, rate, method, character, lossy, options, model)
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
-        options: tuple[str, ...]) -> None:
+        options: tuple[str, ...], model: str | None = None) -> None:
     """Do one conversion and report it in one line."""
     extra = parse_options(options)
     if character:
         extra["character"] = character
     with busy(f"converting {source}"):
         motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                             rate=rate, method=method, lossy=lossy, **extra)
+                             rate=rate, method=method, model=model, lossy=lossy, **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
     click.echo(f"wrote {target}{detail}")

@@ -13,8 +13,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from ._fast import forward_quat
+from .motion import link_motion, link_poses
 
-__all__ = ["forward", "forward_transforms", "poses_to_matrices"]
+__all__ = ["forward", "forward_transforms", "link_motion", "link_poses", "poses_to_matrices"]
 
 Array = NDArray[np.float64]
 

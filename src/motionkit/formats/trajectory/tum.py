@@ -27,6 +27,8 @@ from ._text import TextTable, detect_delimiter, field_count, parse_into, read_ta
 PathLike = str | os.PathLike[str]
 
 #: The root pose with real times (frame numbers would be written as invented seconds).
+#: The root pose with real times (frame numbers would be written as invented seconds);
+#: integer nanosecond stamps are written as exact decimal seconds.
 HOLDS = replace(poses.pose_holds("tum"), frame_numbers=False)
 _NUMBER = rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 
