@@ -15,6 +15,7 @@ from conftest import corpus_file
 from motionkit.errors import ConversionError, FormatError
 from motionkit.formats.parc import character as ch
 from motionkit.model import Skeleton
+from motionkit.spatial import quaternion
 
 # body, parent, joint kind, DOF start, local position (spec table 7.5)
 TABLE = [
@@ -85,7 +86,7 @@ def test_dofs_match_the_corpus_legacy_and_ms_pair(humanoid: ch.Character) -> Non
     ms = mk.read(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"))
     dofs = legacy.tracks["joints"].data
     quats = ms.tracks["joint_rotations"].data
-    assert np.abs(ch.canonical(humanoid.dofs_to_quats(dofs)) - quats).max() < 1e-6
+    assert np.abs(quaternion.positive_w(humanoid.dofs_to_quats(dofs)) - quats).max() < 1e-6
     assert np.abs(humanoid.quats_to_dofs(quats) - dofs).max() < 1e-5
 
 
@@ -103,12 +104,12 @@ def test_dof_quaternion_round_trip(seed: int, frames: int) -> None:
 def test_exp_map_wraps_and_matches_scipy() -> None:
     rng = np.random.default_rng(2)
     v = rng.normal(size=(50, 3))
-    q = ch.exp_map_to_quat(v)
+    q = quaternion.from_exp_map(v)
     ref = Rotation.from_rotvec(v).as_quat()
     assert np.allclose(np.abs(np.sum(q * ref, axis=-1)), 1)
     assert np.all(q[:, 3] >= -1e-12)
-    assert np.allclose(ch.exp_map_to_quat(np.zeros((1, 3))), [[0, 0, 0, 1]])
-    back = ch.quat_to_exp_map(q)
+    assert np.allclose(quaternion.from_exp_map(np.zeros((1, 3))), [[0, 0, 0, 1]])
+    back = quaternion.to_exp_map(q)
     assert np.all(np.linalg.norm(back, axis=-1) <= np.pi + 1e-9)
     assert np.allclose(Rotation.from_rotvec(back).as_quat() * np.sign(q[:, 3:]), q, atol=1e-9)
 
@@ -128,7 +129,7 @@ def test_qpos_is_intrinsic_xyz_euler(humanoid: ch.Character) -> None:
     assert np.allclose(elbow, humanoid.quats_to_dofs(rot)[:, 9], atol=1e-6)
     pos, root_rot, back = humanoid.from_qpos(qpos)
     assert np.allclose(pos, root[:, :3]) and np.allclose(root_rot, root[:, 3:])
-    assert np.abs(back - ch.canonical(rot)).max() < 1e-6
+    assert np.abs(back - quaternion.positive_w(rot)).max() < 1e-6
 
 
 def test_forward_kinematics_puts_feet_on_the_terrain(humanoid: ch.Character) -> None:
@@ -263,7 +264,7 @@ def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: ch.Characte
             theirs = data.xquat[1:][:, [1, 2, 3, 0]]
             worst_rot = max(worst_rot, float((1 - np.abs(np.sum(theirs * body_rot[k], -1))).max()))
         _, _, back = humanoid.from_qpos(qpos)
-        worst_back = max(worst_back, float(np.abs(back - ch.canonical(rot)).max()))
+        worst_back = max(worst_back, float(np.abs(back - quaternion.positive_w(rot)).max()))
     print(f"mujoco: body position {worst_pos:.1e} m, rotation 1-|dot| {worst_rot:.1e}, "
           f"qpos round trip {worst_back:.1e}")
     assert worst_pos < 1e-6 and worst_rot < 1e-6 and worst_back < 1e-6

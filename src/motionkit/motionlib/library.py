@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ConversionError, FormatError, MotionkitError
-from ..formats.parc.character import Character, canonical, load_character, quat_to_exp_map
+from ..formats.parc.character import Character, load_character
 from ..model import Motion
 from ..spatial import quaternion as quat
 
@@ -207,9 +207,9 @@ class MotionLib:
         fps = np.repeat(self.fps, self.frame_counts)[:, None]
         root_vel = (self._root_pos[second] - self._root_pos[first]) * fps
         delta = quat.multiply(self._root_rot[second], quat.conjugate(self._root_rot[first]))
-        root_ang_vel = quat_to_exp_map(delta) * fps
+        root_ang_vel = quat.to_exp_map(delta) * fps
         local = quat.multiply(self._joint_rot[second], quat.conjugate(self._joint_rot[first]))
-        joint_vel = quat_to_exp_map(local) * fps[:, :, None]
+        joint_vel = quat.to_exp_map(local) * fps[:, :, None]
         if self.character is not None:
             dof_vel = np.zeros((total, self.character.dof_count))
             for body in range(1, self.character.body_count):
@@ -359,4 +359,4 @@ def _unit(q: Array, what: str) -> Array:
     if bad.any():
         frame = int(np.argwhere(bad)[0][0])
         raise MotionkitError(f"{what} at frame {frame} is zero or not finite")
-    return canonical(q / norm)
+    return quat.positive_w(q / norm)

@@ -165,3 +165,38 @@ def from_matrix(m: ArrayLike) -> Array:
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     quat[quat[:, 3] < 0] *= -1.0
     return quat.reshape(*m.shape[:-2], 4)
+
+
+def positive_w(q: ArrayLike) -> Array:
+    """The same rotations with ``w >= 0`` (PARC's and MimicKit's canonical sign)."""
+    q = np.asarray(q, dtype=np.float64)
+    return np.where(q[..., 3:4] < 0, -q, q)
+
+
+def to_hinge_angle(q: ArrayLike, axis: ArrayLike) -> Array:
+    """Signed angle in [-pi, pi] about ``axis`` of rotations assumed to be about it."""
+    q = positive_w(q)
+    return np.asarray(2.0 * np.arctan2(q[..., :3] @ np.asarray(axis, dtype=np.float64),
+                                       q[..., 3]))
+
+
+def from_exp_map(v: ArrayLike) -> Array:
+    """Quaternions of exponential maps ``(..., 3)`` (axis · angle); the angle is wrapped to
+    [-pi, pi] first."""
+    v = np.asarray(v, dtype=np.float64)
+    angle = np.linalg.norm(v, axis=-1, keepdims=True)
+    safe = np.where(angle > 1e-12, angle, 1.0)
+    axis = np.where(angle > 1e-12, v / safe, np.array([0.0, 0.0, 1.0]))
+    wrapped = np.mod(angle + np.pi, 2 * np.pi) - np.pi
+    return np.concatenate([axis * np.sin(0.5 * wrapped), np.cos(0.5 * wrapped)], axis=-1)
+
+
+def to_exp_map(q: ArrayLike) -> Array:
+    """Exponential maps ``(..., 3)`` of quaternions (w made >= 0 first: angles in [0, pi])."""
+    q = positive_w(q)
+    vec = q[..., :3]
+    sin_half = np.linalg.norm(vec, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(sin_half, q[..., 3:4])
+    scale = np.where(sin_half > 1e-12, angle / np.where(sin_half > 1e-12, sin_half, 1.0),
+                     2.0 / np.maximum(q[..., 3:4], 1e-12))
+    return np.asarray(vec * scale)

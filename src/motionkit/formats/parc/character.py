@@ -102,7 +102,7 @@ class Character:
             if kind == "hinge":
                 out[..., body - 1, :] = quat.from_axis_angle(self.axes[body, 0], dofs[..., start])
             elif kind == "spherical":
-                out[..., body - 1, :] = exp_map_to_quat(dofs[..., start:start + 3])
+                out[..., body - 1, :] = quat.from_exp_map(dofs[..., start:start + 3])
         return out
 
     def quats_to_dofs(self, joint_rot: ArrayLike) -> Array:
@@ -112,9 +112,9 @@ class Character:
         for body in range(1, self.body_count):
             kind, start = self.kinds[body], int(self.dof_offsets[body])
             if kind == "hinge":
-                out[..., start] = quat_to_hinge_angle(q[..., body - 1, :], self.axes[body, 0])
+                out[..., start] = quat.to_hinge_angle(q[..., body - 1, :], self.axes[body, 0])
             elif kind == "spherical":
-                out[..., start:start + 3] = quat_to_exp_map(q[..., body - 1, :])
+                out[..., start:start + 3] = quat.to_exp_map(q[..., body - 1, :])
         return out
 
     def _check_rot(self, joint_rot: ArrayLike) -> Array:
@@ -139,7 +139,7 @@ class Character:
         for body in range(1, self.body_count):
             kind = self.kinds[body]
             if kind == "hinge":
-                angle = quat_to_hinge_angle(q[..., body - 1, :], self.axes[body, 0])
+                angle = quat.to_hinge_angle(q[..., body - 1, :], self.axes[body, 0])
                 parts.append(angle[..., None])
             elif kind == "spherical":
                 order, signs = self._euler_order(body)
@@ -170,7 +170,7 @@ class Character:
                 rot[..., body - 1, :] = Rotation.from_euler(order, angles).as_quat().reshape(
                     *qpos.shape[:-1], 4)
                 at += 3
-        return root_pos, root_rot, canonical(rot)
+        return root_pos, root_rot, quat.positive_w(rot)
 
     def _euler_order(self, body: int) -> tuple[str, Array]:
         """SciPy's intrinsic order string and per-angle signs for a three-hinge body."""
@@ -292,43 +292,6 @@ class Character:
                    local_rot, kinds, joints, axes, limits,
                    list(skeleton.attrs.get("contact_bodies", [])),
                    [list(body.shapes) for body in skeleton.bodies])
-
-
-# ---------------------------------------------------------------------- rotation helpers
-
-
-def canonical(q: ArrayLike) -> Array:
-    """Quaternions with w >= 0 (PARC's canonical sign)."""
-    q = np.asarray(q, dtype=np.float64)
-    return np.where(q[..., 3:4] < 0, -q, q)
-
-
-def quat_to_hinge_angle(q: ArrayLike, axis: ArrayLike) -> Array:
-    """Signed angle in [-pi, pi] about ``axis`` of rotations assumed to be about it."""
-    q = canonical(q)
-    return np.asarray(2.0 * np.arctan2(q[..., :3] @ np.asarray(axis, dtype=np.float64),
-                                       q[..., 3]))
-
-
-def exp_map_to_quat(v: ArrayLike) -> Array:
-    """Exponential map (axis · angle) to quaternion; the angle is wrapped to [-pi, pi]."""
-    v = np.asarray(v, dtype=np.float64)
-    angle = np.linalg.norm(v, axis=-1, keepdims=True)
-    safe = np.where(angle > 1e-12, angle, 1.0)
-    axis = np.where(angle > 1e-12, v / safe, np.array([0.0, 0.0, 1.0]))
-    wrapped = np.mod(angle + np.pi, 2 * np.pi) - np.pi
-    return np.concatenate([axis * np.sin(0.5 * wrapped), np.cos(0.5 * wrapped)], axis=-1)
-
-
-def quat_to_exp_map(q: ArrayLike) -> Array:
-    """Quaternion to exponential map (w made >= 0 first, so the angle is in [0, pi])."""
-    q = canonical(q)
-    vec = q[..., :3]
-    sin_half = np.linalg.norm(vec, axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(sin_half, q[..., 3:4])
-    scale = np.where(sin_half > 1e-12, angle / np.where(sin_half > 1e-12, sin_half, 1.0),
-                     2.0 / np.maximum(q[..., 3:4], 1e-12))
-    return np.asarray(vec * scale)
 
 
 # ---------------------------------------------------------------------- XML

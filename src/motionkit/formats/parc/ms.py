@@ -40,9 +40,10 @@ from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...model.terrain import Terrain
+from ...spatial.quaternion import from_exp_map, positive_w
 from ..loss import Holds
 from . import safepickle, writepickle
-from .character import Character, canonical, exp_map_to_quat, load_character
+from .character import Character, load_character
 
 #: PARC's own rules say what is lost (``losses``: its fields, float32, integer fps, plain
 #: data as pickles hold it), so the generic declaration leaves values to them.
@@ -463,12 +464,12 @@ def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
                               f"{frames.shape[0]}", path)
     dofs = frames[:, 6:]
     root_pos = frames[:, :3]
-    root_rot = canonical(exp_map_to_quat(frames[:, 3:6])).astype(np.float32)
+    root_rot = positive_w(from_exp_map(frames[:, 3:6])).astype(np.float32)
     if char is not None:
         if dofs.shape[1] != char.dof_count:
             raise FormatError(f"frames carry {dofs.shape[1]} DOFs but character "
                               f"{char.name!r} has {char.dof_count}", path)
-        joint_rot = canonical(char.dofs_to_quats(dofs)).astype(np.float32)
+        joint_rot = positive_w(char.dofs_to_quats(dofs)).astype(np.float32)
         _fill_tracks(motion, root_pos, root_rot, joint_rot, contacts, rate, path, char)
         motion.tracks["joints"] = motion.tracks["joints"].with_data(dofs)
         motion.tracks["joints"].attrs.pop("derived_from", None)
@@ -717,7 +718,7 @@ def _joint_rotations(motion: Motion, char: Character | None, lost: list[str]) ->
     elif dofs.shape[1] != char.dof_count:
         raise ConversionError(f"'joints' has {dofs.shape[1]} values per frame but character "
                               f"{char.name!r} has {char.dof_count} DOFs")
-    return canonical(char.dofs_to_quats(dofs))
+    return positive_w(char.dofs_to_quats(dofs))
 
 
 def _terrain_dict(terrain: Any, lost: list[str]) -> dict[str, Any]:
