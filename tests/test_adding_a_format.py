@@ -63,10 +63,10 @@ def test_the_toy_format_gets_the_contract_for_free(tmp_path: Path, toy: registry
     with pytest.raises(mk.ConversionError, match="time stamps"):
         mk.write(tmp_path / "d.toy", stamped)
     (tmp_path / "bad.toy").write_text("toy 10\n1 2 x\n")
-    with pytest.raises(mk.FormatError, match="bad.toy: not a number"):
+    with pytest.raises(mk.FormatError, match=r"bad\.toy: not a number"):
         mk.read(tmp_path / "bad.toy")
     (tmp_path / "odd.toy").write_text("toy 10\n1 2\n")  # a ValueError the module did not mean
-    with pytest.raises(mk.FormatError, match=r"odd.toy: cannot be read \(ValueError"):
+    with pytest.raises(mk.FormatError, match=r"odd\.toy: cannot be read \(ValueError"):
         mk.read(tmp_path / "odd.toy")
 
 
