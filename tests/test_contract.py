@@ -272,3 +272,32 @@ def test_convert_with_a_model_derives_the_root_a_trajectory_needs(tmp_path: Path
     # .traj readers scale quaternions to unit length: rows 1e-15 off move in the last bits
     np.testing.assert_allclose(again.tracks["root"].data, expected.tracks["root"].data,
                                rtol=0, atol=1e-14)
+
+
+# ----------------------------------------------------------------------- bad rotations
+BAD_QUATERNIONS = {"zero": [0.0, 0.0, 0.0, 0.0], "nan": [np.nan, 0.0, 0.0, 1.0],
+                   "far": [0.0, 0.0, 0.0, 2.0]}
+
+
+@pytest.mark.parametrize("bad", list(BAD_QUATERNIONS))
+@pytest.mark.parametrize("writer", list(MOTION_WRITERS))
+def test_bad_quaternions_are_caught_at_the_border(tmp_path: Path, writer: str, bad: str) -> None:
+    """Refused by every writer (naming track and frame); with lossy written only where the
+    format holds them as they are and reads them back, with a warning on reading."""
+    motion = _base(writer)
+    motion.tracks["root"].data[2, 3:] = BAD_QUATERNIONS[bad]
+    target = tmp_path / ("out" + MOTION_WRITERS[writer])
+    options = {"nonfinite": "yaml"} if writer == "seq" else {}
+    with pytest.raises(mk.ConversionError, match=r"track 'root'.*the first is frame 2"):
+        mk.write(target, motion, format=writer, **options)
+    if not registry.by_name(writer).holds().raw_rotations:
+        with pytest.raises(mk.ConversionError, match="cannot hold zero, non-finite or non-unit"):
+            mk.write(target, motion, format=writer, lossy=True, **options)
+        assert not target.exists()
+        return
+    with pytest.warns(mk.MotionkitWarning, match="bad quaternions of track 'root'"):
+        mk.write(target, motion, format=writer, lossy=True, **options)
+    with pytest.warns(mk.MotionkitWarning, match=r"track 'root' has 1 frame\(s\).*frame 2"):
+        again = mk.read(target, format=writer)
+    assert isinstance(again, mk.Motion)
+    np.testing.assert_allclose(again.tracks["root"].data[2, 3:], BAD_QUATERNIONS[bad])

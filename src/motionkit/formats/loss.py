@@ -25,6 +25,8 @@ from ..model.timeline import seconds_to_ns
 DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame"})
 #: Track attributes that are model facts other rules cover (``orientation``: position_only).
 MODEL_ATTRS = frozenset({"orientation"})
+#: A quaternion further than this from unit length is "bad", as are zero and non-finite ones.
+ROTATION_TOLERANCE = 1e-4
 
 
 def is_plain(key: Any, value: Any) -> bool:
@@ -43,7 +45,9 @@ class Holds:
     ``meta`` names the metadata keys it keeps (None: any plain data, JSON-like);
     ``namespace`` is its own ``meta`` key for round-trip extras (``"choreonoid"``), kept
     whatever it holds; ``plain(key, value)`` says which metadata and attribute values it
-    can store (JSON-like data by default). ``frame_numbers=False``: a timeline of frame numbers only would be
+    can store (JSON-like data by default). ``raw_rotations``: zero, non-finite and non-unit
+    quaternions are written as they are and read back so (else they are refused, lossy or
+    not, since the file would not read back). ``frame_numbers=False``: a timeline of frame numbers only would be
     written as invented times. ``position_only=False``: a root without orientation would
     get invented identity quaternions.
     """
@@ -61,6 +65,7 @@ class Holds:
     meta: frozenset[str] | None = None
     frame_numbers: bool = True
     position_only: bool = True
+    raw_rotations: bool = False
     namespace: str | None = None
     plain: Callable[[str, Any], bool] = is_plain
 
@@ -102,11 +107,51 @@ def lost_items(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozen
         if not holds.position_only and not root.attrs.get("orientation", True):
             lost.append("the missing orientation (identity quaternions would be written)")
     lost.extend(dict.fromkeys(timing))  # one line per kind of timing loss
+    lost.extend(_rotation_losses(motion, holds))
     if motion.skeleton is not None and not holds.skeleton:
         lost.append("the skeleton")
     if motion.terrain is not None and not holds.terrain:
         lost.append("the terrain")
     lost.extend(_meta_losses(motion.meta, holds, namespaces))
+    return lost
+
+
+def bad_rotations(track: Track) -> tuple[int, int] | None:
+    """(count, first frame) of the frames of a pose or quaternion track with a zero,
+    non-finite or far from unit quaternion; None when all are good or it has none."""
+    if track.kind not in ("pose", "quaternion") or not track.data.size:
+        return None
+    quats = np.asarray(track.data[..., 3:] if track.kind == "pose" else track.data, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = np.sqrt(np.einsum("...i,...i->...", quats, quats))
+        bad = ~(np.abs(norms - 1.0) <= ROTATION_TOLERANCE)
+    frames = bad.reshape(track.frames, -1).any(axis=1)
+    count = int(np.count_nonzero(frames))
+    return (count, int(np.argmax(frames))) if count else None
+
+
+def refuse_bad_rotations(motion: Motion, holds: Holds, target: str) -> None:
+    """ConversionError for bad quaternions a writer cannot hold (lossy or not: what it
+    wrote would not read back)."""
+    if holds.raw_rotations:
+        return
+    for name, track in {**motion.tracks, **motion.tracks.views()}.items():
+        found = bad_rotations(track) if holds.takes(name) else None
+        if found is not None:
+            raise ConversionError(
+                f"{target} cannot hold zero, non-finite or non-unit quaternions: track {name!r} "
+                f"has {found[0]} frame(s) of them, the first is frame {found[1]}")
+
+
+def _rotation_losses(motion: Motion, holds: Holds) -> list[str]:
+    if not holds.raw_rotations:
+        return []
+    lost = []
+    for name, track in motion.tracks.items():
+        found = bad_rotations(track) if holds.takes(name) else None
+        if found is not None:
+            lost.append(f"the bad quaternions of track {name!r} ({found[0]} frame(s) zero, "
+                        f"non-finite or non-unit, the first is frame {found[1]}; written as they are)")
     return lost
 
 

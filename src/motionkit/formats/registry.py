@@ -31,7 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..errors import ConversionError, FormatError, MotionkitError
+from ..errors import ConversionError, FormatError, MotionkitError, warn
 from . import loss
 
 if TYPE_CHECKING:
@@ -115,11 +115,13 @@ class Format:
         reader = self._function("read", "read")
         self._check("reading", options, self.read_options())
         try:
-            return reader(path, **options)
+            obj: Loaded = reader(path, **options)
         except MotionkitError:
             raise
         except Exception as exc:
             raise _read_error(exc, path) from exc
+        _warn_bad_rotations(obj, path)
+        return obj
 
     def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> None:
         """Write ``obj`` to ``path``: options checked, anything the format cannot hold
@@ -164,6 +166,7 @@ class Format:
                 raise ConversionError(
                     f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
                     f"tracks: {names} (a body model derives one: model=... / --model)")
+        loss.refuse_bad_rotations(motion, holds, self.name)
         namespaces = frozenset(f.namespace for f in FORMATS if f.namespace)
         lost = loss.lost_items(motion, holds, namespaces) + self._own_losses(motion, options)
         loss.settle(lost, self.name, lossy)
@@ -201,6 +204,19 @@ class Format:
             known = ", ".join(sorted(allowed)) or "none"
             raise MotionkitError(f"{doing} {self.name} does not take option(s) "
                                  f"{', '.join(unknown)} (known: {known})")
+
+
+def _warn_bad_rotations(obj: object, path: PathLike) -> None:
+    """A warning per track of a read motion with zero, non-finite or non-unit quaternions."""
+    from ..model import Motion
+
+    if not isinstance(obj, Motion):
+        return
+    for name, track in obj.tracks.items():
+        found = loss.bad_rotations(track)
+        if found is not None:
+            warn(f"{os.fspath(path)}: track {name!r} has {found[0]} frame(s) with a zero, "
+                 f"non-finite or non-unit quaternion, the first is frame {found[1]}")
 
 
 def _parameters(function: Callable[..., Any], skip: int) -> frozenset[str]:

@@ -30,7 +30,7 @@ from .ms_read import (
 
 #: PARC's own rules say what is lost (``losses``: its fields, float32, integer fps, plain
 #: data as pickles hold it), so the generic declaration leaves values to them.
-HOLDS = Holds(namespace="parc", plain=lambda key, value: True)
+HOLDS = Holds(namespace="parc", plain=lambda key, value: True, raw_rotations=True)
 WRITES = (Motion, Terrain)
 
 
