@@ -48,7 +48,8 @@ def test_read_only_and_write_only_formats_say_so(tmp_path: Path) -> None:
 
 def test_options_come_from_signatures() -> None:
     assert registry.by_name("seq").read_options() == {"fast", "timed"}
-    assert registry.by_name("seq").write_options() == {"version", "precision", "nonfinite", "lossy"}
+    assert registry.by_name("seq").write_options() == {"version", "precision", "nonfinite", "lossy",
+                                                       "dedupe"}
     assert registry.by_name("tum").write_options() == {"precision", "lossy", "link"}
     assert "times" in registry.by_name("kitti").write_options()
 
@@ -301,3 +302,22 @@ def test_bad_quaternions_are_caught_at_the_border(tmp_path: Path, writer: str, b
         again = mk.read(target, format=writer)
     assert isinstance(again, mk.Motion)
     np.testing.assert_allclose(again.tracks["root"].data[2, 3:], BAD_QUATERNIONS[bad])
+
+
+def test_repeated_stamps_are_refused_where_they_cannot_be_read_back(tmp_path: Path) -> None:
+    source = tmp_path / "dup.tum"
+    source.write_text("0.0 0 0 0 0 0 0 1\n0.1 1 0 0 0 0 0 1\n0.1 2 0 0 0 0 0 1\n0.2 3 0 0 0 0 0 1\n")
+    with pytest.warns(mk.MotionkitWarning, match="duplicate"):
+        motion = mk.read(source)
+    with pytest.raises(mk.ConversionError, match=r"1 repeated .* the first at frame 2.*dedupe"):
+        mk.write(tmp_path / "dup.seq", motion)
+    with pytest.warns(mk.MotionkitWarning, match="dropped 1 frame"):
+        mk.write(tmp_path / "dup.seq", motion, dedupe=True)
+    again = mk.read(tmp_path / "dup.seq")
+    np.testing.assert_array_equal(again.tracks["root"].data[:, 0], [0, 1, 3])
+    mk.write(tmp_path / "dup2.tum", motion)  # TUM holds them (read back with a warning)
+    with pytest.raises(mk.ConversionError, match="backward"):
+        backwards = mk.Motion()
+        backwards.add(mk.Track("joints", "value", np.zeros((3, 1)),
+                               mk.Timeline.stamped([0.0, 0.2, 0.1], check=False)))
+        mk.write(tmp_path / "back.seq", backwards, dedupe=True)

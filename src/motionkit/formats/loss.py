@@ -47,7 +47,9 @@ class Holds:
     whatever it holds; ``plain(key, value)`` says which metadata and attribute values it
     can store (JSON-like data by default). ``raw_rotations``: zero, non-finite and non-unit
     quaternions are written as they are and read back so (else they are refused, lossy or
-    not, since the file would not read back). ``frame_numbers=False``: a timeline of frame numbers only would be
+    not, since the file would not read back). ``repeated_stamps=False``: stamps that repeat
+    or go back are refused (the registry offers ``dedupe=True`` to drop repeats).
+    ``frame_numbers=False``: a timeline of frame numbers only would be
     written as invented times. ``position_only=False``: a root without orientation would
     get invented identity quaternions.
     """
@@ -66,6 +68,7 @@ class Holds:
     frame_numbers: bool = True
     position_only: bool = True
     raw_rotations: bool = False
+    repeated_stamps: bool = True
     namespace: str | None = None
     plain: Callable[[str, Any], bool] = is_plain
 
@@ -141,6 +144,39 @@ def refuse_bad_rotations(motion: Motion, holds: Holds, target: str) -> None:
             raise ConversionError(
                 f"{target} cannot hold zero, non-finite or non-unit quaternions: track {name!r} "
                 f"has {found[0]} frame(s) of them, the first is frame {found[1]}")
+
+
+def dedupe_stamps(motion: Motion, holds: Holds, target: str, dedupe: bool) -> Motion:
+    """The motion with stamps that only increase, for a writer that holds no others:
+    repeated stamps are dropped (the later frame, with a warning) when ``dedupe``; any
+    other stamps that do not increase are a ConversionError naming track and frame."""
+    if holds.repeated_stamps:
+        return motion
+    tracks = dict(motion.tracks)
+    for name, track in motion.tracks.items():
+        timeline = track.timeline
+        if timeline.is_uniform or timeline.count < 2:
+            continue
+        stamps = timeline.stamps_ns if timeline.stamps_ns is not None else timeline.times
+        steps = np.diff(stamps)
+        if np.all(steps > 0):
+            continue
+        back = np.flatnonzero(steps < 0)
+        repeats = np.flatnonzero(steps == 0)
+        if back.size or not dedupe:
+            first = int(min(back[0] if back.size else len(steps), repeats[0] if repeats.size
+                            else len(steps))) + 1
+            raise ConversionError(
+                f"{target} needs increasing time stamps: track {name!r} has {repeats.size} "
+                f"repeated and {back.size} backward step(s), the first at frame {first} "
+                "(dedupe=True / -O dedupe=true drops repeats; resample or sort the rest)")
+        keep = np.concatenate([[True], steps != 0])
+        warn(f"{target}: dropped {repeats.size} frame(s) of track {name!r} whose time stamp "
+             "repeats the one before")
+        kept = (Timeline.from_nanoseconds(stamps[keep]) if timeline.stamps_ns is not None
+                else Timeline.stamped(stamps[keep], timeline.rate))
+        tracks[name] = Track(name, track.kind, track.data[keep], kept, track.labels, track.attrs)
+    return Motion(tracks, motion.skeleton, motion.terrain, motion.meta)
 
 
 def _rotation_losses(motion: Motion, holds: Holds) -> list[str]:

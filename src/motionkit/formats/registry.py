@@ -94,6 +94,8 @@ class Format:
         holds = self._declared_holds({})
         if holds is not None and holds.takes("root") and not holds.takes("links"):
             extra.add("link")
+        if holds is not None and not holds.repeated_stamps:
+            extra.add("dedupe")
         return own | extra
 
     def writes(self) -> tuple[type, ...]:
@@ -129,6 +131,7 @@ class Format:
         writer = self._function("write", "written")
         self._check("writing", {"lossy": lossy, **options}, self.write_options())
         link = options.pop("link", None)
+        dedupe = bool(options.pop("dedupe", False))
         from ..model import Motion
 
         if not isinstance(obj, self.writes()):
@@ -142,7 +145,7 @@ class Format:
                                   f"{type(obj).__name__}{hint}")
 
         if isinstance(obj, Motion):
-            obj = self.settle(obj, lossy, link, options)
+            obj = self.settle(obj, lossy, link, options, dedupe)
         else:
             loss.settle(self._own_losses(obj, options), self.name, lossy)
         try:
@@ -153,7 +156,7 @@ class Format:
             raise _write_error(exc, path) from exc
 
     def settle(self, motion: Motion, lossy: bool, link: str | None = None,
-               options: dict[str, Any] | None = None) -> Motion:
+               options: dict[str, Any] | None = None, dedupe: bool = False) -> Motion:
         """The loss rule for one write: refuse (or warn about) everything the writer cannot
         hold, and return the motion with only what it holds."""
         options = options or {}
@@ -167,6 +170,7 @@ class Format:
                     f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
                     f"tracks: {names} (a body model derives one: model=... / --model)")
         loss.refuse_bad_rotations(motion, holds, self.name)
+        motion = loss.dedupe_stamps(motion, holds, self.name, dedupe)
         namespaces = frozenset(f.namespace for f in FORMATS if f.namespace)
         lost = loss.lost_items(motion, holds, namespaces) + self._own_losses(motion, options)
         loss.settle(lost, self.name, lossy)

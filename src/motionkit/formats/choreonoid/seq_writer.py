@@ -75,7 +75,7 @@ def holds(version: int = 2) -> Holds:
     not empty tracks, float seconds only, and no time stamps in version 1. The skeleton is
     not lost: a .seq motion is defined relative to a body model it never contains."""
     return Holds(terrain=False, empty_tracks=False, ns_stamps=False, stamps=version != 1,
-                 raw_rotations=True, namespace="choreonoid")
+                 raw_rotations=True, repeated_stamps=False, namespace="choreonoid")
 
 
 def _is_int(value: Any) -> bool:
