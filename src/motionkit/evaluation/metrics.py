@@ -1,0 +1,303 @@
+"""Absolute (APE) and relative (RPE) pose errors, with evo's per-pair definitions."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConversionError
+from ._poses import Array, PoseInput, Poses
+from .align import Alignment, Kind
+from .align import align as fit_alignment
+from .associate import Association, Method, associate
+from .result import Result, Setting
+
+Relation = Literal["translation", "rotation_angle", "rotation", "full", "point_distance"]
+RELATIONS: tuple[str, ...] = ("translation", "rotation_angle", "rotation", "full", "point_distance")
+DeltaUnit = Literal["frames", "m", "deg", "rad", "s"]
+Offset = float | Literal["auto"]
+
+
+def quaternion_angle(q: Array) -> Array:
+    """Rotation angles (rad, in [0, π]) of unit quaternions; atan2 keeps tiny angles exact."""
+    return 2.0 * np.arctan2(np.linalg.norm(q[:, :3], axis=1), np.abs(q[:, 3]))
+
+
+def _unit(relation: str, unit: str | None) -> tuple[str, float]:
+    """The unit label and the factor from the natural unit (m or rad)."""
+    if relation not in RELATIONS:
+        raise ConversionError(f"unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
+    if relation == "rotation_angle":
+        unit = unit or "deg"
+        if unit not in ("deg", "rad"):
+            raise ConversionError(f"rotation_angle is in deg or rad, not {unit!r}")
+        return unit, (180.0 / math.pi if unit == "deg" else 1.0)
+    if relation in ("rotation", "full"):
+        if unit not in (None, ""):
+            raise ConversionError(f"{relation} errors have no unit (got {unit!r})")
+        return "", 1.0
+    if unit not in (None, "m"):
+        raise ConversionError(f"{relation} errors are in m, not {unit!r}")
+    return "m", 1.0
+
+
+def _pairs(ref: PoseInput | Association, est: PoseInput | None, match: Method, max_diff: float,
+           offset: Offset, max_gap: float) -> tuple[Association, float | None]:
+    """The association to evaluate, and the estimated offset when ``offset="auto"``."""
+    if isinstance(ref, Association):
+        return ref, None
+    if est is None:
+        raise ConversionError("give an estimate, or an Association as the only argument")
+    found = None
+    if offset == "auto":
+        found = estimate_offset(ref, est, max_gap=max_gap)
+        offset = found
+    elif not isinstance(offset, (int, float)):
+        raise ConversionError(f"offset must be seconds or 'auto', not {offset!r}")
+    return associate(ref, est, match, max_diff, float(offset), max_gap), found
+
+
+def _settings(pairs: Association, alignment: Kind, n_align: int | None, origin: bool,
+              found: float | None) -> dict[str, Setting]:
+    settings: dict[str, Setting] = dict(pairs.settings())
+    settings.update(align=alignment, n_align=n_align, origin=origin,
+                    offset_estimated=found is not None)
+    return settings
+
+
+def _rotation_errors(q_err: Array, relation: str, trans: Array | None, factor: float) -> Array:
+    if relation == "rotation_angle":
+        angle = quaternion_angle(q_err)
+        return np.rad2deg(angle) if factor != 1.0 else angle
+    rot = 2.0 * math.sqrt(2.0) * np.linalg.norm(q_err[:, :3], axis=1)
+    if relation == "rotation":
+        return rot
+    assert trans is not None
+    return np.sqrt(rot * rot + trans * trans)
+
+
+def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
+        relation: Relation = "translation", unit: str | None = None, align: Kind = "none",
+        n_align: int | None = None, origin: bool = False, match: Method = "nearest",
+        max_diff: float = 0.01, offset: Offset = 0.0, max_gap: float = 10.0) -> Result:
+    """Absolute pose error of ``est`` against ``ref`` per matched pair (evo's APE).
+
+    ``translation`` (= ``point_distance``) is ‖p − q‖; ``rotation_angle`` the angle of
+    P⁻¹Q in deg (or rad); ``rotation`` ‖R(P⁻¹Q) − I‖_F; ``full`` ‖P⁻¹Q − I₄‖_F. The estimate is
+    first aligned with ``align`` (see :func:`align`). ``offset="auto"`` estimates the clock offset.
+    """
+    label, factor = _unit(relation, unit)
+    pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap)
+    alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, origin)
+    p = alignment.apply(pairs.est)
+    q = pairs.ref
+    errors = _ape_errors(q, p, relation, factor)
+    return Result("ape", relation, label, errors, pairs.ref_index, pairs.est_index, q.times, p.times,
+                  alignment, _settings(pairs, align, n_align, origin, found),
+                  pairs.ref.name or "reference", pairs.est.name or "estimate")
+
+
+def _ape_errors(q: Poses, p: Poses, relation: str, factor: float) -> Array:
+    from ..spatial.quaternion import conjugate, multiply
+
+    trans = np.linalg.norm(p.positions - q.positions, axis=1)
+    if relation in ("translation", "point_distance"):
+        return trans
+    if p.matrices is not None and q.matrices is not None:
+        rotation = np.einsum("nji,njk->nik", p.matrices, q.matrices)
+        translation = np.einsum("nji,nj->ni", p.matrices, q.positions - p.positions)
+        return _matrix_errors(rotation, translation, relation, factor)
+    return _rotation_errors(multiply(conjugate(p.quaternions), q.quaternions), relation, trans, factor)
+
+
+def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: float = 1,
+        unit: DeltaUnit = "frames", relation: Relation = "translation", error_unit: str | None = None,
+        all_pairs: bool = False, tolerance: float = 0.1, pairs_from_reference: bool = False,
+        align: Kind = "none", n_align: int | None = None, match: Method = "nearest",
+        max_diff: float = 0.01, offset: Offset = 0.0, max_gap: float = 10.0) -> Result:
+    """Relative pose error over pose pairs ``delta`` apart (evo's RPE, errors not normalised).
+
+    ``unit`` measures ``delta`` in frames, metres travelled, degrees or radians turned, or
+    seconds; consecutive pairs by default (a running sum, as evo), every start with
+    ``all_pairs`` (nearest end within ``tolerance·delta``). The pair error is the ``relation``
+    of (Q_i⁻¹Q_j)⁻¹(P_i⁻¹P_j); ``point_distance`` is |‖q_j − q_i‖ − ‖p_j − p_i‖|.
+    """
+    label, factor = _unit(relation, error_unit)
+    pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap)
+    alignment: Alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, False)
+    p = alignment.apply(pairs.est)
+    q = pairs.ref
+    i, j = pair_indices(q if pairs_from_reference else p, delta, unit, all_pairs, tolerance)
+    errors = _rpe_errors(q, p, i, j, relation, factor)
+    settings = _settings(pairs, align, n_align, False, found)
+    settings.update(delta=delta, delta_unit=unit, all_pairs=all_pairs, tolerance=tolerance,
+                    pairs_from_reference=pairs_from_reference)
+    return Result("rpe", relation, label, errors, pairs.ref_index[j], pairs.est_index[j], q.times[j],
+                  p.times[j], alignment, settings, pairs.ref.name or "reference",
+                  pairs.est.name or "estimate",
+                  extra={"ref_index_start": pairs.ref_index[i].tolist()} if len(i) <= 10_000 else {})
+
+
+def _rpe_errors(q: Poses, p: Poses, i: NDArray[np.intp], j: NDArray[np.intp], relation: str,
+                factor: float) -> Array:
+    from ..spatial.quaternion import conjugate, multiply, rotate
+
+    dq = q.positions[j] - q.positions[i]
+    dp = p.positions[j] - p.positions[i]
+    if relation == "point_distance":
+        return np.abs(np.linalg.norm(dq, axis=1) - np.linalg.norm(dp, axis=1))
+    if p.matrices is not None and q.matrices is not None:
+        return _rpe_matrix_errors(q.matrices, p.matrices, i, j, dq, dp, relation, factor)
+    qi_inv, pi_inv = conjugate(q.quaternions[i]), conjugate(p.quaternions[i])
+    trans = np.linalg.norm(rotate(pi_inv, dp) - rotate(qi_inv, dq), axis=1)
+    if relation == "translation":
+        return trans
+    q_rel = multiply(qi_inv, q.quaternions[j])
+    p_rel = multiply(pi_inv, p.quaternions[j])
+    return _rotation_errors(multiply(conjugate(q_rel), p_rel), relation, trans, factor)
+
+
+def _rpe_matrix_errors(rq: Array, rp: Array, i: NDArray[np.intp], j: NDArray[np.intp], dq: Array,
+                      dp: Array, relation: str, factor: float) -> Array:
+    """RPE with rotations kept as matrices (closed-form inverse = transpose, as evo does)."""
+    t_q = np.einsum("nji,nj->ni", rq[i], dq)
+    t_p = np.einsum("nji,nj->ni", rp[i], dp)
+    r_q = np.einsum("nji,njk->nik", rq[i], rq[j])
+    r_p = np.einsum("nji,njk->nik", rp[i], rp[j])
+    rotation = np.einsum("nji,njk->nik", r_q, r_p)
+    translation = np.einsum("nji,nj->ni", r_q, t_p - t_q)
+    return _matrix_errors(rotation, translation, relation, factor)
+
+
+def _matrix_errors(rotation: Array, translation: Array, relation: str, factor: float) -> Array:
+    """Errors of error poses given as (n, 3, 3) rotations and (n, 3) translations."""
+    trans = np.linalg.norm(translation, axis=1)
+    if relation == "translation":
+        return trans
+    if relation == "rotation_angle":
+        from scipy.spatial.transform import Rotation
+
+        angle = np.linalg.norm(Rotation.from_matrix(rotation).as_rotvec(), axis=1)
+        return np.rad2deg(angle) if factor != 1.0 else angle
+    rot = np.linalg.norm((rotation - np.eye(3)).reshape(-1, 9), axis=1)
+    return rot if relation == "rotation" else np.sqrt(rot * rot + trans * trans)
+
+
+def pair_indices(poses: Poses, delta: float, unit: str, all_pairs: bool,
+                 tolerance: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Start and end indices of the RPE pairs, chosen on ``poses`` as evo chooses them."""
+    n = len(poses)
+    if not (delta > 0) or not math.isfinite(delta):
+        raise ConversionError(f"delta must be positive (got {delta})")
+    if unit == "frames":
+        if delta != int(delta):
+            raise ConversionError(f"delta must be a whole number of frames (got {delta})")
+        step = int(delta)
+        if all_pairs:
+            start = np.arange(max(n - step, 0))
+            return _nonempty(start, start + step, delta, unit)
+        ids = np.arange(0, n, step)
+        return _nonempty(ids[:-1], ids[1:], delta, unit)
+    if unit in ("deg", "rad"):
+        limit = 180.0 if unit == "deg" else math.pi
+        if delta > limit:
+            raise ConversionError(f"an angle delta must lie in (0, {limit:g}] {unit} (got {delta})")
+        if all_pairs:
+            raise ConversionError("all_pairs is not available for angle deltas (O(n²)); use "
+                                  "consecutive pairs or a distance delta")
+        from ..spatial.quaternion import conjugate, multiply
+
+        q = poses.quaternions
+        steps = quaternion_angle(multiply(conjugate(q[:-1]), q[1:]))
+        return _nonempty(*_running(steps, math.radians(delta) if unit == "deg" else delta), delta, unit)
+    if unit == "m":
+        d = poses.positions[1:] - poses.positions[:-1]
+        steps = np.sqrt(np.einsum("ij,ij->i", d, d))
+    elif unit == "s":
+        steps = np.diff(poses.times)
+    else:
+        raise ConversionError(f"unknown delta unit {unit!r}; use frames, m, deg, rad or s")
+    if not all_pairs:
+        return _nonempty(*_running(steps, delta), delta, unit)
+    cumulative = np.concatenate([[0.0], np.cumsum(steps)])
+    return _nonempty(*_nearest_ends(cumulative, delta, tolerance), delta, unit)
+
+
+def _running(steps: Array, delta: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """evo's consecutive pairs: accumulate step sizes, close a pair when the sum reaches delta."""
+    ids = [0]
+    acc = 0.0
+    for k, size in enumerate(steps.tolist(), start=1):
+        acc += size
+        if acc >= delta:
+            ids.append(k)
+            acc = 0.0
+    index = np.asarray(ids, dtype=np.intp)
+    return index[:-1], index[1:]
+
+
+def _nearest_ends(cumulative: Array, delta: float,
+                  tolerance: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """For every start i the first j > i minimising |(D_j − D_i) − delta|, kept within tolerance."""
+    n = len(cumulative)
+    start = np.arange(n - 1)
+    centre = np.searchsorted(cumulative, cumulative[start] + delta, side="left")
+    best = np.full(n - 1, -1, dtype=np.intp)
+    best_err = np.full(n - 1, np.inf)
+    for shift in (-2, -1, 0, 1):
+        cand = np.clip(centre + shift, 0, n - 1)
+        cand = np.searchsorted(cumulative, cumulative[cand], side="left")  # first of equal values
+        cand = np.maximum(cand, start + 1)
+        err = np.abs((cumulative[cand] - cumulative[start]) - delta)
+        better = (err < best_err) | ((err == best_err) & (cand < best))
+        best = np.where(better, cand, best)
+        best_err = np.where(better, err, best_err)
+    ok = best_err <= delta * tolerance
+    return start[ok], best[ok]
+
+
+def _nonempty(i: NDArray[np.intp], j: NDArray[np.intp], delta: float,
+              unit: str) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    if len(i) == 0:
+        raise ConversionError(f"delta {delta:g} {unit} gives no pose pair on these poses; use a "
+                              "smaller delta (or a larger tolerance with all_pairs)")
+    return i.astype(np.intp), j.astype(np.intp)
+
+
+def estimate_offset(ref: PoseInput, est: PoseInput, *, kind: Kind = "se3", max_gap: float = 10.0,
+                    start: float = 0.0, max_iterations: int = 30) -> float:
+    """The clock offset (s) to add to the estimate's stamps so that it best fits the reference.
+
+    Gauss–Newton on the aligned position residuals: the estimate is interpolated at the
+    reference stamps, aligned with ``kind``, and the offset moved by the least-squares step
+    along the estimate's velocity, until the step is below 1 ns."""
+    offset = float(start)
+    best = (math.inf, offset)
+    for _ in range(max_iterations):
+        pairs = associate(ref, est, "interpolate", offset=offset, max_gap=max_gap)
+        moved = fit_alignment(pairs.ref, pairs.est, kind).apply(pairs.est)
+        velocity = _velocity(pairs.est.times, moved.positions)
+        residual = pairs.ref.positions - moved.positions
+        best = min(best, (float(np.mean(np.einsum("ij,ij->i", residual, residual))), offset))
+        denominator = float(np.einsum("ij,ij->", velocity, velocity))
+        if denominator <= 0.0:
+            raise ConversionError("the estimate does not move, so no time offset can be estimated; "
+                                  "give --offset explicitly")
+        step = float(np.einsum("ij,ij->", velocity, residual)) / denominator
+        if abs(step) < 1e-7:
+            return offset - step
+        offset -= step
+    if abs(step) < 1e-4:  # piecewise-linear interpolation can make the last steps cycle
+        return best[1]
+    raise ConversionError(f"time offset estimation did not converge in {max_iterations} steps "
+                          f"(last {offset:.6g} s); give --offset explicitly")
+
+
+def _velocity(times: Array, positions: Array) -> Array:
+    """Central-difference velocity (one-sided at the ends)."""
+    if len(times) < 2:
+        return np.zeros_like(positions)
+    return np.gradient(positions, times, axis=0)
