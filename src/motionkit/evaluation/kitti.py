@@ -42,7 +42,8 @@ def kitti_odometry(ref: PoseInput | Association, est: PoseInput | None = None, *
     elif est is None:
         raise ConversionError("give an estimate, or an Association as the only argument")
     else:
-        r, e = as_poses(ref, "reference"), as_poses(est, "estimate")
+        r = as_poses(ref, ref.name if isinstance(ref, Poses) else "reference")
+        e = as_poses(est, est.name if isinstance(est, Poses) else "estimate")
         if len(r) == len(e):
             index = np.arange(len(r))
             pairs = Association(r, e, index, index, "index", 0.0, 0.0, 0.0, len(r), len(e))

@@ -24,7 +24,9 @@ from .align import Alignment
 INLINE_PAIRS = 10_000
 STAT_KEYS = ("rmse", "mean", "median", "std", "min", "max", "sse")
 Setting = str | float | int | bool | None
-COLUMNS = ("ref_index", "est_index", "t_ref", "t_est", "error")
+#: Per-pair table columns and the Result attribute each comes from.
+COLUMNS = {"ref_index": "ref_index", "est_index": "est_index", "t_ref": "t_ref", "t_est": "t_est",
+           "error": "errors"}
 
 
 def statistics(errors: Array) -> dict[str, float]:
@@ -76,7 +78,7 @@ class Result:
         if self.extra:
             doc["extra"] = self.extra
         if inline:
-            doc["errors"] = {name: getattr(self, name).tolist() for name in COLUMNS}
+            doc["errors"] = {name: getattr(self, attr).tolist() for name, attr in COLUMNS.items()}
         return doc
 
     def summary(self) -> str:
@@ -108,7 +110,7 @@ class Result:
 
             table = target.with_name(target.stem + ".errors.parquet")
             doc["errors_file"] = table.name
-            frame = pl.DataFrame({name: getattr(self, name) for name in COLUMNS})
+            frame = pl.DataFrame({name: getattr(self, attr) for name, attr in COLUMNS.items()})
             with atomic_write(table, "wb") as handle:
                 frame.write_parquet(handle)
             written.append(table)
