@@ -35,8 +35,8 @@ def _offset(value: str) -> float | str:
 def _inputs(func: Callable[..., None]) -> Callable[..., None]:
     """REF, EST and the options shared by every metric."""
     options = [
-        click.argument("ref", type=click.Path(exists=True, dir_okay=False)),
-        click.argument("est", type=click.Path(exists=True, dir_okay=False)),
+        click.argument("ref", type=click.Path(dir_okay=True)),
+        click.argument("est", type=click.Path(dir_okay=True)),
         click.option("-R", "--ref-option", "ref_options", multiple=True, metavar="KEY=VALUE",
                      help="Reader option for REF, e.g. -R topic=groundtruth, -R times=times.txt."),
         click.option("-E", "--est-option", "est_options", multiple=True, metavar="KEY=VALUE",
@@ -92,7 +92,7 @@ def _kitti_lines(extra: dict[str, Any]) -> str:
 @click.group("eval", epilog="""\b
 Examples:
   motionkit eval ape gt.tum est.tum --align se3
-  motionkit eval ape run.bag run.bag -R topic=groundtruth -E topic=ORB-SLAM --align sim3
+  motionkit eval ape run.bag:groundtruth run.bag:ORB-SLAM --align sim3 --match interpolate
   motionkit eval rpe gt.tum est.tum --delta 100 --unit m --all-pairs
   motionkit eval kitti 00_gt.txt 00_est.txt
   motionkit eval table runs/*.json -o table.md""")
