@@ -3,9 +3,9 @@
 APE (SE(3) Umeyama alignment, nearest-stamp matching within 10 ms, translation error) and
 RPE (delta 1 frame, translation) on N synthetic poses: a 100 Hz reference loop and an
 estimate moved by a fixed SE(3) offset with 1 cm / 0.2° noise and ±2 ms stamp jitter (the
-data of the spec's §8, generated in memory, seeded). Every tool runs in its own subprocess
+data of the spec's §8, seeded, generated once as .npy files). Every tool runs in its own subprocess
 (so peak RSS is its own, including the interpreter and both input trajectories), started by
-this one script; evaluation time excludes imports and data generation. trajectopy has no
+this one script; evaluation time excludes imports and loading the arrays. trajectopy has no
 frame-based RPE, so only its ATE is timed (nearest matching, its default 6-DoF alignment).
 
     python bench/eval.py [--rows 1000000] [--peer-rows N] [--repeat 3] [--no-evo] [--no-trajectopy]
@@ -17,12 +17,14 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 
-def data(rows: int) -> dict[str, Any]:
-    """Reference and estimate arrays (times, xyz, quaternion x y z w)."""
+def generate(rows: int, folder: Path) -> None:
+    """Reference and estimate arrays (times, xyz, quaternion x y z w) as .npy files."""
     import numpy as np
     from scipy.spatial.transform import Rotation
 
@@ -36,8 +38,18 @@ def data(rows: int) -> dict[str, Any]:
     est_pos = offset.apply(pos) + np.array([3.0, -2.0, 0.5]) + rng.normal(0, 0.01, pos.shape)
     noise = Rotation.from_rotvec(rng.normal(0, np.radians(0.2) / np.sqrt(3), (rows, 3)))
     est_rot = offset * rot * noise
-    return {"ref": (t, pos, rot.as_quat()), "est": (t + rng.uniform(-0.002, 0.002, rows), est_pos,
-                                                    est_rot.as_quat())}
+    arrays = {"ref": (t, pos, rot.as_quat()),
+              "est": (t + rng.uniform(-0.002, 0.002, rows), est_pos, est_rot.as_quat())}
+    for key, (times, xyz, quat) in arrays.items():
+        for part, array in (("t", times), ("p", xyz), ("q", quat)):
+            np.save(folder / f"{key}_{part}.npy", np.ascontiguousarray(array))
+
+
+def load(folder: Path) -> dict[str, Any]:
+    """The arrays written by ``generate`` (only these, so a worker's peak memory is its own)."""
+    import numpy as np
+
+    return {key: tuple(np.load(folder / f"{key}_{part}.npy") for part in "tpq") for key in ("ref", "est")}
 
 
 def _peak_mb() -> float:
@@ -100,19 +112,23 @@ def run_trajectopy(d: dict[str, Any]) -> dict[str, float]:
 TOOLS = {"motionkit": run_motionkit, "evo": run_evo, "trajectopy": run_trajectopy}
 
 
-def worker(tool: str, rows: int, repeat: int) -> None:
-    """Inside the subprocess: generate, evaluate ``repeat`` times, print JSON."""
+def worker(tool: str, folder: str, repeat: int) -> None:
+    """Inside the subprocess: load the arrays, evaluate ``repeat`` times, print JSON."""
     import warnings
 
     warnings.simplefilter("ignore")
-    d = data(rows)
+    d = load(Path(folder))
     runs = [TOOLS[tool](d) for _ in range(repeat)]
     best = {k: min(r[k] for r in runs) if k in ("ape", "rpe") else runs[0][k] for k in runs[0]}
     print(json.dumps({**best, "peak_mb": _peak_mb()}))
 
 
-def measure(tool: str, rows: int, repeat: int) -> dict[str, float] | None:
-    done = subprocess.run([sys.executable, __file__, "--worker", tool, str(rows), str(repeat)],
+def measure(tool: str, rows: int, repeat: int, workdir: Path) -> dict[str, float] | None:
+    folder = workdir / f"rows_{rows}"
+    if not folder.is_dir():
+        folder.mkdir(parents=True)
+        subprocess.run([sys.executable, __file__, "--generate", str(rows), str(folder)], check=True)
+    done = subprocess.run([sys.executable, __file__, "--worker", tool, str(folder), str(repeat)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         print(f"{tool}: failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -127,18 +143,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="evaluations per motionkit process")
     parser.add_argument("--no-evo", action="store_true")
     parser.add_argument("--no-trajectopy", action="store_true")
+    parser.add_argument("--workdir", type=Path, help="where the input arrays go (default: a temp dir)")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--generate", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker[0], int(args.worker[1]), int(args.worker[2]))
+        worker(args.worker[0], args.worker[1], int(args.worker[2]))
         return
+    if args.generate:
+        generate(int(args.generate[0]), Path(args.generate[1]))
+        return
+    with tempfile.TemporaryDirectory() as temp:
+        report(args, args.workdir or Path(temp))
+
+
+def report(args: argparse.Namespace, workdir: Path) -> None:
+    """Measure every tool and print the table and the ratios."""
     peer_rows = args.peer_rows or args.rows
-    results = {"motionkit": measure("motionkit", args.rows, args.repeat)}
+    results = {"motionkit": measure("motionkit", args.rows, args.repeat, workdir)}
     if peer_rows != args.rows:
-        results["motionkit@peer"] = measure("motionkit", peer_rows, args.repeat)
+        results["motionkit@peer"] = measure("motionkit", peer_rows, args.repeat, workdir)
     for tool in ("evo", "trajectopy"):
         if not getattr(args, f"no_{tool}"):
-            results[tool] = measure(tool, peer_rows, 1)
+            results[tool] = measure(tool, peer_rows, 1, workdir)
     print(f"{'tool':<16}{'rows':>10}{'APE s':>10}{'RPE s':>10}{'peak MB':>10}  APE rmse / RPE rmse")
     for tool, r in results.items():
         if r is None:

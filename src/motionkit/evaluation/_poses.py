@@ -30,9 +30,18 @@ class Poses:
         return int(self.times.shape[0])
 
     def take(self, index: NDArray[np.intp]) -> Poses:
-        """The poses at ``index`` (in that order)."""
+        """The poses at ``index`` (in that order); ``self`` when that is all of them in order."""
+        n = len(self)
+        if len(index) == n and (n == 0 or (index[0] == 0 and index[-1] == n - 1
+                                           and bool(np.all(np.diff(index) == 1)))):
+            return self
         return Poses(self.times[index], self.positions[index], self.quaternions[index], self.name,
                      None if self.matrices is None else self.matrices[index])
+
+    def part(self, block: slice) -> Poses:
+        """A view of the poses in ``block``."""
+        return Poses(self.times[block], self.positions[block], self.quaternions[block], self.name,
+                     None if self.matrices is None else self.matrices[block])
 
     def rotation_matrices(self) -> Array:
         """(n, 3, 3) rotations: the file's own matrices when kept, else from the quaternions."""
@@ -64,8 +73,10 @@ def as_poses(source: PoseInput, name: str = "") -> Poses:
                                   "x y z qx qy qz qw (position-only roots cannot be evaluated)")
         poses = Poses(np.asarray(track.times, dtype=np.float64), data[:, :3], data[:, 3:], name)
     check(poses, name or poses.name or "input")
-    norm = np.linalg.norm(poses.quaternions, axis=1, keepdims=True)
-    return Poses(poses.times, poses.positions, poses.quaternions / norm, name or poses.name,
+    norm = np.sqrt(np.einsum("ij,ij->i", poses.quaternions, poses.quaternions))
+    unit = bool(np.all(np.abs(norm - 1.0) <= 1e-15))  # readers normalise already: no copy then
+    return Poses(poses.times, poses.positions,
+                 poses.quaternions if unit else poses.quaternions / norm[:, None], name or poses.name,
                  poses.matrices)
 
 

@@ -91,7 +91,14 @@ def _nearest(ref_t: Array, est_t: Array, max_diff: float,
 
 
 def _nearest_sorted(a: Array, s: Array, m: float) -> NDArray[np.intp]:
-    """For each stamp of ``a`` the chosen index into the sorted ``s`` (or -1)."""
+    """For each stamp of ``a`` the chosen index into the sorted ``s`` (or -1), in blocks."""
+    out = np.empty(len(a), dtype=np.intp)
+    for start in range(0, len(a), 1 << 16):
+        out[start:start + (1 << 16)] = _nearest_block(a[start:start + (1 << 16)], s, m)
+    return out
+
+
+def _nearest_block(a: Array, s: Array, m: float) -> NDArray[np.intp]:
     j = np.minimum(np.searchsorted(s, a, side="right"), len(s) - 1)
     ub = s[j] - a
     lb = np.where(j > 0, a - s[np.maximum(j - 1, 0)], np.inf)

@@ -92,9 +92,10 @@ def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
     label, factor = _unit(relation, unit)
     pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap)
     alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, origin)
-    p = alignment.apply(pairs.est)
-    q = pairs.ref
-    errors = _ape_errors(q, p, relation, factor)
+    q, p = pairs.ref, pairs.est
+    errors = np.empty(len(q))
+    for block in _blocks(len(q)):  # blocks keep temporaries small (1M poses in ~0.1 GB)
+        errors[block] = _ape_errors(q.part(block), alignment.apply(p.part(block)), relation, factor)
     return Result("ape", relation, label, errors, pairs.ref_index, pairs.est_index, q.times, p.times,
                   alignment, _settings(pairs, align, n_align, origin, found),
                   pairs.ref.name or "reference", pairs.est.name or "estimate")
@@ -128,10 +129,14 @@ def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: fl
     label, factor = _unit(relation, error_unit)
     pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap)
     alignment: Alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, False)
-    p = alignment.apply(pairs.est)
-    q = pairs.ref
-    i, j = pair_indices(q if pairs_from_reference else p, delta, unit, all_pairs, tolerance)
-    errors = _rpe_errors(q, p, i, j, relation, factor)
+    q, p = pairs.ref, pairs.est
+    basis = q if pairs_from_reference else p if unit == "frames" else alignment.apply(p)
+    i, j = pair_indices(basis, delta, unit, all_pairs, tolerance)
+    errors = np.empty(len(i))
+    for block in _blocks(len(i)):
+        bi, bj = i[block], j[block]
+        errors[block] = _rpe_errors(q.take(bi), q.take(bj), alignment.apply(p.take(bi)),
+                                    alignment.apply(p.take(bj)), relation, factor)
     settings = _settings(pairs, align, n_align, False, found)
     settings.update(delta=delta, delta_unit=unit, all_pairs=all_pairs, tolerance=tolerance,
                     pairs_from_reference=pairs_from_reference)
@@ -141,32 +146,38 @@ def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: fl
                   extra={"ref_index_start": pairs.ref_index[i].tolist()} if len(i) <= 10_000 else {})
 
 
-def _rpe_errors(q: Poses, p: Poses, i: NDArray[np.intp], j: NDArray[np.intp], relation: str,
-                factor: float) -> Array:
+def _blocks(n: int, size: int = 1 << 16) -> list[slice]:
+    return [slice(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+def _rpe_errors(qi: Poses, qj: Poses, pi: Poses, pj: Poses, relation: str, factor: float) -> Array:
+    """Errors of the pairs (qi[k], qj[k]) vs (pi[k], pj[k])."""
     from ..spatial.quaternion import conjugate, multiply, rotate
 
-    dq = q.positions[j] - q.positions[i]
-    dp = p.positions[j] - p.positions[i]
+    dq = qj.positions - qi.positions
+    dp = pj.positions - pi.positions
     if relation == "point_distance":
         return np.abs(np.linalg.norm(dq, axis=1) - np.linalg.norm(dp, axis=1))
-    if p.matrices is not None and q.matrices is not None:
-        return _rpe_matrix_errors(q.matrices, p.matrices, i, j, dq, dp, relation, factor)
-    qi_inv, pi_inv = conjugate(q.quaternions[i]), conjugate(p.quaternions[i])
+    if qi.matrices is not None and qj.matrices is not None and pi.matrices is not None \
+            and pj.matrices is not None:
+        return _rpe_matrix_errors(qi.matrices, qj.matrices, pi.matrices, pj.matrices, dq, dp, relation,
+                                  factor)
+    qi_inv, pi_inv = conjugate(qi.quaternions), conjugate(pi.quaternions)
     trans = np.linalg.norm(rotate(pi_inv, dp) - rotate(qi_inv, dq), axis=1)
     if relation == "translation":
         return trans
-    q_rel = multiply(qi_inv, q.quaternions[j])
-    p_rel = multiply(pi_inv, p.quaternions[j])
+    q_rel = multiply(qi_inv, qj.quaternions)
+    p_rel = multiply(pi_inv, pj.quaternions)
     return _rotation_errors(multiply(conjugate(q_rel), p_rel), relation, trans, factor)
 
 
-def _rpe_matrix_errors(rq: Array, rp: Array, i: NDArray[np.intp], j: NDArray[np.intp], dq: Array,
-                      dp: Array, relation: str, factor: float) -> Array:
+def _rpe_matrix_errors(rqi: Array, rqj: Array, rpi: Array, rpj: Array, dq: Array, dp: Array,
+                      relation: str, factor: float) -> Array:
     """RPE with rotations kept as matrices (closed-form inverse = transpose, as evo does)."""
-    t_q = np.einsum("nji,nj->ni", rq[i], dq)
-    t_p = np.einsum("nji,nj->ni", rp[i], dp)
-    r_q = np.einsum("nji,njk->nik", rq[i], rq[j])
-    r_p = np.einsum("nji,njk->nik", rp[i], rp[j])
+    t_q = np.einsum("nji,nj->ni", rqi, dq)
+    t_p = np.einsum("nji,nj->ni", rpi, dp)
+    r_q = np.einsum("nji,njk->nik", rqi, rqj)
+    r_p = np.einsum("nji,njk->nik", rpi, rpj)
     rotation = np.einsum("nji,njk->nik", r_q, r_p)
     translation = np.einsum("nji,nj->ni", r_q, t_p - t_q)
     return _matrix_errors(rotation, translation, relation, factor)
