@@ -279,25 +279,33 @@ def _nonempty(i: NDArray[np.intp], j: NDArray[np.intp], delta: float,
 
 
 def estimate_offset(ref: PoseInput, est: PoseInput, *, kind: Kind = "se3", max_gap: float = 10.0,
-                    start: float = 0.0, window: float = 1.0) -> float:
+                    start: float = 0.0, window: float | None = None) -> float:
     """The clock offset (s) to add to the estimate's stamps so that it best fits the reference.
 
-    Minimises the mean squared position error after ``kind`` alignment, with the estimate
-    interpolated at the reference stamps, over ``start ± window`` seconds: a scan on 1/40 of
-    the window, then Brent's method around the best scan point (to 1e-10 s). Fitting the
+    Minimises the mean squared position error after ``kind`` alignment, with the reference
+    interpolated at the estimate's stamps, over ``start ± window`` seconds (default: 1 s, at
+    most a tenth of the shorter input): a scan on 1/40 of the window, then Brent's method
+    around the best scan point (to 1e-10 s). Reference gaps longer than ten of its median
+    steps are not bridged here (a straight line across a tracking dropout is no reference). Fitting the
     offset and the alignment together matters: the alignment otherwise absorbs much of a shift."""
     from scipy.optimize import minimize_scalar
 
     r = as_poses(ref, "reference")
     e = as_poses(est, "estimate")
+    if window is None:
+        window = min(1.0, 0.1 * min(np.ptp(r.times), np.ptp(e.times)))
+    gap = min(max_gap, 10 * float(np.median(np.diff(np.sort(r.times)))))  # bridge no dropouts
     if not (window > 0) or not math.isfinite(start):
         raise ConversionError(f"window must be positive and start finite (got {window}, {start})")
 
     def cost(offset: float) -> float:
         try:
-            pairs = associate(r, e, "interpolate", offset=offset, max_gap=max_gap)
-            moved = fit_alignment(pairs.ref, pairs.est, kind).apply(pairs.est)
-            residual = pairs.ref.positions - moved.positions
+            # the reference (usually the less noisy side) is interpolated at the estimate's stamps:
+            # interpolating noisy samples averages their noise, which would pull the offset
+            # towards half-way between samples
+            pairs = associate(e, r, "interpolate", offset=-offset, max_gap=gap)
+            moved = fit_alignment(pairs.est, pairs.ref, kind).apply(pairs.ref)
+            residual = pairs.est.positions - moved.positions
         except ConversionError:
             return math.inf
         return float(np.mean(np.einsum("ij,ij->i", residual, residual)))
