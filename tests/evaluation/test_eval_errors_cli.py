@@ -98,11 +98,16 @@ def test_cli_summary_json_save_and_table(tmp_path: Path, capsys: pytest.CaptureF
     doc = json.loads(run("rpe", r, e, "--json", "--delta", "2"))
     assert doc["metric"] == "rpe" and doc["pairs"] == 199 and len(doc["errors"]["error"]) == 199
     assert doc["settings"]["delta"] == 2 and set(doc["stats"]) == set(result_module.STAT_KEYS)
+    assert doc["errors"]["ref_index_start"][:2] == [0, 2] and doc["errors"]["ref_index"][:2] == [2, 4]
     run("ape", r, e, "--save", str(tmp_path / "small.json"))
     monkeypatch.setattr(result_module, "INLINE_PAIRS", 10)
     run("ape", r, e, "--align", "sim3", "--match", "interpolate", "--save", str(tmp_path / "big.json"))
     assert (tmp_path / "big.errors.parquet").exists() and "errors" not in json.loads(
         (tmp_path / "big.json").read_text())
+    run("rpe", r, e, "--save", str(tmp_path / "rpe.json"))
+    loaded_rpe = ev.load(tmp_path / "rpe.json")
+    assert loaded_rpe.ref_start is not None and loaded_rpe.ref_start.tolist() == list(range(399))
+    assert loaded_rpe.stats == ev.rpe(ref, est).stats
     for name in ("small", "big"):
         loaded = ev.load(tmp_path / f"{name}.json")
         again = ev.ape(ref, est, align="sim3" if name == "big" else "none",

@@ -65,6 +65,15 @@ def test_interpolated_bag_equals_trajectopy_spec() -> None:
     assert close(result.stats["rmse"], 5.505433471041998)
 
 
+@pytest.mark.parametrize(("align", "rmse"), [("se3", 1.303449714565045), ("sim3", 0.937709073611404),
+                                           ("none", 7.790288882656827)])
+def test_trajectopy_kitti_pair_with_nearest_matching_equals_evo(align: str, rmse: float) -> None:
+    """The .traj pair (frame-index stamps) holds KITTI_00's positions: evo's KITTI_00 numbers (§7.1)."""
+    ref, est = _read_both("KITTI_traj")
+    result = ev.ape(ref, est, align=align)  # type: ignore[arg-type]
+    assert result.pairs == 4541 and close(result.stats["rmse"], rmse)
+
+
 def test_time_offset_agrees_with_trajectopy() -> None:
     """trajectopy's time shift Δt (estimate lags) is our offset with the opposite sign. The two
     estimators differ (trajectopy does not re-interpolate at the shifted stamps, NOTES.md), so

@@ -142,8 +142,7 @@ def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: fl
                     pairs_from_reference=pairs_from_reference)
     return Result("rpe", relation, label, errors, pairs.ref_index[j], pairs.est_index[j], q.times[j],
                   p.times[j], alignment, settings, pairs.ref.name or "reference",
-                  pairs.est.name or "estimate",
-                  extra={"ref_index_start": pairs.ref_index[i].tolist()} if len(i) <= 10_000 else {})
+                  pairs.est.name or "estimate", ref_start=pairs.ref_index[i], est_start=pairs.est_index[i])
 
 
 def _blocks(n: int, size: int = 1 << 16) -> list[slice]:

@@ -42,7 +42,8 @@ def statistics(errors: Array) -> dict[str, float]:
 @dataclass
 class Result:
     """One evaluation: ``errors[k]`` compares reference pose ``ref_index[k]`` (at ``t_ref[k]``)
-    with estimate pose ``est_index[k]`` (at ``t_est[k]``); for RPE these are the pair ends."""
+    with estimate pose ``est_index[k]`` (at ``t_est[k]``); for RPE these are the pair ends and
+    ``ref_start``/``est_start`` the pair starts."""
 
     metric: str
     relation: str
@@ -58,10 +59,20 @@ class Result:
     est_name: str = "estimate"
     stats: dict[str, float] = field(default_factory=dict)
     extra: dict[str, object] = field(default_factory=dict)
+    ref_start: NDArray[np.intp] | None = None
+    est_start: NDArray[np.intp] | None = None
 
     def __post_init__(self) -> None:
         if not self.stats:
             self.stats = statistics(self.errors)
+
+    def table(self) -> dict[str, NDArray[np.generic]]:
+        """The per-pair columns (``ref_index_start``/``est_index_start`` only for RPE)."""
+        columns: dict[str, NDArray[np.generic]] = {name: getattr(self, attr)
+                                                   for name, attr in COLUMNS.items()}
+        if self.ref_start is not None and self.est_start is not None:
+            columns["ref_index_start"], columns["est_index_start"] = self.ref_start, self.est_start
+        return columns
 
     @property
     def pairs(self) -> int:
@@ -78,7 +89,7 @@ class Result:
         if self.extra:
             doc["extra"] = self.extra
         if inline:
-            doc["errors"] = {name: getattr(self, attr).tolist() for name, attr in COLUMNS.items()}
+            doc["errors"] = {name: column.tolist() for name, column in self.table().items()}
         return doc
 
     def summary(self) -> str:
@@ -110,7 +121,7 @@ class Result:
 
             table = target.with_name(target.stem + ".errors.parquet")
             doc["errors_file"] = table.name
-            frame = pl.DataFrame({name: getattr(self, attr) for name, attr in COLUMNS.items()})
+            frame = pl.DataFrame(self.table())
             with atomic_write(table, "wb") as handle:
                 frame.write_parquet(handle)
             written.append(table)
@@ -129,9 +140,9 @@ def load(path: str | os.PathLike[str]) -> Result:
             import polars as pl
 
             frame = pl.read_parquet(source.with_name(doc["errors_file"]))
-            columns = {name: frame[name].to_numpy() for name in COLUMNS}
+            columns = {name: frame[name].to_numpy() for name in frame.columns}
         else:
-            columns = {name: np.asarray(doc["errors"][name]) for name in COLUMNS}
+            columns = {name: np.asarray(values) for name, values in doc["errors"].items()}
         a = doc["alignment"]
         alignment = Alignment(a["kind"], np.asarray(a["rotation"], float),
                               np.asarray(a["translation"], float), float(a["scale"]),
@@ -141,7 +152,9 @@ def load(path: str | os.PathLike[str]) -> Result:
                       np.asarray(columns["ref_index"], np.intp), np.asarray(columns["est_index"], np.intp),
                       np.asarray(columns["t_ref"], np.float64), np.asarray(columns["t_est"], np.float64),
                       alignment, dict(doc["settings"]), doc["ref"], doc["est"], dict(doc["stats"]),
-                      dict(doc.get("extra", {})))
+                      dict(doc.get("extra", {})),
+                      *(np.asarray(columns[k], np.intp) if k in columns else None
+                        for k in ("ref_index_start", "est_index_start")))
     except (KeyError, TypeError, ValueError) as exc:
         raise FormatError(f"not a motionkit evaluation result ({type(exc).__name__}: {exc})",
                           source) from None
