@@ -7,6 +7,7 @@ Run with ``make demo``; outputs go to ``demo-output/``.
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from pathlib import Path
 
@@ -80,7 +81,13 @@ def evaluate_estimate() -> None:
     result.save(OUT / "loop_ape.json")
     print(f"7. evaluated a generated estimate against its ground truth (clock offset found: "
           f"{offset * 1000:.2f} ms, planted 13 ms; result in loop_ape.json):")
-    print(result.summary() + "\n")
+    print(result.summary())
+    if importlib.util.find_spec("matplotlib"):  # the optional [plot] extra
+        from motionkit.evaluation.plot import plot
+
+        plot(result, gt, est, OUT / "loop_ape.png")
+        print("   and drew both paths and the errors: loop_ape.png")
+    print()
 
 
 def main() -> None:

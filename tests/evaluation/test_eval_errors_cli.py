@@ -134,3 +134,17 @@ def test_cli_bad_offset_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         main(["eval", "ape", r, r, "--offset", "soon"])
     assert exit_info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("metric", ["ape", "kitti"])
+def test_cli_plot_writes_a_png(metric: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    t = np.arange(0.0, 600.0, 1.0)
+    ref = ev.Poses(t, np.column_stack([100 * np.cos(t / 60), 100 * np.sin(t / 60), 0 * t]),
+                   from_rpy(np.column_stack([0 * t, 0 * t, t / 60])))
+    est = ev.Poses(t, ref.positions * 1.01, ref.quaternions)
+    r, e = _tum(tmp_path / "ref.tum", ref), _tum(tmp_path / "est.tum", est)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", metric, r, e, "--plot", str(tmp_path / "p.png")])
+    assert exit_info.value.code == 0, capsys.readouterr().err
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -52,6 +52,8 @@ def _inputs(func: Callable[..., None]) -> Callable[..., None]:
         click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
         click.option("--save", type=click.Path(dir_okay=False), metavar="RESULT.json",
                      help="Write the result (big per-pair tables go to RESULT.errors.parquet)."),
+        click.option("--plot", type=click.Path(dir_okay=False), metavar="PNG",
+                     help="Draw both paths and the errors over time (needs motionkit[plot])."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -67,7 +69,12 @@ def _read(ref: str, est: str, ref_options: tuple[str, ...],
                 read_poses(est, **parse_options(est_options)))
 
 
-def _finish(result: Result, as_json: bool, save: str | None) -> None:
+def _finish(result: Result, as_json: bool, save: str | None, plot: str | None,
+            inputs: tuple[Poses, Poses]) -> None:
+    if plot:
+        from ..evaluation.plot import plot as draw
+
+        click.echo(f"wrote {draw(result, *inputs, plot)}", err=True)
     if save:
         for path in result.save(save):
             click.echo(f"wrote {path}", err=True)
@@ -109,8 +116,8 @@ def command() -> None:
 @click.option("--relation", type=RELATION, default="translation", show_default=True)
 @click.option("--unit", type=click.Choice(["m", "deg", "rad"]), help="deg (default) or rad for angles.")
 def ape(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str, ...], match: str,
-        max_diff: float, max_gap: float, offset: str, as_json: bool, save: str | None, alignment: str,
-        n_align: int | None, origin: bool, relation: str, unit: str | None) -> None:
+        max_diff: float, max_gap: float, offset: str, as_json: bool, save: str | None, plot: str | None,
+        alignment: str, n_align: int | None, origin: bool, relation: str, unit: str | None) -> None:
     """Absolute pose error of EST against REF."""
     from ..evaluation import ape as run
 
@@ -119,7 +126,7 @@ def ape(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
         result = run(reference, estimate, relation=relation, unit=unit, align=alignment,  # type: ignore[arg-type]
                      n_align=n_align, origin=origin, match=match, max_diff=max_diff,  # type: ignore[arg-type]
                      offset=_offset(offset), max_gap=max_gap)  # type: ignore[arg-type]
-    _finish(result, as_json, save)
+    _finish(result, as_json, save, plot, (reference, estimate))
 
 
 @command.command("rpe")
@@ -134,8 +141,8 @@ def ape(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
 @click.option("--relation", type=RELATION, default="translation", show_default=True)
 @click.option("--angle-unit", type=click.Choice(["deg", "rad"]), help="Unit of rotation_angle errors.")
 def rpe(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str, ...], match: str,
-        max_diff: float, max_gap: float, offset: str, as_json: bool, save: str | None, delta: float,
-        unit: str, all_pairs: bool, tolerance: float, alignment: str, relation: str,
+        max_diff: float, max_gap: float, offset: str, as_json: bool, save: str | None, plot: str | None,
+        delta: float, unit: str, all_pairs: bool, tolerance: float, alignment: str, relation: str,
         angle_unit: str | None) -> None:
     """Relative pose error of EST against REF over pairs DELTA apart."""
     from ..evaluation import rpe as run
@@ -146,7 +153,7 @@ def rpe(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
                      error_unit=angle_unit, all_pairs=all_pairs, tolerance=tolerance,
                      align=alignment, match=match, max_diff=max_diff,  # type: ignore[arg-type]
                      offset=_offset(offset), max_gap=max_gap)  # type: ignore[arg-type]
-    _finish(result, as_json, save)
+    _finish(result, as_json, save, plot, (reference, estimate))
 
 
 @command.command("kitti")
@@ -155,7 +162,7 @@ def rpe(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
               show_default=True)
 def kitti(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str, ...], match: str,
           max_diff: float, max_gap: float, offset: str, as_json: bool, save: str | None,
-          alignment: str) -> None:
+          plot: str | None, alignment: str) -> None:
     """KITTI odometry drift (t_err %, r_err deg/100m over 100-800 m segments)."""
     from ..evaluation import associate, kitti_odometry
 
@@ -171,7 +178,7 @@ def kitti(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[s
             result = kitti_odometry(pairs, align=alignment)  # type: ignore[arg-type]
         else:
             result = kitti_odometry(reference, estimate, align=alignment)  # type: ignore[arg-type]
-    _finish(result, as_json, save)
+    _finish(result, as_json, save, plot, (reference, estimate))
 
 
 @command.command("table")
