@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -14,15 +14,19 @@ from ._common import busy, echo_json, parse_options
 
 if TYPE_CHECKING:
     from ..evaluation import Poses, Result
+    from ..evaluation.align import Kind
+    from ..evaluation.associate import Method
+    from ..evaluation.kitti import KittiAlign
+    from ..evaluation.metrics import DeltaUnit, Offset, Relation
 
 MATCH = click.Choice(["nearest", "interpolate"])
 RELATION = click.Choice(["translation", "rotation_angle", "rotation", "full", "point_distance"])
 ALIGN = click.Choice(["se3", "sim3", "posyaw", "scale", "translation", "none"])
 
 
-def _offset(value: str) -> float | str:
+def _offset(value: str) -> Offset:
     if value == "auto":
-        return value
+        return "auto"
     try:
         number = float(value)
     except ValueError:
@@ -123,9 +127,10 @@ def ape(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
 
     reference, estimate = _read(ref, est, ref_options, est_options)
     with busy("evaluating"):
-        result = run(reference, estimate, relation=relation, unit=unit, align=alignment,  # type: ignore[arg-type]
-                     n_align=n_align, origin=origin, match=match, max_diff=max_diff,  # type: ignore[arg-type]
-                     offset=_offset(offset), max_gap=max_gap)  # type: ignore[arg-type]
+        result = run(reference, estimate, relation=cast("Relation", relation), unit=unit,
+                     align=cast("Kind", alignment), n_align=n_align, origin=origin,
+                     match=cast("Method", match), max_diff=max_diff, offset=_offset(offset),
+                     max_gap=max_gap)
     _finish(result, as_json, save, plot, (reference, estimate))
 
 
@@ -149,10 +154,11 @@ def rpe(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
 
     reference, estimate = _read(ref, est, ref_options, est_options)
     with busy("evaluating"):
-        result = run(reference, estimate, delta=delta, unit=unit, relation=relation,  # type: ignore[arg-type]
+        result = run(reference, estimate, delta=delta, unit=cast("DeltaUnit", unit),
+                     relation=cast("Relation", relation),
                      error_unit=angle_unit, all_pairs=all_pairs, tolerance=tolerance,
-                     align=alignment, match=match, max_diff=max_diff,  # type: ignore[arg-type]
-                     offset=_offset(offset), max_gap=max_gap)  # type: ignore[arg-type]
+                     align=cast("Kind", alignment), match=cast("Method", match), max_diff=max_diff,
+                     offset=_offset(offset), max_gap=max_gap)
     _finish(result, as_json, save, plot, (reference, estimate))
 
 
@@ -174,10 +180,10 @@ def kitti(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[s
                 from ..evaluation import estimate_offset
 
                 shift = estimate_offset(reference, estimate, max_gap=max_gap)
-            pairs = associate(reference, estimate, match, max_diff, float(shift), max_gap)  # type: ignore[arg-type]
-            result = kitti_odometry(pairs, align=alignment)  # type: ignore[arg-type]
+            pairs = associate(reference, estimate, cast("Method", match), max_diff, float(shift), max_gap)
+            result = kitti_odometry(pairs, align=cast("KittiAlign", alignment))
         else:
-            result = kitti_odometry(reference, estimate, align=alignment)  # type: ignore[arg-type]
+            result = kitti_odometry(reference, estimate, align=cast("KittiAlign", alignment))
     _finish(result, as_json, save, plot, (reference, estimate))
 
 

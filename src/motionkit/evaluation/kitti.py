@@ -15,6 +15,7 @@ from .align import Alignment, umeyama
 from .associate import Association, associate
 from .result import Result, Setting
 
+KittiAlign = Literal["none", "se3", "sim3"]
 LENGTHS = (100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0)
 
 
@@ -27,7 +28,7 @@ def _homogeneous(poses: Poses) -> Array:
 
 
 def kitti_odometry(ref: PoseInput | Association, est: PoseInput | None = None, *,
-                   align: Literal["none", "se3", "sim3"] = "none",
+                   align: KittiAlign = "none",
                    lengths: Sequence[float] = LENGTHS, step: int = 10) -> Result:
     """Translation (%) and rotation (deg/100 m) drift over segments of the given lengths.
 

@@ -26,26 +26,26 @@ def quaternion_angle(q: Array) -> Array:
     return 2.0 * np.arctan2(np.linalg.norm(q[:, :3], axis=1), np.abs(q[:, 3]))
 
 
-def _unit(relation: str, unit: str | None) -> tuple[str, float]:
-    """The unit label and the factor from the natural unit (m or rad)."""
+def _unit(relation: str, unit: str | None) -> tuple[str, bool]:
+    """The unit label, and whether angles are wanted in degrees."""
     if relation not in RELATIONS:
         raise ConversionError(f"unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
     if relation == "rotation_angle":
         unit = unit or "deg"
         if unit not in ("deg", "rad"):
             raise ConversionError(f"rotation_angle is in deg or rad, not {unit!r}")
-        return unit, (180.0 / math.pi if unit == "deg" else 1.0)
+        return unit, unit == "deg"
     if relation in ("rotation", "full"):
         if unit not in (None, ""):
             raise ConversionError(f"{relation} errors have no unit (got {unit!r})")
-        return "", 1.0
+        return "", False
     if unit not in (None, "m"):
         raise ConversionError(f"{relation} errors are in m, not {unit!r}")
-    return "m", 1.0
+    return "m", False
 
 
 def _pairs(ref: PoseInput | Association, est: PoseInput | None, match: Method, max_diff: float,
-           offset: Offset, max_gap: float) -> tuple[Association, float | None]:
+           offset: Offset, max_gap: float, kind: Kind) -> tuple[Association, float | None]:
     """The association to evaluate, and the estimated offset when ``offset="auto"``."""
     if isinstance(ref, Association):
         return ref, None
@@ -53,7 +53,7 @@ def _pairs(ref: PoseInput | Association, est: PoseInput | None, match: Method, m
         raise ConversionError("give an estimate, or an Association as the only argument")
     found = None
     if offset == "auto":
-        found = estimate_offset(ref, est, max_gap=max_gap)
+        found = estimate_offset(ref, est, kind=kind, max_gap=max_gap)
         offset = found
     elif not isinstance(offset, (int, float)):
         raise ConversionError(f"offset must be seconds or 'auto', not {offset!r}")
@@ -68,15 +68,13 @@ def _settings(pairs: Association, alignment: Kind, n_align: int | None, origin: 
     return settings
 
 
-def _rotation_errors(q_err: Array, relation: str, trans: Array | None, factor: float) -> Array:
+def _rotation_errors(q_err: Array, relation: str, trans: Array, degrees: bool) -> Array:
+    """rotation_angle, rotation (‖R − I‖_F = 2√2‖v‖) or full errors of error quaternions."""
     if relation == "rotation_angle":
         angle = quaternion_angle(q_err)
-        return np.rad2deg(angle) if factor != 1.0 else angle
+        return np.rad2deg(angle) if degrees else angle
     rot = 2.0 * math.sqrt(2.0) * np.linalg.norm(q_err[:, :3], axis=1)
-    if relation == "rotation":
-        return rot
-    assert trans is not None
-    return np.sqrt(rot * rot + trans * trans)
+    return rot if relation == "rotation" else np.sqrt(rot * rot + trans * trans)
 
 
 def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
@@ -89,19 +87,19 @@ def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
     P⁻¹Q in deg (or rad); ``rotation`` ‖R(P⁻¹Q) − I‖_F; ``full`` ‖P⁻¹Q − I₄‖_F. The estimate is
     first aligned with ``align`` (see :func:`align`). ``offset="auto"`` estimates the clock offset.
     """
-    label, factor = _unit(relation, unit)
-    pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap)
+    label, degrees = _unit(relation, unit)
+    pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap, align)
     alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, origin)
     q, p = pairs.ref, pairs.est
     errors = np.empty(len(q))
     for block in _blocks(len(q)):  # blocks keep temporaries small (1M poses in ~0.1 GB)
-        errors[block] = _ape_errors(q.part(block), alignment.apply(p.part(block)), relation, factor)
+        errors[block] = _ape_errors(q.part(block), alignment.apply(p.part(block)), relation, degrees)
     return Result("ape", relation, label, errors, pairs.ref_index, pairs.est_index, q.times, p.times,
                   alignment, _settings(pairs, align, n_align, origin, found),
                   pairs.ref.name or "reference", pairs.est.name or "estimate")
 
 
-def _ape_errors(q: Poses, p: Poses, relation: str, factor: float) -> Array:
+def _ape_errors(q: Poses, p: Poses, relation: str, degrees: bool) -> Array:
     from ..spatial.quaternion import conjugate, multiply
 
     trans = np.linalg.norm(p.positions - q.positions, axis=1)
@@ -110,8 +108,8 @@ def _ape_errors(q: Poses, p: Poses, relation: str, factor: float) -> Array:
     if p.matrices is not None and q.matrices is not None:
         rotation = np.einsum("nji,njk->nik", p.matrices, q.matrices)
         translation = np.einsum("nji,nj->ni", p.matrices, q.positions - p.positions)
-        return _matrix_errors(rotation, translation, relation, factor)
-    return _rotation_errors(multiply(conjugate(p.quaternions), q.quaternions), relation, trans, factor)
+        return _matrix_errors(rotation, translation, relation, degrees)
+    return _rotation_errors(multiply(conjugate(p.quaternions), q.quaternions), relation, trans, degrees)
 
 
 def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: float = 1,
@@ -126,8 +124,8 @@ def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: fl
     ``all_pairs`` (nearest end within ``tolerance·delta``). The pair error is the ``relation``
     of (Q_i⁻¹Q_j)⁻¹(P_i⁻¹P_j); ``point_distance`` is |‖q_j − q_i‖ − ‖p_j − p_i‖|.
     """
-    label, factor = _unit(relation, error_unit)
-    pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap)
+    label, degrees = _unit(relation, error_unit)
+    pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap, align)
     alignment: Alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, False)
     q, p = pairs.ref, pairs.est
     basis = q if pairs_from_reference else p if unit == "frames" else alignment.apply(p)
@@ -136,7 +134,7 @@ def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: fl
     for block in _blocks(len(i)):
         bi, bj = i[block], j[block]
         errors[block] = _rpe_errors(q.take(bi), q.take(bj), alignment.apply(p.take(bi)),
-                                    alignment.apply(p.take(bj)), relation, factor)
+                                    alignment.apply(p.take(bj)), relation, degrees)
     settings = _settings(pairs, align, n_align, False, found)
     settings.update(delta=delta, delta_unit=unit, all_pairs=all_pairs, tolerance=tolerance,
                     pairs_from_reference=pairs_from_reference)
@@ -149,7 +147,7 @@ def _blocks(n: int, size: int = 1 << 16) -> list[slice]:
     return [slice(start, min(start + size, n)) for start in range(0, n, size)]
 
 
-def _rpe_errors(qi: Poses, qj: Poses, pi: Poses, pj: Poses, relation: str, factor: float) -> Array:
+def _rpe_errors(qi: Poses, qj: Poses, pi: Poses, pj: Poses, relation: str, degrees: bool) -> Array:
     """Errors of the pairs (qi[k], qj[k]) vs (pi[k], pj[k])."""
     from ..spatial.quaternion import conjugate, multiply, rotate
 
@@ -160,18 +158,18 @@ def _rpe_errors(qi: Poses, qj: Poses, pi: Poses, pj: Poses, relation: str, facto
     if qi.matrices is not None and qj.matrices is not None and pi.matrices is not None \
             and pj.matrices is not None:
         return _rpe_matrix_errors(qi.matrices, qj.matrices, pi.matrices, pj.matrices, dq, dp, relation,
-                                  factor)
+                                  degrees)
     qi_inv, pi_inv = conjugate(qi.quaternions), conjugate(pi.quaternions)
     trans = np.linalg.norm(rotate(pi_inv, dp) - rotate(qi_inv, dq), axis=1)
     if relation == "translation":
         return trans
     q_rel = multiply(qi_inv, qj.quaternions)
     p_rel = multiply(pi_inv, pj.quaternions)
-    return _rotation_errors(multiply(conjugate(q_rel), p_rel), relation, trans, factor)
+    return _rotation_errors(multiply(conjugate(q_rel), p_rel), relation, trans, degrees)
 
 
 def _rpe_matrix_errors(rqi: Array, rqj: Array, rpi: Array, rpj: Array, dq: Array, dp: Array,
-                      relation: str, factor: float) -> Array:
+                      relation: str, degrees: bool) -> Array:
     """RPE with rotations kept as matrices (closed-form inverse = transpose, as evo does)."""
     t_q = np.einsum("nji,nj->ni", rqi, dq)
     t_p = np.einsum("nji,nj->ni", rpi, dp)
@@ -179,10 +177,10 @@ def _rpe_matrix_errors(rqi: Array, rqj: Array, rpi: Array, rpj: Array, dq: Array
     r_p = np.einsum("nji,njk->nik", rpi, rpj)
     rotation = np.einsum("nji,njk->nik", r_q, r_p)
     translation = np.einsum("nji,nj->ni", r_q, t_p - t_q)
-    return _matrix_errors(rotation, translation, relation, factor)
+    return _matrix_errors(rotation, translation, relation, degrees)
 
 
-def _matrix_errors(rotation: Array, translation: Array, relation: str, factor: float) -> Array:
+def _matrix_errors(rotation: Array, translation: Array, relation: str, degrees: bool) -> Array:
     """Errors of error poses given as (n, 3, 3) rotations and (n, 3) translations."""
     trans = np.linalg.norm(translation, axis=1)
     if relation == "translation":
@@ -191,7 +189,7 @@ def _matrix_errors(rotation: Array, translation: Array, relation: str, factor: f
         from scipy.spatial.transform import Rotation
 
         angle = np.linalg.norm(Rotation.from_matrix(rotation).as_rotvec(), axis=1)
-        return np.rad2deg(angle) if factor != 1.0 else angle
+        return np.rad2deg(angle) if degrees else angle
     rot = np.linalg.norm((rotation - np.eye(3)).reshape(-1, 9), axis=1)
     return rot if relation == "rotation" else np.sqrt(rot * rot + trans * trans)
 
