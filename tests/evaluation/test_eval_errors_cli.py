@@ -148,3 +148,14 @@ def test_cli_plot_writes_a_png(metric: str, tmp_path: Path, capsys: pytest.Captu
         main(["eval", metric, r, e, "--plot", str(tmp_path / "p.png")])
     assert exit_info.value.code == 0, capsys.readouterr().err
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_evaluation_import_stays_light() -> None:
+    """scipy, polars and matplotlib load only when a function needs them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, motionkit.evaluation, motionkit.cli.eval; "
+            "print(sorted(m for m in ('scipy', 'polars', 'matplotlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
