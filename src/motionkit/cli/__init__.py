@@ -13,7 +13,7 @@ from .. import __version__
 from ..errors import MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
-COMMANDS = ("info", "validate", "convert", "resample", "fk")
+COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval")
 
 EPILOG = """\b
 Examples:
@@ -24,6 +24,7 @@ Examples:
   motionkit resample stamped.seq uniform.seq --rate 100 --method linear
   motionkit info robot.skel
   motionkit fk SR1.body SR1WalkPattern1.seq links.seq
+  motionkit eval ape groundtruth.tum estimate.tum --align se3
 """
 
 
