@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: Fixtures of our own (small files made for one rule each).
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def corpus_root() -> Path:

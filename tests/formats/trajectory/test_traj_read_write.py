@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 import motionkit as mk
+from conftest import DATA as FIXTURES
 from conftest import use_polars
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 from motionkit.spatial import gpstime
 from motionkit.spatial.quaternion import multiply, rotate
 
-DATA = Path(__file__).parent / "data" / "trajectory"
+DATA = FIXTURES / "trajectory"
 
 
 def _root(name: str, **options: object) -> Track:
