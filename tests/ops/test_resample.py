@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation, Slerp
@@ -79,21 +77,6 @@ def test_unknown_method_and_bad_rate_are_clear_errors() -> None:
         resample(motion, 10, "cubic")
     with pytest.raises(mk.MotionkitError, match="positive"):
         resample(motion, 0)
-
-
-def test_cli_resample_a_stamped_seq(tmp_path: Path) -> None:
-    from motionkit.cli import main
-    from seqfiles import V2_TIMED
-
-    source = tmp_path / "timed.seq"
-    source.write_text(V2_TIMED)
-    target = tmp_path / "uniform.seq"
-    with pytest.raises(SystemExit) as exit_info:
-        main(["resample", str(source), str(target), "--rate", "60"])
-    assert exit_info.value.code == 0
-    joints = mk.read(target).tracks["joints"]
-    assert joints.timeline.is_uniform and joints.timeline.rate == 60 and joints.frames == 11
-    assert joints.data[2, 0] == pytest.approx(1 + (2 / 60 - 0.0333333333) / (0.0333333334))
 
 
 def test_stamps_equal_in_float_seconds_take_the_later_sample() -> None:

@@ -98,24 +98,6 @@ def test_written_layout_is_choreonoids(tmp_path: Path) -> None:
     assert raw.decode().splitlines()[13].startswith("      - [ -7.779e-05, -0.378613, ")
 
 
-def test_cli_info_json_follows_the_contract(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from motionkit.cli import cli
-
-    result = CliRunner().invoke(cli, ["info", "--json", str(corpus_file("choreonoid",
-                                                                      "SR1WalkPattern3.seq"))])
-    assert result.exit_code == 0, result.output
-    import json
-
-    doc = json.loads(result.output)
-    assert doc["format"] == "seq" and doc["frames"] == 4451
-    assert doc["duration"] == pytest.approx(8.9)
-    assert doc["tracks"]["joints"]["kind"] == "value"
-    assert doc["tracks"]["joints"]["shape"] == [4451, 29]
-    assert doc["tracks"]["joints"]["rate"] == 500
-
-
 @pytest.mark.parametrize("name", MOTIONS)
 def test_polars_and_loadtxt_number_paths_agree_bitwise(
         name: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,10 +6,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import motionkit as mk
-from motionkit.cli import main
 from seqfiles import V2_TIMED, V4_ALL, v2_values
 
 HEAD = "type: CompositeSeq\nformatVersion: 2\nframeRate: 100\ncomponents:\n  -\n"
@@ -96,64 +94,3 @@ def test_alias_bomb_is_refused(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(mk.FormatError):
         mk.read(path)
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
-
-
-def test_cli_validate_reports_one_line_per_problem_and_exits_2(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    good = tmp_path / "good.seq"
-    good.write_text(V4_ALL)
-    bad = tmp_path / "bad.seq"
-    bad.write_text(v2_values("      - [ 1, 2 ]\n      - [ 1, abc ]\n"))
-    code, out, err = run_cli(["validate", str(good), str(bad)], capsys)
-    assert code == 2
-    assert f"{good}: ok" in out
-    assert f'{bad}:12:14: a frame value must be a number, not "abc"' in out
-    assert "Traceback" not in out + err
-
-
-def test_cli_validate_all_good_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    good = tmp_path / "good.seq"
-    good.write_text(V4_ALL)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["validate", str(good)])
-    assert exit_info.value.code in (0, None)
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["info", "{missing}"],
-        ["convert", "{bad}", "{out}"],
-        ["convert", "{good}", "{out}", "-O", "version=7"],
-        ["convert", "{good}", "{out}", "-O", "colour=red"],
-        ["resample", "{good}", "{out}", "--rate", "-5"],
-        ["info", "--from", "nosuchformat", "{good}"],
-    ],
-)
-def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                         args: list[str]) -> None:
-    good = tmp_path / "good.seq"
-    good.write_text(V4_ALL)
-    bad = tmp_path / "bad.seq"
-    bad.write_text("type: CompositeSeq\ncomponents: [\n")
-    names = {"missing": tmp_path / "none.seq", "bad": bad, "good": good, "out": tmp_path / "o.seq"}
-    code, _, err = run_cli([a.format(**names) for a in args], capsys)
-    assert code == 2
-    assert len(err.strip().splitlines()) == 1, err
-    assert err.startswith("motionkit: ") and "Traceback" not in err
-    assert not (tmp_path / "o.seq").exists()
-
-
-def test_cli_help_has_examples() -> None:
-    from motionkit.cli import cli
-
-    for command in ([], ["info"], ["validate"], ["convert"], ["resample"], ["fk"]):
-        result = CliRunner().invoke(cli, [*command, "--help"])
-        assert result.exit_code == 0 and "Examples:" in result.output
