@@ -752,3 +752,52 @@ def test_misc_added_to_a_file_without_misc_is_written(tmp_path: Path) -> None:
     mk.write(path, motion)
     back = mk.read(path)
     assert back.meta["parc"]["misc"] == {"loss": 0.5} and back.meta["subject"] == "S07"
+
+
+def _cuda_tensor(stub_module, values: np.ndarray) -> object:
+    """An object that pickles as torch does a float32 CUDA tensor (legacy torch.save bytes
+    inside ``torch.storage._load_from_bytes``), built without torch."""
+    storage_cls = stub_module("torch", "FloatStorage")
+    load = stub_module("torch.storage", "_load_from_bytes")
+    rebuild = stub_module("torch._utils", "_rebuild_tensor_v2")
+    marker = object()
+
+    class Storage(pickle.Pickler):
+        def persistent_id(self, obj: object) -> object:
+            return ("storage", storage_cls, "0", "cuda:0", values.size, None) if obj is marker else None
+
+    head = io.BytesIO()
+    for part in (0x1950A86A20F9469CFC6C, 1001, {"protocol_version": 1001, "little_endian": True,
+                                                "type_sizes": {"short": 2, "int": 4, "long": 4}}):
+        pickle.dump(part, head, protocol=2)
+    Storage(head, protocol=2).dump(marker)
+    pickle.dump(["0"], head, protocol=2)
+    stream = head.getvalue() + np.int64(values.size).tobytes() + values.astype("<f4").tobytes()
+
+    class Loaded:  # pickles as torch.storage._load_from_bytes(stream)
+        def __reduce__(self) -> tuple[object, ...]:
+            return (load, (stream,))
+
+    class Tensor:  # pickles as torch._utils._rebuild_tensor_v2(storage, 0, size, stride, …)
+        def __reduce__(self) -> tuple[object, ...]:
+            return (rebuild, (Loaded(), 0, values.shape, (values.shape[1], 1), False, {}))
+
+    return Tensor()
+
+
+def test_terrain_only_export_with_cuda_tensors_reads_without_torch(tmp_path: Path,
+                                                                   stub_module) -> None:
+    heights = np.arange(6, dtype=np.float32).reshape(2, 3)
+    sub_cls = stub_module("util.terrain_util", "SubTerrain")
+    sub = sub_cls()
+    sub.__dict__.update({"hf": _cuda_tensor(stub_module, heights),
+                         "min_point": np.array([1, 2], np.float32),
+                         "dxdy": np.array([0.5, 0.5], np.float32)})
+    path = tmp_path / "terrain.pkl"
+    path.write_bytes(pickle.dumps({"terrain": sub, "seed": 7}, protocol=4))
+    motion = mk.read(path)
+    assert isinstance(motion, Motion) and not motion.tracks
+    np.testing.assert_array_equal(motion.terrain.heights, heights)
+    assert motion.meta["parc"]["misc"] == {"seed": 7}
+    mk.write(tmp_path / "again.pkl", motion)  # a terrain-only MS file
+    np.testing.assert_array_equal(mk.read(tmp_path / "again.pkl").terrain.heights, heights)

@@ -34,8 +34,10 @@ __all__ = ["HOLDS", "MOTION_KEYS", "MS_KEYS", "TERRAIN_KEYS", "WRITES", "describ
 
 
 def sniff(head: bytes) -> bool:
-    """A pickle (protocol 2+) that looks like an MS container or a legacy PARC dict."""
+    """A pickle (protocol 2+) that looks like an MS container, a legacy PARC dict or a
+    terrain export."""
     if not head.startswith(b"\x80") or len(head) < 2 or head[1] < 2:
         return False
     start = head[:256]
-    return (any(key.encode() in start for key in MS_KEYS) or b"frames" in head)
+    return (any(key.encode() in start for key in MS_KEYS) or b"frames" in head
+            or b"SubTerrain" in head)

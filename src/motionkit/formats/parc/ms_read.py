@@ -63,8 +63,10 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
         return _guarded(lambda: _read_ms(outer, path, char, misc), path)
     if isinstance(outer, dict) and "frames" in outer:
         return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
+    if isinstance(outer, dict) and "terrain" in outer:
+        return _guarded(lambda: _read_terrain_only(outer, path, misc), path)
     raise FormatError("not a PARC motion file (neither an MS container nor a legacy dict "
-                      "with 'frames')", path)
+                      "with 'frames' or 'terrain')", path)
 
 
 def _is_container(outer: Any) -> bool:
@@ -450,6 +452,21 @@ def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
     if misc:
         rest = {k: v for k, v in values.items() if k not in _LEGACY_CORE}
         parc["misc"] = _clean_misc(rest, path)
+    return motion
+
+
+def _read_terrain_only(values: dict[Any, Any], path: Any, misc: bool) -> Motion:
+    """A legacy dict holding a terrain and no motion (PARC/IsaacGym terrain exports)."""
+    motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
+    parc: dict[str, Any] = {"container": "legacy-terrain"}
+    motion.meta["parc"] = parc
+    terrain = values["terrain"]
+    if not isinstance(terrain, safepickle.SubTerrain):
+        raise FormatError(f"legacy terrain is a {safepickle.type_name(terrain)}, not a SubTerrain",
+                          path)
+    motion.terrain = _legacy_terrain(terrain.state(), path)
+    if misc:
+        parc["misc"] = _clean_misc({k: v for k, v in values.items() if k != "terrain"}, path)
     return motion
 
 
