@@ -17,7 +17,8 @@ A format module defines (see docs/adding-a-format.md):
 - optionally ``sniff(head: bytes) -> bool`` (for shared extensions), ``losses(obj,
   **write_options) -> list[str]`` (losses only the writer can see), ``describe(obj) ->
   list[str]`` (lines ``info`` adds), ``claims(path: str) -> bool`` (addresses that are not
-  plain files, such as ``run.bag:/topic``).
+  plain files, such as ``run.bag:/topic``), ``hint(head: bytes) -> str | None`` (how to
+  read a file no format recognised).
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ class Format:
         """True when the module recognises ``head`` (formats without ``sniff``: False)."""
         sniff: Callable[[bytes], bool] | None = getattr(self.load(), "sniff", None)
         return sniff is not None and bool(sniff(head))
+
+    def hint(self, head: bytes) -> str | None:
+        """How this format could read a file that no format claimed (or None)."""
+        hint: Callable[[bytes], str | None] | None = getattr(self.load(), "hint", None)
+        return hint(head) if hint is not None else None
 
     def claims(self, path: PathLike) -> bool:
         """True for an address of this format that is not a plain file (``run.bag:/topic``)."""
@@ -336,8 +342,9 @@ def for_reading(path: PathLike, format: str | None = None) -> Format:
             f"unknown file type {target.suffix or '(no extension)'!r}; name the format "
             f"(format=... or --from)", target)
     names = ", ".join(info.name for info in candidates)
-    raise FormatError(f"content matches none of the formats for {target.suffix!r} ({names})",
-                      target)
+    hints = [text for info in candidates if (text := info.hint(head))]
+    raise FormatError(f"content matches none of the formats for {target.suffix!r} ({names})"
+                      + (f"; {hints[0]}" if hints else ""), target)
 
 
 def for_writing(path: PathLike, format: str | None = None) -> Format:

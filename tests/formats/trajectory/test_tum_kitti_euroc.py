@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import use_polars
+from conftest import corpus_file, use_polars
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 
@@ -346,3 +346,19 @@ def test_fast_parser_falls_back_to_the_strict_path(tmp_path: Path,
         assert np.array_equal(fast, slow, equal_nan=True)  # type: ignore[arg-type]
     else:
         assert fast == slow and slow[0] == 42
+
+
+def test_extra_columns_are_named_and_kept_when_asked() -> None:
+    path = corpus_file("trajectory", "open_vins", "neighborhood_01.txt")  # + 12 covariances
+    with pytest.raises(mk.FormatError, match=r"20 numbers.*--from tum.*extra=NAME"):
+        mk.read(path)
+    with pytest.warns(mk.MotionkitWarning, match="columns after the 8th ignored"):
+        plain = mk.read(path, format="tum")
+    assert list(plain.tracks) == ["root"]
+    kept = mk.read(path, format="tum", extra="covariance")
+    covariance = kept.tracks["covariance"]
+    assert covariance.labels is not None and covariance.labels[0] == "Pr11"
+    assert covariance.labels[-1] == "Pt33"
+    first = np.array(path.read_text().splitlines()[1].split(), dtype=float)  # row 1, by hand
+    np.testing.assert_array_equal(covariance.data[0], first[8:])
+    np.testing.assert_array_equal(kept.tracks["root"].data, plain.tracks["root"].data)

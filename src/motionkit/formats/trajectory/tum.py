@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._io import atomic_write
 from ...errors import FormatError, warn
-from ...model import Motion
+from ...model import Motion, Track
 from .. import poses
 from ..poses import UnitRows
 from . import _common as common
@@ -57,6 +57,24 @@ def sniff(head: bytes) -> bool:
     return numeric_fields(head) == 8
 
 
+def hint(head: bytes) -> str | None:
+    """For a file no format claims: rows of more than eight numbers are TUM with extras."""
+    fields = numeric_fields(head)
+    if fields > 8:
+        return (f"its rows hold {fields} numbers, TUM's eight and {fields - 8} more: read it "
+                "with --from tum (format='tum'; -O extra=NAME keeps the rest as a track)")
+    return None
+
+
+def _names_row(comments: list[tuple[int, str]], width: int) -> list[str] | None:
+    """The column names of the last comment that names ``width`` columns."""
+    for _, text in reversed(comments):
+        names = re.split(r"[,;\s]+", text.lstrip("#").strip())
+        if len(names) == width:
+            return names
+    return None
+
+
 def _order_from_names(comments: list[tuple[int, str]]) -> str | None:
     for _, text in reversed(comments):
         names = [n.lower() for n in re.split(r"[,;\s]+", text.lstrip("#").strip())]
@@ -66,19 +84,22 @@ def _order_from_names(comments: list[tuple[int, str]]) -> str | None:
 
 
 def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bool = False,
-         quaternion_order: str | None = None) -> Motion:
+         quaternion_order: str | None = None, extra: str | None = None) -> Motion:
     """Read a TUM file (or a tolerant variant) into a trajectory Motion.
 
     ``quaternion_order`` is ``xyzw`` (TUM) or ``wxyz``; by default it comes from a header
-    row naming ``qw``/``qx``, else ``xyzw``.
+    row naming ``qw``/``qx``, else ``xyzw``. Columns after the eighth (covariances, say)
+    are ignored with a warning, or kept as a value track called ``extra`` (labelled from a
+    header row that names every column).
     """
     return read_table(path, functools.partial(_read, time_unit=time_unit, sort=sort,
-                                              dedupe=dedupe, quaternion_order=quaternion_order),
+                                              dedupe=dedupe, quaternion_order=quaternion_order,
+                                              extra=extra),
                       header_row=True)
 
 
 def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
-          quaternion_order: str | None) -> Motion:
+          quaternion_order: str | None, extra: str | None) -> Motion:
     path = table.path
     delimiter = detect_delimiter(table)
     width = field_count(table.first_row(), delimiter) if table.rows else 8
@@ -93,11 +114,14 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     slots = (3, 4, 5, 6) if order == "xyzw" else (6, 3, 4, 5)
     targets = {0: times, 1: pose[:, 0], 2: pose[:, 1], 3: pose[:, 2]}
     targets.update({4 + i: pose[:, slot] for i, slot in enumerate(slots)})
+    kept = np.empty((table.rows, width - 8)) if extra and width > 8 else None
+    if kept is not None:
+        targets.update({8 + i: kept[:, i] for i in range(width - 8)})
     quaternion = UnitRows((4, 5, 6, 7) if order == "xyzw" else (5, 6, 7, 4))
     rows = parse_into(table, delimiter, width, targets, unit=quaternion) if table.rows else 0
     pose, times = pose[:rows], times[:rows]
-    if width > 8:
-        warn(f"{path}: columns after the 8th ignored ({width} per row)")
+    if width > 8 and kept is None:
+        warn(f"{path}: columns after the 8th ignored ({width} per row; extra=NAME keeps them)")
     quaternion.check(path, table.line_of)
     scale = common.time_scale(time_unit, path)
     if scale != 1.0:
@@ -110,7 +134,12 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
                             "source_format": "tum",
                             "tum": {"comments": [text for _, text in table.comments],
                                     "quaternion_order": order}}
-    return poses.pose_motion(timeline, pose, True, meta=meta)
+    motion = poses.pose_motion(timeline, pose, True, meta=meta)
+    if kept is not None and extra is not None:
+        kept = kept[:rows] if keep is None else kept[:rows][keep]
+        names = _names_row(table.comments, width)
+        motion.add(Track(extra, "value", kept, timeline, names[8:] if names else None))
+    return motion
 
 
 def write(path: PathLike, obj: Motion, *, precision: int = 9) -> None:
