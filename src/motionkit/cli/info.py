@@ -35,8 +35,7 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
     for index, (path, fmt, obj) in enumerate(results):
         if index:
             click.echo()
-        notes = fmt.describe(obj)
-        click.echo(render(path, fmt.name, obj, notes, fmt.namespace if notes else None))
+        click.echo(render(path, fmt.name, obj))
 
 
 def describe(fmt: str, obj: Any) -> dict[str, Any]:
@@ -65,15 +64,17 @@ def _all_tracks(motion: Motion) -> dict[str, Track]:
     return {**motion.tracks, **motion.tracks.views()}
 
 
-def render(path: str, fmt: str, obj: Any, notes: list[str] | None = None,
-           described: str | None = None) -> str:
-    """A readable summary for people; ``notes`` are the format's own lines, which stand for
-    its metadata under ``described``."""
+def render(path: str, fmt: str, obj: Any) -> str:
+    """A readable summary for people. A format's own lines (its ``describe`` hook) stand
+    for its metadata namespace, which is then not listed key by key."""
+    entry = registry.by_name(fmt)
+    notes = entry.describe(obj)
+    described = entry.namespace if notes else None
     if not isinstance(obj, Motion):
         body = obj.summary_text() if hasattr(obj, "summary_text") else repr(obj)
         return f"{path}  ({fmt})\n{body}"
     lines = [f"{path}  ({fmt})"]
-    lines.extend(f"  {note}" for note in notes or [])
+    lines.extend(f"  {note}" for note in notes)
     lines.append(f"  frames: {obj.frames}   duration: {obj.duration:.6g} s")
     for name, track in _all_tracks(obj).items():
         timing = (f"{track.timeline.rate:g} Hz" if track.timeline.is_uniform
