@@ -162,6 +162,19 @@ def test_translation_alias_bomb_fails_fast_on_the_budget(tmp_path: Path) -> None
     assert time.perf_counter() - start < 2.0
 
 
+def test_doubling_rotation_alias_bomb_fails_fast(tmp_path: Path) -> None:
+    lines = [_head(), "r0: &r0 [0,0,1,1]\n"]
+    lines += [f"r{k}: &r{k} [*r{k - 1},*r{k - 1}]\n" for k in range(1, 21)]
+    lines.append("links:\n  - { name: R, rotation: *r20 }\n")
+    path = tmp_path / "bomb.body"
+    path.write_text("".join(lines))
+    assert path.stat().st_size < 600
+    start = time.perf_counter()
+    with pytest.raises(mk.FormatError, match="4 x 1 vector"):  # rotations nest one level
+        body.read(path)
+    assert time.perf_counter() - start < 1.0
+
+
 def test_rotation_elements_alias_bomb_fails_fast(tmp_path: Path) -> None:
     lines = [_head(), "e0: &e0 [{type: Transform, rotation: [0,0,1,1]}]\n"]
     for level in range(1, 9):
@@ -195,6 +208,18 @@ def test_self_reference_and_deep_rotations_are_format_errors(tmp_path: Path, lin
     path.write_text(_head() + "links:\n" + links)
     with pytest.raises(mk.FormatError, match=message):
         body.read(path)
+
+
+def test_a_sub_body_of_a_long_chain_reads(tmp_path: Path) -> None:
+    lines = [_head(), "links:\n  - { name: L0, jointType: free }\n"]
+    lines += [f"  - {{ name: L{i}, parent: L{i - 1}, jointType: revolute }}\n"
+              for i in range(1, 3000)]
+    (tmp_path / "chain.body").write_text("".join(lines))
+    (tmp_path / "main.body").write_text(_head() + "links:\n  - { name: B, jointType: free }\n"
+                                        "  - { type: SubBody, uri: chain.body, parent: B, "
+                                        "prefix: X }\n")
+    skeleton = body.read(tmp_path / "main.body")
+    assert len(skeleton.bodies) == 3001 and skeleton.bodies[-1].name == "XL2999"
 
 
 # -- the real models of the corpus -----------------------------------------------------------

@@ -76,8 +76,17 @@ class Link:
         return out
 
     def clone(self) -> Link:
-        """A deep copy of this link's subtree (SubBody files are loaded once, used often)."""
-        return copy.deepcopy(self)
+        """A copy of this link's subtree that can be renamed and re-parented on its own
+        (SubBody files are loaded once and used often); iterative, so any depth works."""
+        links = self.subtree()
+        copies = {id(link): copy.copy(link) for link in links}
+        for link in links:
+            twin = copies[id(link)]
+            twin.children = [copies[id(child)] for child in link.children]
+            twin.shapes = [copy.deepcopy(shape) for shape in link.shapes]
+            twin.devices = [copy.deepcopy(device) for device in link.devices]
+            twin.info = dict(link.info)
+        return copies[id(self)]
 
 
 class LinkReader:
