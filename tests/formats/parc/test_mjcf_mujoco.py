@@ -149,3 +149,47 @@ def test_mesh_geoms_name_their_file_and_scale(tmp_path: Path) -> None:
     assert shell.params["scale"].tolist() == [0.001, 0.001, 0.002]
     assert shell.role == "visual" and other.role == "collision"
     assert other.params["file_name"] == str(tmp_path / "meshes" / "other.obj")
+
+
+_MESHY = """<mujoco model="meshy"><compiler meshdir="meshes"/>
+<asset><mesh name="part" file="part.obj" scale="0.5 0.5 2"/></asset>
+<worldbody><body name="r"><freejoint/><geom type="mesh" mesh="part"/>
+<geom type="sphere" size="0.1"/><body name="c" pos="0 0 1"><joint axis="1 0 0"/>
+<geom type="mesh" mesh="part" contype="0" conaffinity="0"/></body></body></worldbody>
+</mujoco>"""
+_TETRAHEDRON = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n"
+
+
+def test_character_with_meshes_writes_a_skel_dartpy_loads(tmp_path: Path) -> None:
+    dart = require_peer("dartpy")
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "part.obj").write_text(_TETRAHEDRON)
+    (tmp_path / "c.xml").write_text(_MESHY)
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "c.skel"
+    mk.write(out, ch.read(tmp_path / "c.xml"))
+    world = dart.utils.SkelParser.readWorld(str(out))
+    found = []
+    for k in range(world.getSkeleton(0).getNumBodyNodes()):
+        node = world.getSkeleton(0).getBodyNode(k)
+        for n in range(node.getNumShapeNodes()):
+            shape = node.getShapeNode(n).getShape()
+            if shape.getType() == "MeshShape":
+                found.append((node.getName(), Path(shape.getMeshPath()).resolve(),
+                               shape.getScale().tolist()))
+    mesh = (tmp_path / "meshes" / "part.obj").resolve()
+    assert found == [("r", mesh, [0.5, 0.5, 2.0]), ("c", mesh, [0.5, 0.5, 2.0])]
+    back = mk.read(out).skeletons[0]
+    assert back.bodies[1].shapes[0].params["scale"].tolist() == [0.5, 0.5, 2.0]
+
+
+def test_character_with_a_missing_mesh_file_is_refused_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "c.xml").write_text(_MESHY)
+    skeleton = ch.read(tmp_path / "c.xml")
+    with pytest.raises(mk.ConversionError, match=r"body 'r': mesh file .*part.obj' does not "
+                       r"exist \(left out\)"):
+        mk.write(tmp_path / "c.skel", skeleton)
+    with pytest.warns(mk.MotionkitWarning, match="does not exist"):
+        mk.write(tmp_path / "c.skel", skeleton, lossy=True)
+    assert [s.kind for s in mk.read(tmp_path / "c.skel").skeletons[0].bodies[0].shapes] == [
+        "sphere"]

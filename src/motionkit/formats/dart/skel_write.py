@@ -154,6 +154,10 @@ class _Writer:
         self.add(5, "</moment_of_inertia>")
         self.add(4, "</inertia>")
         for shape in body.shapes:
+            problem = self.mesh_problem(body, shape) if shape.kind == "mesh" else None
+            if problem is not None:
+                self.problems.append(problem + " (left out)")
+                continue
             self.shape(shape)
         for marker in body.markers:
             self.add(4, f"<marker name={quoteattr(marker.name)}><offset>{_vec(marker.offset)}"
@@ -166,6 +170,11 @@ class _Writer:
         self.add(depth, "<geometry>")
         self.add(depth + 1, f"<{kind}>")
         inner = depth + 2
+        if kind == "mesh":  # DART needs exactly a file and a scale; other keys are ours
+            scale = np.asarray(params.get("scale", np.ones(3)), dtype=float).reshape(3)
+            self.add(inner, f"<file_name>{escape(self.mesh_path(params))}</file_name>")
+            self.add(inner, f"<scale>{_vec(scale)}</scale>")
+            params = {}
         for key, value in params.items():
             if key == "spheres":
                 for radius, position in value:  # type: ignore[attr-defined]
@@ -191,6 +200,22 @@ class _Writer:
             return name
         target = os.path.normpath(os.path.join(str(base), name))
         return os.path.relpath(target, self.folder).replace(os.sep, "/")
+
+    def mesh_problem(self, body: Body, shape: Shape) -> str | None:
+        """Why DART could not load this mesh shape (None when it can)."""
+        name = shape.params.get("file_name")
+        if not name:
+            what = shape.params.get("inline") or shape.params.get("mesh") or "mesh"
+            return (f"body {body.name!r}: a {what} shape has no mesh file (inline geometry or "
+                    "an asset without a file)")
+        text = str(name)
+        if text.startswith("${") or ("://" in text and not text.startswith("file://")):
+            return f"body {body.name!r}: mesh {text!r} is a URI DART cannot resolve"
+        path = self.mesh_path(shape.params)
+        full = path if os.path.isabs(path) else os.path.join(self.folder, path)
+        if not os.path.isfile(full):
+            return f"body {body.name!r}: mesh file {text!r} does not exist"
+        return None
 
     def shape(self, shape: Shape) -> None:
         tag = "collision_shape" if shape.role == "collision" else "visualization_shape"
