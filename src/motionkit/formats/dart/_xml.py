@@ -3,6 +3,11 @@
 The standard ElementTree loses line numbers, which every ``.skel`` error should carry.
 Entity declarations and external entities are refused outright (nothing is expanded or
 fetched), like defusedxml does; only XML's five predefined entities are understood.
+
+DART reads ``.skel`` with tinyxml2, which accepts comments that XML forbids (``<!-- a
+--->``, ``--`` inside a comment). :func:`blank_comments` turns comment bodies into spaces
+before expat sees the bytes, delimiting comments exactly as tinyxml2 does; it never
+creates markup, keeps every line break, and leaves entities to expat's refusal.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.parsers import expat
 
-from ...errors import FormatError
+from ...errors import FormatError, warn
 
 
 @dataclass(eq=False)
@@ -43,8 +48,67 @@ class Node:
         return (child for child in self.children if child.tag == tag)
 
 
+def blank_comments(data: bytes) -> tuple[bytes, int | None]:
+    """``data`` with every comment body blanked (CR/LF kept), and the line of the first
+    comment that XML itself would refuse (None if all are well-formed)."""
+    out = bytearray(data)
+    bad_line: int | None = None
+    i = 0
+    while True:
+        i = data.find(b"<", i)
+        if i < 0:
+            break
+        if data.startswith(b"<?", i):
+            end = data.find(b"?>", i + 2)
+            i = end + 2 if end >= 0 else len(data)
+        elif data.startswith(b"<!--", i):
+            end = data.find(b"-->", i + 4)
+            if end < 0:
+                break  # unterminated: expat and DART both refuse it
+            body = data[i + 4:end]
+            if bad_line is None and (b"--" in body or body.endswith(b"-") or
+                                     not body.isascii()):
+                bad_line = data.count(b"\n", 0, i) + 1
+            for k in range(i + 4, end):
+                if out[k] not in (0x0A, 0x0D):
+                    out[k] = 0x20
+            i = end + 3
+        elif data.startswith(b"<![CDATA[", i):
+            end = data.find(b"]]>", i + 9)
+            i = end + 3 if end >= 0 else len(data)
+        elif data.startswith(b"<!", i):
+            end = data.find(b">", i + 2)
+            i = end + 1 if end >= 0 else len(data)
+        else:
+            i = _tag_end(data, i + 1)
+    return bytes(out), bad_line
+
+
+def _tag_end(data: bytes, i: int) -> int:
+    """The index after the ``>`` that closes the tag starting before ``i`` (quotes skipped)."""
+    quote = 0
+    while i < len(data):
+        c = data[i]
+        if quote:
+            if c == quote:
+                quote = 0
+        elif c in (0x22, 0x27):
+            quote = c
+        elif c == 0x3E:
+            return i + 1
+        i += 1
+    return i
+
+
 def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
-    """Parse ``data`` into a tree of :class:`Node`; any XML problem is a FormatError."""
+    """Parse ``data`` into a tree of :class:`Node`; any XML problem is a FormatError.
+
+    Comments that only tinyxml2 accepts are blanked first, with one warning.
+    """
+    data, bad_line = blank_comments(data)
+    if bad_line is not None:
+        warn(f"{os.fspath(path)}:{bad_line}: a comment is not well-formed XML (e.g. it ends "
+             "with '--->'); accepted, as DART (tinyxml2) does")
     parser = expat.ParserCreate()
     stack: list[Node] = []
     roots: list[Node] = []

@@ -36,6 +36,7 @@ from ...model.skeleton import (
     default_dof_names,
 )
 from ._inertia import derived_moment
+from ._numbers import NumberError, stod, tokens
 from ._xml import Node, parse
 from .skel_write import WRITE_OPTIONS, write
 
@@ -83,11 +84,16 @@ class _Reader:
         return found
 
     def number(self, node: Node, text: str | None = None) -> float:
-        raw = (node.text if text is None else text).strip()
+        """A scalar as DART's ``std::stod`` reads it; a warning where text is ignored."""
+        raw = node.text if text is None else text
         try:
-            return float(raw)
-        except ValueError:
-            raise self.error(node, f"<{node.tag}>: {raw!r} is not a number") from None
+            value, whole = stod(raw)
+        except NumberError as exc:
+            raise self.error(node, f"<{node.tag}>: {exc} (DART fails to load)") from None
+        if not whole:
+            self.warn(node, f"<{node.tag}>: {raw.strip()[:40]!r} read as {value!r}, as DART "
+                      "does (the rest of the text is ignored)")
+        return value
 
     def integer(self, node: Node, text: str | None = None) -> int:
         value = self.number(node, text)
@@ -96,11 +102,24 @@ class _Reader:
             raise self.error(node, f"<{node.tag}>: {raw!r} is not a whole number")
         return int(value)
 
-    def vector(self, node: Node, count: int) -> Array:
-        tokens = node.text.split()
-        if len(tokens) != count:
-            raise self.error(node, f"<{node.tag}> needs {count} numbers, got {len(tokens)}")
-        return np.array([self.number(node, token) for token in tokens])
+    def vector(self, node: Node, count: int, short: str = "warn") -> Array:
+        """``count`` numbers as DART reads a vector: extra tokens ignored (warning), missing
+        ones zero — silently for a ``<transformation>`` (``short="zero"``), with a warning
+        elsewhere (DART reads uninitialised memory there; real files give 0)."""
+        parts = tokens(node.text)
+        if len(parts) > count:
+            self.warn(node, f"<{node.tag}> has {len(parts)} numbers; DART reads the first "
+                      f"{count}")
+        elif len(parts) < count:
+            if short == "error" or not parts:
+                raise self.error(node, f"<{node.tag}> needs {count} numbers, got {len(parts)}")
+            if short == "warn":
+                self.warn(node, f"<{node.tag}> has {len(parts)} of {count} numbers; the rest "
+                          "read as 0 (DART reads uninitialised memory there)")
+        values = np.zeros(count)
+        for i, token in enumerate(parts[:count]):
+            values[i] = self.number(node, token)
+        return values
 
     def child_number(self, node: Node, tag: str, default: float | None = None) -> float:
         found = node.find(tag)
@@ -124,7 +143,7 @@ class _Reader:
         out = np.eye(4)
         if node is None:
             return out
-        values = self.vector(node, 6)
+        values = self.vector(node, 6, short="zero")
         out[:3, :3] = Rotation.from_euler("XYZ", values[3:]).as_matrix()
         out[:3, 3] = values[:3]
         return out
@@ -465,8 +484,9 @@ class _Reader:
                     self.axis_limits(axis_node, joint.dofs[i])
         for tag, attr in (("init_pos", "position"), ("init_vel", "velocity")):
             found = node.find(tag)
-            if found is not None and count:
-                values = self.vector(found, count)
+            if found is not None and count:  # a weld's is not read, as in DART
+                values = (np.array([self.number(found)]) if count == 1
+                          else self.vector(found, count))
                 for dof, value in zip(joint.dofs, values, strict=True):
                     setattr(dof, attr, float(value))
         for dof_node in node.findall("dof"):
