@@ -452,9 +452,11 @@ def test_markers_planes_pyramids_and_colors_round_trip(tmp_path: Path) -> None:
         "<joint type='translational' name='t'><parent>world</parent><child>a</child>"
         "<dof local_index='2' name='up'><velocity lower='-3' upper='4'/>"
         "<force initial='7'/></dof></joint></skeleton></world></skel>")
-    with pytest.warns(mk.MotionkitWarning, match="pyramid"):
-        first = mk.read(path)
+    first = mk.read(path)
     body = first.skeletons[0].bodies[0]
+    # dartpy 6.20: pyramid V = 1·2·3/3 = 2 with its unscaled identity moment, the plane
+    # weighs 1 as a point mass; both at 1 m from the COM: E + 2·diag(1, 1, 0)
+    np.testing.assert_allclose(body.inertia.moment, np.diag([3.0, 3.0, 1.0]), atol=1e-15)
     assert body.markers[0].name == "m1" and body.markers[0].offset.tolist() == [0.1, 0.2, 0.3]
     assert [s.kind for s in body.shapes] == ["pyramid", "plane"]
     assert body.shapes[1].collidable is False and body.shapes[0].color.tolist() == \
