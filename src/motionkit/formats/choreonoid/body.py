@@ -223,6 +223,7 @@ class _Loader:
                 shoe.info["isContinuousTrack"] = True
             else:
                 shoe.joint_type = "revolute"
+                shoe.registers_id = False
                 shoe.translation = offset.copy()
                 shoe.parent = shoes[-1].name
                 shoe.initial = angles[index - 1] if index - 1 < len(angles) else 0.0
@@ -334,7 +335,7 @@ def _skeleton(model: _Model, path: str) -> Skeleton:
     seen_ids: dict[int, str] = {}
     for i, link in enumerate(links):
         joint = _joint(link, i == 0)
-        if link.joint_id >= 0:
+        if link.joint_id >= 0 and link.registers_id:
             if link.joint_id in seen_ids:
                 warn(f"{path}: joint ID {link.joint_id} of {link.name!r} is also the ID of "
                      f"{seen_ids[link.joint_id]!r}; the first keeps it, as in Choreonoid")

@@ -64,6 +64,7 @@ class Link:
     info: dict[str, object] = field(default_factory=dict)
     children: list[Link] = field(default_factory=list)
     name_node: Node | None = None
+    registers_id: bool = True  # False for track shoes 1…N-1, which share shoe 0's id
 
     def subtree(self) -> list[Link]:
         """This link and its descendants, depth-first, children in attach order."""
