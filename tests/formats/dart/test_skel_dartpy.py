@@ -116,3 +116,29 @@ def test_names_as_dart_issues_them(tmp_path: Path) -> None:
     other = theirs.getSkeleton(0)
     assert [other.getDof(k).getName() for k in range(other.getNumDofs())] == first.dof_names
     assert [theirs.getSkeleton(i).getName() for i in range(3)] == ["s", "s(1)", "skeleton"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [f for f in FILES if f.startswith("dartenv/")])
+def test_read_write_read_keeps_dartpys_own_dynamics(name: str, tmp_path: Path) -> None:
+    original = _theirs(ROOT / name)
+    out = tmp_path / "copy.skel"
+    mk.write(out, _ours(ROOT / name))
+    copy = _theirs(out)
+    assert copy.getNumSkeletons() == original.getNumSkeletons()
+    for index in range(original.getNumSkeletons()):
+        a, b = original.getSkeleton(index), copy.getSkeleton(index)
+        assert a.getName() == b.getName() and a.getNumDofs() == b.getNumDofs()
+        assert [a.getDof(k).getName() for k in range(a.getNumDofs())] == \
+            [b.getDof(k).getName() for k in range(b.getNumDofs())]
+        for k in range(a.getNumBodyNodes()):
+            x, y = a.getBodyNode(k).getInertia(), b.getBodyNode(k).getInertia()
+            assert x.getMass() == y.getMass()
+            np.testing.assert_allclose(x.getMoment(), y.getMoment(), rtol=1e-12, atol=1e-15)
+        q = np.random.default_rng(3).uniform(-0.5, 0.5, a.getNumDofs())
+        a.setPositions(q)
+        b.setPositions(q)
+        np.testing.assert_allclose(a.getMassMatrix(), b.getMassMatrix(), rtol=1e-9, atol=1e-12)
+        for k in range(a.getNumBodyNodes()):
+            np.testing.assert_allclose(a.getBodyNode(k).getWorldTransform().matrix(),
+                                       b.getBodyNode(k).getWorldTransform().matrix(), atol=1e-9)

@@ -95,6 +95,7 @@ class _Writer:
         self.problems = problems
         self.folder = folder
         self.lines: list[str] = []
+        self.mesh_problems: list[str] = []  # summarised: real models have hundreds
 
     def add(self, depth: int, text: str) -> None:
         self.lines.append("  " * depth + text)
@@ -115,6 +116,11 @@ class _Writer:
             self.problems.append(f"two skeletons named {name!r} (DART renames the second)")
         for skeleton in world.skeletons:
             self.skeleton(skeleton)
+        if self.mesh_problems:
+            more = len(self.mesh_problems) - 3
+            self.problems.append("; ".join(self.mesh_problems[:3]) +
+                                 (f"; … {more} more mesh shapes" if more > 0 else "") +
+                                 " (left out)")
         self.add(1, "</world>")
         self.add(0, "</skel>")
         return "\n".join(self.lines) + "\n"
@@ -156,7 +162,7 @@ class _Writer:
         for shape in body.shapes:
             problem = self.mesh_problem(body, shape) if shape.kind == "mesh" else None
             if problem is not None:
-                self.problems.append(problem + " (left out)")
+                self.mesh_problems.append(problem)
                 continue
             self.shape(shape)
         for marker in body.markers:
@@ -205,9 +211,10 @@ class _Writer:
         """Why DART could not load this mesh shape (None when it can)."""
         name = shape.params.get("file_name")
         if not name:
-            what = shape.params.get("inline") or shape.params.get("mesh") or "mesh"
-            return (f"body {body.name!r}: a {what} shape has no mesh file (inline geometry or "
-                    "an asset without a file)")
+            inline = shape.params.get("inline")
+            if inline:
+                return f"body {body.name!r}: inline {inline} geometry has no mesh file"
+            return f"body {body.name!r}: mesh {shape.params.get('mesh', '')!r} has no file"
         text = str(name)
         if text.startswith("${") or ("://" in text and not text.startswith("file://")):
             return f"body {body.name!r}: mesh {text!r} is a URI DART cannot resolve"
