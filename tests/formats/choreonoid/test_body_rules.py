@@ -321,3 +321,12 @@ def test_corpus_hrp4c_format_2_snake_case() -> None:
     joint = skeleton.bodies[skeleton.body_index(link["name"])].joint
     lo, hi = (float(v) for v in link["joint_range"])
     assert (joint.lower[0], joint.upper[0]) == pytest.approx((np.radians(lo), np.radians(hi)))
+
+
+def test_a_sub_body_name_clash_points_at_the_sub_body_node(tmp_path: Path) -> None:
+    (tmp_path / "part.body").write_text(_head() + "links:\n  - { name: BASE }\n")
+    (tmp_path / "main.body").write_text(_head() + "links:\n  - { name: BASE, jointType: free }\n"
+                                        "  - { type: SubBody, uri: part.body, parent: BASE }\n")
+    with pytest.raises(mk.FormatError, match='duplicated link name "BASE"') as info:
+        body.read(tmp_path / "main.body")
+    assert info.value.path == str(tmp_path / "main.body") and info.value.line == 5

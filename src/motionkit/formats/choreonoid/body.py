@@ -266,7 +266,7 @@ class _Loader:
                 link.joint_id += offset
             for device in link.devices:
                 device.name = device_prefix + device.name
-            link.node = node
+            link.node, link.name_node = node, None  # errors point at the SubBody node
         for key in ("uri", "prefix", "suffix", "device_prefix", "devicePrefix",
                     "joint_id_offset", "jointIdOffset", "name", "mass", "centerOfMass",
                     "center_of_mass", "inertia", "import"):
