@@ -142,3 +142,19 @@ def test_read_write_read_keeps_dartpys_own_dynamics(name: str, tmp_path: Path) -
         for k in range(a.getNumBodyNodes()):
             np.testing.assert_allclose(a.getBodyNode(k).getWorldTransform().matrix(),
                                        b.getBodyNode(k).getWorldTransform().matrix(), atol=1e-9)
+
+
+@pytest.mark.parametrize("mass, expected", [
+    ("<!-- c -->2", 2.0), ("2<!-- c -->3", 2.0), ("2<![CDATA[5]]>", 2.0),
+    ("<![CDATA[2.5]]>", 2.5), ("&#50;.5", 2.5), ("3\t", 3.0), ("2<!-- a --->", 2.0)])
+def test_element_text_as_dart_takes_it(mass: str, expected: float, tmp_path: Path) -> None:
+    path = tmp_path / "m.skel"
+    path.write_text(f"<skel><world><skeleton name='s'><body name='a'><inertia><mass>{mass}"
+                    "</mass><offset>0 0 0</offset><moment_of_inertia><ixx>1</ixx><iyy>1</iyy>"
+                    "<izz>1</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></moment_of_inertia>"
+                    "</inertia></body><joint type='free' name='j'><parent>world</parent>"
+                    "<child>a</child></joint></skeleton></world></skel>")
+    ours = _ours(path)
+    assert ours.skeletons[0].bodies[0].inertia.mass == expected
+    theirs = _theirs(path)
+    assert theirs.getSkeleton(0).getBodyNode(0).getMass() == expected

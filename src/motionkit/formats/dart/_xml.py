@@ -23,18 +23,33 @@ from ...errors import FormatError, warn
 
 @dataclass(eq=False)
 class Node:
-    """One element: tag, attributes, text (untrimmed), children, 1-based line and column."""
+    """One element: tag, attributes, children, 1-based line and column, and its content
+    as ``(kind, text)`` items (kind: text, cdata, comment or element) for :attr:`text`."""
 
     tag: str
     attrib: dict[str, str]
     line: int
     column: int
     children: list[Node] = field(default_factory=list)
-    parts: list[str] = field(default_factory=list)
+    content: list[list[str]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
-        return "".join(self.parts)
+        """The element's text as DART takes it (tinyxml2 ``GetText``): whitespace-only runs
+        are no text, leading comments are skipped, and the value is the first remaining
+        item if it is text or CDATA (untrimmed), else empty — so ``2<!--c-->3`` is ``2``."""
+        for kind, text in self.content:
+            if kind == "comment" or (kind == "text" and not text.strip(" \t\n\r")):
+                continue
+            return text if kind in ("text", "cdata") else ""
+        return ""
+
+    def add(self, kind: str, text: str = "") -> None:
+        """Append content; consecutive character data of one kind is one item."""
+        if kind in ("text", "cdata") and self.content and self.content[-1][0] == kind:
+            self.content[-1][1] += text
+        else:
+            self.content.append([kind, text])
 
     def find(self, tag: str) -> Node | None:
         """The first direct child called ``tag`` (DART reads the first occurrence)."""
@@ -113,10 +128,13 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
     stack: list[Node] = []
     roots: list[Node] = []
 
+    mode = ["text"]  # "cdata" inside a CDATA section
+
     def start(tag: str, attrib: dict[str, str]) -> None:
         node = Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
         if stack:
             stack[-1].children.append(node)
+            stack[-1].add("element")
         else:
             roots.append(node)
         stack.append(node)
@@ -126,7 +144,19 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
 
     def chars(text: str) -> None:
         if stack:
-            stack[-1].parts.append(text)
+            stack[-1].add(mode[0], text)
+
+    def comment(text: str) -> None:
+        if stack:
+            stack[-1].add("comment")
+
+    def cdata_start() -> None:
+        mode[0] = "cdata"
+        if stack:
+            stack[-1].content.append(["cdata", ""])  # a CDATA section is a node of its own
+
+    def cdata_end() -> None:
+        mode[0] = "text"
 
     def refuse_entity(*args: Any) -> None:
         raise FormatError("XML entity declarations are not allowed (nothing is expanded)", path,
@@ -139,6 +169,9 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = chars
+    parser.CommentHandler = comment
+    parser.StartCdataSectionHandler = cdata_start
+    parser.EndCdataSectionHandler = cdata_end
     parser.EntityDeclHandler = refuse_entity
     parser.UnparsedEntityDeclHandler = refuse_entity
     parser.ExternalEntityRefHandler = refuse_external
