@@ -158,3 +158,31 @@ def test_element_text_as_dart_takes_it(mass: str, expected: float, tmp_path: Pat
     assert ours.skeletons[0].bodies[0].inertia.mass == expected
     theirs = _theirs(path)
     assert theirs.getSkeleton(0).getBodyNode(0).getMass() == expected
+
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "dart"
+_MESH_BODY = ("<skel><world><skeleton name='s'><body name='a'><visualization_shape><geometry>"
+              "<mesh><file_name>{}</file_name><scale>1.5 -1 1</scale></mesh></geometry>"
+              "</visualization_shape><collision_shape><geometry><box><size>0.1 0.2 0.3</size>"
+              "</box></geometry></collision_shape><inertia><mass>2</mass><offset>0.01 0 0"
+              "</offset></inertia></body><joint type='free' name='j'><parent>world</parent>"
+              "<child>a</child></joint></skeleton></world></skel>")
+
+
+def test_collada_mesh_box_as_dartpy_derives_it(tmp_path: Path) -> None:
+    """A COLLADA file with nested node transforms, two instances, a unit of 1 cm, a line
+    (dropped) and a negative scale: the derived moment equals dartpy's."""
+    (tmp_path / "instanced.dae").write_bytes((DATA / "instanced.dae").read_bytes())
+    path = tmp_path / "m.skel"
+    path.write_text(_MESH_BODY.format("instanced.dae"))
+    ours = _ours(path).skeletons[0].bodies[0].inertia.moment
+    theirs = _theirs(path).getSkeleton(0).getBodyNode(0).getInertia().getMoment()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-18)
+
+
+def test_a_missing_mesh_whose_inertia_dart_would_derive_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.skel"
+    path.write_text(_MESH_BODY.format("nowhere.obj"))
+    with pytest.raises(mk.FormatError, match="DART crashes deriving this inertia") as info:
+        mk.read(path)
+    assert info.value.line == 1

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from ...errors import warn
 from ...model.skeleton import Shape
+from ._xml import Node, parse
 
 Array = NDArray[np.float64]
 
@@ -97,15 +98,25 @@ def mesh_extent(shape: Shape, body: str) -> Array:
     p = shape.params
     name = str(p.get("file_name", ""))
     path = os.path.join(str(p.get("base", "")), name)
-    if not name.lower().endswith(".obj"):
-        raise MeshUnavailable(f"body {body!r}: the bounding box of mesh {name!r} (not OBJ) is "
-                              "not computed by motionkit")
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix not in (".obj", ".dae"):
+        raise MeshUnavailable(f"body {body!r}: the bounding box of mesh {name!r} (not OBJ or "
+                              "COLLADA) is not computed by motionkit")
     try:
         with open(path, "rb") as handle:
-            lines = handle.read().splitlines()
+            data = handle.read()
     except OSError as exc:
         raise MeshUnavailable(f"body {body!r}: mesh {name!r} cannot be read "
                               f"({exc.strerror}); DART crashes deriving this inertia") from None
+    points = (collada_points(data, path, body) if suffix == ".dae"
+              else _obj_points(data, name, body))
+    scaled = points.astype(np.float64) * np.asarray(p.get("scale", np.ones(3)), dtype=float)
+    return np.asarray(scaled.max(axis=0) - scaled.min(axis=0), dtype=float)
+
+
+def _obj_points(data: bytes, name: str, body: str) -> NDArray[np.float32]:
+    """Vertices of an OBJ file's faces, as float32 (Assimp's precision)."""
+    lines = data.splitlines()
     vertices: list[list[str]] = []
     used: set[int] = set()
     for line in lines:
@@ -120,9 +131,113 @@ def mesh_extent(shape: Shape, body: str) -> Array:
                 used.add(index - 1 if index > 0 else len(vertices) + index)
     if not used:
         raise MeshUnavailable(f"body {body!r}: mesh {name!r} has no faces")
-    points = np.array([vertices[i] for i in sorted(used)], dtype=np.float32).astype(np.float64)
-    scaled = points * np.asarray(p.get("scale", np.ones(3)), dtype=float)
-    return np.asarray(scaled.max(axis=0) - scaled.min(axis=0), dtype=float)
+    return np.array([vertices[i] for i in sorted(used)], dtype=np.float32)
+
+
+def collada_points(data: bytes, path: str, body: str) -> NDArray[np.float32]:
+    """Vertices of a COLLADA file's polygons as Assimp gives them to DART: every geometry
+    instance of the visual scene moved by its nodes' transforms (``matrix``, ``translate``,
+    ``rotate``, ``scale`` in order) and the ``<unit meter>`` factor, in float32; lines and
+    points dropped; ``up_axis`` ignored (DART resets the root transform)."""
+    root = parse(data, path)  # the safe parser: no entity is expanded or fetched
+
+    def local(tag: str) -> str:
+        return tag.rsplit(":", 1)[-1]
+
+    def walk(node: Node) -> list[Node]:
+        out, stack = [], [node]
+        while stack:
+            item = stack.pop()
+            out.append(item)
+            stack.extend(reversed(item.children))
+        return out
+
+    everything = walk(root)
+    ids = {n.attrib["id"]: n for n in everything if "id" in n.attrib}
+    unit = np.float32(1.0)
+    for n in everything:
+        if local(n.tag) == "unit" and "meter" in n.attrib:
+            unit = np.float32(float(n.attrib["meter"]))
+
+    def floats(node: Node) -> NDArray[np.float32]:
+        return np.array(node.text.split(), dtype=np.float32)
+
+    def geometry_points(geometry: Node) -> NDArray[np.float32]:
+        found: list[NDArray[np.float32]] = []
+        for mesh in (c for c in geometry.children if local(c.tag) == "mesh"):
+            for prim in mesh.children:
+                if local(prim.tag) not in ("triangles", "polylist", "polygons"):
+                    continue
+                inputs = [c for c in prim.children if local(c.tag) == "input"]
+                stride = max(int(i.attrib.get("offset", "0")) for i in inputs) + 1
+                vertex = next(i for i in inputs if i.attrib.get("semantic") == "VERTEX")
+                offset = int(vertex.attrib.get("offset", "0"))
+                verts = ids[vertex.attrib["source"].lstrip("#")]
+                position = next(c for c in verts.children if local(c.tag) == "input"
+                                and c.attrib.get("semantic") == "POSITION")
+                source = ids[position.attrib["source"].lstrip("#")]
+                array = next(c for c in walk(source) if local(c.tag) == "float_array")
+                coords = floats(array).reshape(-1, 3)
+                for p_node in (c for c in prim.children if local(c.tag) == "p"):
+                    index = np.array(p_node.text.split(), dtype=np.int64)
+                    found.append(coords[index[offset::stride]])
+        return np.concatenate(found) if found else np.zeros((0, 3), np.float32)
+
+    def transform(node: Node) -> NDArray[np.float32]:
+        out = np.eye(4, dtype=np.float32)
+        for item in node.children:
+            kind, values = local(item.tag), None
+            if kind in ("matrix", "translate", "rotate", "scale"):
+                values = floats(item)
+            if values is None:
+                continue
+            step = np.eye(4, dtype=np.float32)
+            if kind == "matrix":
+                step = values.reshape(4, 4)
+            elif kind == "translate":
+                step[:3, 3] = values[:3]
+            elif kind == "scale":
+                step = np.diag(np.append(values[:3], np.float32(1.0))).astype(np.float32)
+            else:
+                axis = values[:3] / np.linalg.norm(values[:3])
+                angle = np.float32(values[3] * np.float32(np.pi / 180.0))
+                c, s_, t = np.cos(angle), np.sin(angle), np.float32(1.0) - np.cos(angle)
+                x, y, z = axis
+                step[:3, :3] = np.array([[t * x * x + c, t * x * y - s_ * z, t * x * z + s_ * y],
+                                         [t * x * y + s_ * z, t * y * y + c, t * y * z - s_ * x],
+                                         [t * x * z - s_ * y, t * y * z + s_ * x, t * z * z + c]],
+                                        dtype=np.float32)
+            out = (out @ step).astype(np.float32)
+        return out
+
+    scenes = [n for n in everything if local(n.tag) == "visual_scene"]
+    if not scenes:
+        raise MeshUnavailable(f"body {body!r}: mesh {path!r} has no visual scene")
+    start = np.diag([unit, unit, unit, np.float32(1.0)]).astype(np.float32)
+    parts: list[NDArray[np.float32]] = []
+    stack = [(child, start) for child in scenes[0].children if local(child.tag) == "node"]
+    while stack:
+        node, outer = stack.pop()
+        here = (outer @ transform(node)).astype(np.float32)
+        for item in node.children:
+            if local(item.tag) == "instance_geometry":
+                geometry = ids.get(item.attrib.get("url", "").lstrip("#"))
+                if geometry is not None:
+                    pts = geometry_points(geometry)
+                    parts.append(_apply(here, pts))
+            elif local(item.tag) == "node":
+                stack.append((item, here))
+    if not parts or not sum(len(x) for x in parts):
+        raise MeshUnavailable(f"body {body!r}: mesh {path!r} has no polygons")
+    return np.concatenate(parts)
+
+
+def _apply(matrix: NDArray[np.float32], points: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``matrix · point`` per point in float32, summed left to right as Assimp does."""
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
+    rows = [((matrix[i, 0] * x + matrix[i, 1] * y) + matrix[i, 2] * z) + matrix[i, 3]
+            for i in range(3)]
+    return np.stack(rows, axis=1).astype(np.float32)
 
 
 def derived_moment(shapes: list[Shape], mass: float, com: Array, body: str = "") -> Array:
