@@ -398,33 +398,6 @@ class _Xml:
         return FormatError(message, self.path, line, column)
 
 
-def _floats(element: Element, name: str, count: int, default: list[float], xml: _Xml,
-            most: int | None = None) -> Array:
-    """Attribute ``name`` as ``count`` finite numbers (``count`` to ``most`` if given)."""
-    text = element.get(name)
-    if text is None:
-        return np.array(default, dtype=np.float64)
-    try:
-        values = np.array([float(v) for v in text.split()], dtype=np.float64)
-    except ValueError:
-        raise xml.error(element, f"<{element.tag} {name}=...>: not numbers") from None
-    if not count <= values.size <= (most or count):
-        needs = f"{count} to {most}" if most else f"{count}"
-        raise xml.error(element, f"<{element.tag} {name}=...>: needs {needs} numbers, "
-                                 f"got {values.size}")
-    if not np.isfinite(values).all():
-        raise xml.error(element, f"<{element.tag} {name}=...>: numbers must be finite")
-    return values
-
-
-def _rotation(element: Element, xml: _Xml) -> Array:
-    """The element's ``quat`` (w x y z) as a unit x y z w quaternion."""
-    wxyz = _floats(element, "quat", 4, [1.0, 0.0, 0.0, 0.0], xml)
-    if np.linalg.norm(wxyz) < 1e-9:
-        raise xml.error(element, f"<{element.tag} quat=...>: zero quaternion")
-    return quat.normalize(quat.wxyz_to_xyzw(wxyz))
-
-
 @dataclass(eq=False)
 class _Compiler:
     """The settings of every ``<compiler>`` element (later attributes override earlier ones,
