@@ -330,3 +330,15 @@ def test_a_sub_body_name_clash_points_at_the_sub_body_node(tmp_path: Path) -> No
     with pytest.raises(mk.FormatError, match='duplicated link name "BASE"') as info:
         body.read(tmp_path / "main.body")
     assert info.value.path == str(tmp_path / "main.body") and info.value.line == 5
+
+
+def test_a_chain_of_yaml_resources_cannot_nest_without_bound(tmp_path: Path) -> None:
+    for k in range(12):  # each file nests 30 Transforms, then includes the next file
+        inner = f"{{type: Resource, uri: r{k + 1}.yaml}}" if k < 11 else "{type: Group}"
+        for _ in range(30):
+            inner = f"{{type: Transform, elements: [{inner}]}}"
+        (tmp_path / f"r{k}.yaml").write_text(f"[{inner}]\n")
+    (tmp_path / "main.body").write_text(_head() + "links:\n  - { name: R, elements: "
+                                        "[ { type: Resource, uri: r0.yaml } ] }\n")
+    with pytest.raises(mk.FormatError, match="elements nest deeper than 200"):
+        body.read(tmp_path / "main.body")

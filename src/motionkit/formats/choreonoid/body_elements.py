@@ -22,7 +22,18 @@ from ..._io import read_bytes
 from ...errors import FormatError, warn
 from ...model.skeleton import Shape
 from .body_values import Values
-from .body_yaml import Listing, Mapping, Node, Scalar, compose, plain, strict_double, strict_int, to_bool
+from .body_yaml import (
+    MAX_DEPTH,
+    Listing,
+    Mapping,
+    Node,
+    Scalar,
+    compose,
+    plain,
+    strict_double,
+    strict_int,
+    to_bool,
+)
 
 Array = NDArray[np.float64]
 
@@ -64,18 +75,25 @@ class Elements:
 class ElementReader:
     """Walks ``elements`` of one file; YAML resources get a reader of their own file."""
 
-    def __init__(self, values: Values, resources: tuple[str, ...] = ()) -> None:
+    def __init__(self, values: Values, resources: tuple[str, ...] = (), depth: int = 0) -> None:
         self.values = values
         self.resources = resources
+        self.depth = depth  # nesting of elements, YAML resources included
 
     def read(self, node: Node, out: Elements, frame: Array | None = None,
              role: str = "both", masses: bool = True) -> None:
         """Add the contents of an ``elements`` value to ``out``."""
         values = self.values
         frame = np.eye(4) if frame is None else frame
-        for type_name, item in self._nodes(node):
-            values.budget.spend(item)
-            self._node(type_name, item, out, frame, role, masses)
+        if self.depth >= MAX_DEPTH:
+            raise values.error(node, f"elements nest deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            for type_name, item in self._nodes(node):
+                values.budget.spend(item)
+                self._node(type_name, item, out, frame, role, masses)
+        finally:
+            self.depth -= 1
 
     def _nodes(self, node: Node) -> list[tuple[str, Mapping]]:
         values = self.values
@@ -239,7 +257,7 @@ class ElementReader:
         if root is None:
             return
         reader = ElementReader(Values(resolved, values.budget, values.degree),
-                               (*self.resources, resolved))
+                               (*self.resources, resolved), self.depth)
         reader.read(root, out, inner, role, masses)
 
     def _shape(self, item: Mapping, out: Elements, frame: Array, role: str) -> None:
