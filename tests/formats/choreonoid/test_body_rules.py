@@ -342,3 +342,17 @@ def test_a_chain_of_yaml_resources_cannot_nest_without_bound(tmp_path: Path) -> 
                                         "[ { type: Resource, uri: r0.yaml } ] }\n")
     with pytest.raises(mk.FormatError, match="elements nest deeper than 200"):
         body.read(tmp_path / "main.body")
+
+
+@pytest.mark.parametrize("value, message", [
+    ("1" * 5000, "out of range"), ("0x1p99999", None), ("-" + "9" * 20, "out of range")])
+def test_huge_numbers_stay_in_the_error_family(tmp_path: Path, value: str,
+                                               message: str | None) -> None:
+    path = tmp_path / "n.body"
+    path.write_text(_head() + f"links:\n  - {{ name: R, jointId: {value}, mass: {value} }}\n")
+    if message is None:  # a huge hex float is +inf, as strtod gives it; the id is 0
+        skeleton = body.read(path)
+        assert skeleton.bodies[0].inertia.mass == np.inf
+        return
+    with pytest.raises(mk.FormatError, match=message):
+        body.read(path)

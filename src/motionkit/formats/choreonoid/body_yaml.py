@@ -252,7 +252,10 @@ def _float(text: str) -> float:
     body = text.lstrip("+-")
     sign = -1.0 if text.startswith("-") else 1.0
     if body[:2].lower() == "0x":
-        return sign * float.fromhex(body if "p" in body.lower() else body + "p0")
+        try:
+            return sign * float.fromhex(body if "p" in body.lower() else body + "p0")
+        except OverflowError:  # strtod gives ±HUGE_VAL
+            return sign * math.inf
     if body[:3].lower() == "nan":
         return math.nan
     return sign * float(body)
@@ -265,7 +268,10 @@ def to_int(path: str | os.PathLike[str], node: Node) -> int:
     match = _INT.match(node.text)
     if match is None:
         raise error(path, node, f'the value "{node.text}" must be an integer')
-    return int(match.group())
+    value = _bounded(match.group())
+    if value is None:
+        raise error(path, node, f'the integer "{node.text.strip()[:40]}" is out of range')
+    return value
 
 
 def strict_int(node: Node) -> int | None:
@@ -275,7 +281,16 @@ def strict_int(node: Node) -> int | None:
     match = _INT.match(node.text)
     if match is None or node.text[match.end():].strip():
         return None
-    return int(match.group())
+    return _bounded(match.group())
+
+
+def _bounded(digits: str) -> int | None:
+    """The integer of ``digits`` if it fits Choreonoid's 32-bit int, else None."""
+    text = digits.strip().lstrip("+-").lstrip("0") or "0"
+    if len(text) > 10:
+        return None
+    value = int(digits)
+    return value if -2**31 <= value < 2**31 else None
 
 
 def to_bool(node: Node) -> bool | None:
