@@ -230,8 +230,12 @@ class ElementReader:
         uri, resolved = resolve_uri(values.path, uri_node.text)
         inner = frame @ values.pose(item)
         if os.path.splitext(uri)[1].lower() not in (".yaml", ".yml"):
-            self._add_shape(out, "mesh", {"file_name": resolved or uri, "uri": uri,
-                                          "scale": np.ones(3)}, inner, role)
+            params: dict[str, object] = {"file_name": resolved or uri, "uri": uri,
+                                         "scale": np.ones(3)}
+            fragment = item.entries.get("node", item.entries.get("fragment"))
+            if isinstance(fragment, Scalar):
+                params["node"] = fragment.text  # one named node of the mesh file
+            self._add_shape(out, "mesh", params, inner, role)
             return
         if resolved is None:
             warn(f"{os.fspath(values.path)}:{item.line}: YAML resource {uri!r} cannot be "
