@@ -193,3 +193,12 @@ def test_character_with_a_missing_mesh_file_is_refused_with_the_reason(tmp_path:
         mk.write(tmp_path / "c.skel", skeleton, lossy=True)
     assert [s.kind for s in mk.read(tmp_path / "c.skel").skeletons[0].bodies[0].shapes] == [
         "sphere"]
+
+
+def test_a_vrml_mesh_dart_cannot_load_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "box.wrl").write_text("#VRML V2.0 utf8\nShape { geometry Box { } }\n")
+    (tmp_path / "c.body").write_text(
+        "format: ChoreonoidBody\nformatVersion: 1.0\nlinks:\n  - name: R\n    jointType: free"
+        "\n    elements: { Resource: { uri: box.wrl } }\n")
+    with pytest.raises(mk.ConversionError, match=r"DART \(Assimp\) cannot load the mesh"):
+        mk.write(tmp_path / "c.skel", mk.read(tmp_path / "c.body"))

@@ -90,6 +90,10 @@ def transformation(matrix: Array) -> str:
     return _vec(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
 
 
+#: Mesh files dartpy 6.20 loads as an empty shape (checked: a VRML box gives no shape).
+_UNLOADABLE_MESHES = frozenset([".wrl", ".wrz", ".vrml", ".scen"])
+
+
 class _Writer:
     def __init__(self, problems: list[str], folder: str) -> None:
         self.problems = problems
@@ -218,6 +222,9 @@ class _Writer:
         text = str(name)
         if text.startswith("${") or ("://" in text and not text.startswith("file://")):
             return f"body {body.name!r}: mesh {text!r} is a URI DART cannot resolve"
+        if os.path.splitext(text)[1].lower() in _UNLOADABLE_MESHES:
+            return (f"body {body.name!r}: DART (Assimp) cannot load the mesh {text!r} "
+                    "(VRML or a Choreonoid scene file)")
         path = self.mesh_path(shape.params)
         full = path if os.path.isabs(path) else os.path.join(self.folder, path)
         if not os.path.isfile(full):
