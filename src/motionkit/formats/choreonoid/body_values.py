@@ -100,7 +100,7 @@ class Values:
             raise self.error(node, "rotation axis is the zero vector")
         return axis_angle(values[:3] / norm, self.angle(float(values[3])))
 
-    def pose(self, mapping: Mapping, scaled: bool = True) -> Array:
+    def pose(self, mapping: Mapping) -> Array:
         """``T(translation) · R(rotation) · diag(scale)`` of an element node (4×4)."""
         out = np.eye(4)
         entries = mapping.entries
@@ -115,7 +115,7 @@ class Values:
                 raise self.error(entries["rotation"], "an empty rotation is undefined")
             out[:3, :3] = rotation
         scale = entries.get("scale")
-        if scaled and isinstance(scale, Listing):
+        if isinstance(scale, Listing):
             out[:3, :3] = out[:3, :3] @ np.diag(self.vector(scale, 3, "scale"))
         return out
 
@@ -137,7 +137,7 @@ class Values:
         """A limit value: a strict number or ``unlimited`` (±DBL_MAX, read as ±inf)."""
         value = strict_double(node)
         if value is not None:
-            return value
+            return unlimited(value)  # ±DBL_MAX written out is "no limit" too
         if isinstance(node, Scalar) and node.text == "unlimited":
             return math.inf if upper else -math.inf
         raise self.error(node, "unknown symbol used as a joint range value (a number or "
