@@ -28,6 +28,10 @@ class MeshUnavailable(Exception):
     """A mesh DART would need to load (it crashes when it cannot)."""
 
 
+class MeshNotComputed(MeshUnavailable):
+    """A mesh format whose bounding box motionkit does not compute (DART can)."""
+
+
 def _valid(value: object) -> bool:
     number = float(value)  # type: ignore[arg-type]
     return math.isfinite(number) and number > 0.0
@@ -100,7 +104,7 @@ def mesh_extent(shape: Shape, body: str) -> Array:
     path = os.path.join(str(p.get("base", "")), name)
     suffix = os.path.splitext(name)[1].lower()
     if suffix not in (".obj", ".dae"):
-        raise MeshUnavailable(f"body {body!r}: the bounding box of mesh {name!r} (not OBJ or "
+        raise MeshNotComputed(f"body {body!r}: the bounding box of mesh {name!r} (not OBJ or "
                               "COLLADA) is not computed by motionkit")
     try:
         with open(path, "rb") as handle:
@@ -252,9 +256,7 @@ def derived_moment(shapes: list[Shape], mass: float, com: Array, body: str = "")
     for shape in shapes:
         try:
             volume, unit = volume_and_unit_moment(shape, body)
-        except MeshUnavailable as exc:
-            if "not computed" not in str(exc):
-                raise
+        except MeshNotComputed as exc:
             warn(f"{exc}; it is left out of the derived moment of inertia (DART counts it)")
             continue
         parts.append((shape, volume, unit))
