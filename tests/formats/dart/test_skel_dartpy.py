@@ -186,3 +186,20 @@ def test_a_missing_mesh_whose_inertia_dart_would_derive_is_refused(tmp_path: Pat
     with pytest.raises(mk.FormatError, match="DART crashes deriving this inertia") as info:
         mk.read(path)
     assert info.value.line == 1
+
+
+@pytest.mark.parametrize("content", [
+    b"<COLLADA><library_visual_scenes><visual_scene><node><instance_geometry url='#nope'/>"
+    b"</node></visual_scene></library_visual_scenes></COLLADA>",
+    b"<COLLADA><library_geometries><geometry id='g'><mesh><triangles><input semantic='VERTEX'"
+    b" source='#v' offset='0'/><p>0 1 2</p></triangles></mesh></geometry></library_geometries>"
+    b"<library_visual_scenes><visual_scene><node><instance_geometry url='#g'/></node>"
+    b"</visual_scene></library_visual_scenes></COLLADA>",
+    b"<COLLADA><broken", b"v 1 2 x\nf 1 1 1\n"])
+def test_a_broken_mesh_is_a_format_error(content: bytes, tmp_path: Path) -> None:
+    name = "m.obj" if content.startswith(b"v ") else "m.dae"
+    (tmp_path / name).write_bytes(content)
+    path = tmp_path / "m.skel"
+    path.write_text(_MESH_BODY.format(name))
+    with pytest.raises(mk.FormatError, match=r"cannot be read|has no polygons"):
+        mk.read(path)

@@ -17,7 +17,7 @@ import os
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import warn
+from ...errors import FormatError, warn
 from ...model.skeleton import Shape
 from ._xml import Node, parse
 
@@ -112,8 +112,12 @@ def mesh_extent(shape: Shape, body: str) -> Array:
     except OSError as exc:
         raise MeshUnavailable(f"body {body!r}: mesh {name!r} cannot be read "
                               f"({exc.strerror}); DART crashes deriving this inertia") from None
-    points = (collada_points(data, path, body) if suffix == ".dae"
-              else _obj_points(data, name, body))
+    try:
+        points = (collada_points(data, path, body) if suffix == ".dae"
+                  else _obj_points(data, name, body))
+    except (FormatError, KeyError, StopIteration, ValueError, IndexError) as exc:
+        raise MeshUnavailable(f"body {body!r}: mesh {name!r} cannot be read ({type(exc).__name__}"
+                              "); DART crashes deriving this inertia") from None
     scaled = points.astype(np.float64) * np.asarray(p.get("scale", np.ones(3)), dtype=float)
     return np.asarray(scaled.max(axis=0) - scaled.min(axis=0), dtype=float)
 
