@@ -262,6 +262,22 @@ class Marker:
 
 
 @dataclass(eq=False)
+class Device:
+    """A sensor or other device mounted on a body (Choreonoid ``ForceSensor``, ``Camera``…).
+
+    ``kind`` is the device class (e.g. ``ForceSensor``, ``RangeCamera``); ``body`` the
+    index of the body it is mounted on; ``transform`` its pose in that body's frame (its
+    linear part may carry a scale, as Choreonoid keeps it); ``attrs`` the format's extras.
+    """
+
+    name: str
+    kind: str
+    body: int
+    transform: Matrix = field(default_factory=identity)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
 class Body:
     """A rigid (or soft) body and its parent joint.
 
@@ -284,12 +300,17 @@ class Body:
 
 @dataclass(eq=False)
 class Skeleton(_DofArrays):
-    """An articulated tree of bodies in depth-first order (see the module docstring)."""
+    """An articulated tree of bodies in depth-first order (see the module docstring).
+
+    ``devices`` lists the sensors and other devices mounted on the bodies, ordered by
+    body index (empty for formats without devices).
+    """
 
     name: str
     bodies: list[Body] = field(default_factory=list)
     mobile: bool = True
     attrs: dict[str, Any] = field(default_factory=dict)
+    devices: list[Device] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.reindex()

@@ -88,16 +88,22 @@ def test_coordinates_by_label_and_by_count(sr1: mk.Skeleton) -> None:
         coordinates(sr1, too_many)
 
 
+HEADER = "format: ChoreonoidBody\nformatVersion: 1.0\n"
 BAD_BODIES = {
-    "unknown parent": ("format: ChoreonoidBody\nlinks:\n  - name: A\n    jointType: free\n"
-                       "  - name: B\n    parent: Z\n", "no link named 'Z'", 6),
-    "bad type": ("links:\n  - name: A\n    jointType: hinge\n", "unknown joint type", 3),
-    "bad axis": ("links:\n  - name: A\n    jointType: free\n  - name: B\n    parent: A\n"
-                 "    jointType: revolute\n    jointAxis: W\n", "not X, Y, Z", 7),
-    "short translation": ("links:\n  - name: A\n    translation: [ 1, 2 ]\n",
-                          "needs 3 numbers", 3),
-    "no parent": ("rootLink: A\nlinks:\n  - name: A\n  - name: B\n", "no parent", 4),
+    "unknown parent": (HEADER + "links:\n  - name: A\n    jointType: free\n"
+                       "  - name: B\n    parent: Z\n", 'parent link "Z" of "B"', 6),
+    "bad type": (HEADER + "links:\n  - name: A\n    jointType: hinge\n",
+                 'illegal jointType value "hinge"', 5),
+    "bad axis": (HEADER + "links:\n  - name: A\n    jointType: free\n  - name: B\n"
+                 "    parent: A\n    jointType: revolute\n    jointAxis: W\n",
+                 'illegal axis value "W"', 9),
+    "short translation": (HEADER + "links:\n  - name: A\n    translation: [ 1, 2 ]\n",
+                          "3 x 1 vector", 5),
+    "no parent": (HEADER + "rootLink: A\nlinks:\n  - name: A\n  - name: B\n",
+                  'parent of "B" is not specified', 6),
     "yaml": ("links: [\n", "YAML", None),
+    "no format": ("formatVersion: 1.0\nlinks:\n  - name: A\n", "neither format", 1),
+    "no version": ("format: ChoreonoidBody\nlinks:\n  - name: A\n", "version", 1),
 }
 
 
@@ -114,7 +120,7 @@ def test_bad_body_files(case: str, tmp_path: Path) -> None:
 
 def test_radian_unit_and_rotation_lists(tmp_path: Path) -> None:
     path = tmp_path / "r.body"
-    path.write_text("format: ChoreonoidBody\nformatVersion: 2.0\nlinks:\n"
+    path.write_text("format: ChoreonoidBody\nformatVersion: 1.0\nangleUnit: radian\nlinks:\n"
                     "  - name: A\n    jointType: free\n"
                     "  - name: B\n    parent: A\n    jointType: revolute\n    jointAxis: -X\n"
                     "    jointRange: [ -1, 1 ]\n    translation: [ 0, 0, 1 ]\n"

@@ -225,10 +225,12 @@ BAD = {
     "orphan": ("<skel><world><skeleton name='s'><body name='a'/>\n<body name='lost'/>\n"
                "<joint type='weld' name='j'><parent>world</parent><child>a</child></joint>"
                "</skeleton></world></skel>", "orphan", 2),
-    "count": ("<skel><world><skeleton name='s'>\n<body name='a'>\n"
-              "<transformation>1 2 3 0 0</transformation></body>"
+    "token": ("<skel><world><skeleton name='s'>\n<body name='a'>\n"
+              "<transformation>1 x 3 0 0 0</transformation></body>"
               "<joint type='weld' name='j'><parent>world</parent><child>a</child></joint>"
-              "</skeleton></world></skel>", "6 numbers, got 5", 3),
+              "</skeleton></world></skel>", "'x' is not a number", 3),
+    "overflow": ("<skel><world><physics>\n<time_step>1e400</time_step></physics>"
+                 "</world></skel>", "out of range", 2),
     "unknown parent": ("<skel><world><skeleton name='s'><body name='a'/>\n"
                        "<joint type='weld' name='j'>\n<parent> world </parent><child>a</child>"
                        "</joint></skeleton></world></skel>", "no body named ' world '", 3),
@@ -255,7 +257,7 @@ BAD = {
                    "<total_mass>1</total_mass><geometry><box><size>1 1 1</size>\n"
                    "<frags>1e400 2 3</frags></box></geometry></soft_shape></body>"
                    "<joint type='free' name='j'><parent>world</parent><child>a</child></joint>"
-                   "</skeleton></world></skel>", "'1e400' is not a whole number", 2),
+                   "</skeleton></world></skel>", "'1e400' is out of range", 2),
     "zero plane axis": ("<skel><world><skeleton name='s'><body name='a'/>"
                         "<joint type='planar' name='j'><parent>world</parent><child>a</child>"
                         "<plane type='arbitrary'><translation_axis1>\n<xyz>0 0 0</xyz>"
@@ -450,9 +452,11 @@ def test_markers_planes_pyramids_and_colors_round_trip(tmp_path: Path) -> None:
         "<joint type='translational' name='t'><parent>world</parent><child>a</child>"
         "<dof local_index='2' name='up'><velocity lower='-3' upper='4'/>"
         "<force initial='7'/></dof></joint></skeleton></world></skel>")
-    with pytest.warns(mk.MotionkitWarning, match="pyramid"):
-        first = mk.read(path)
+    first = mk.read(path)
     body = first.skeletons[0].bodies[0]
+    # dartpy 6.20: pyramid V = 1·2·3/3 = 2 with its unscaled identity moment, the plane
+    # weighs 1 as a point mass; both at 1 m from the COM: E + 2·diag(1, 1, 0)
+    np.testing.assert_allclose(body.inertia.moment, np.diag([3.0, 3.0, 1.0]), atol=1e-15)
     assert body.markers[0].name == "m1" and body.markers[0].offset.tolist() == [0.1, 0.2, 0.3]
     assert [s.kind for s in body.shapes] == ["pyramid", "plane"]
     assert body.shapes[1].collidable is False and body.shapes[0].color.tolist() == \

@@ -3,6 +3,11 @@
 The standard ElementTree loses line numbers, which every ``.skel`` error should carry.
 Entity declarations and external entities are refused outright (nothing is expanded or
 fetched), like defusedxml does; only XML's five predefined entities are understood.
+
+DART reads ``.skel`` with tinyxml2, which accepts comments that XML forbids (``<!-- a
+--->``, ``--`` inside a comment). :func:`blank_comments` turns comment bodies into spaces
+before expat sees the bytes, delimiting comments exactly as tinyxml2 does; it never
+creates markup, keeps every line break, and leaves entities to expat's refusal.
 """
 
 from __future__ import annotations
@@ -13,23 +18,38 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.parsers import expat
 
-from ...errors import FormatError
+from ...errors import FormatError, warn
 
 
 @dataclass(eq=False)
 class Node:
-    """One element: tag, attributes, text (untrimmed), children, 1-based line and column."""
+    """One element: tag, attributes, children, 1-based line and column, and its content
+    as ``(kind, text)`` items (kind: text, cdata, comment or element) for :attr:`text`."""
 
     tag: str
     attrib: dict[str, str]
     line: int
     column: int
     children: list[Node] = field(default_factory=list)
-    parts: list[str] = field(default_factory=list)
+    content: list[list[str]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
-        return "".join(self.parts)
+        """The element's text as DART takes it (tinyxml2 ``GetText``): whitespace-only runs
+        are no text, leading comments are skipped, and the value is the first remaining
+        item if it is text or CDATA (untrimmed), else empty — so ``2<!--c-->3`` is ``2``."""
+        for kind, text in self.content:
+            if kind == "comment" or (kind == "text" and not text.strip(" \t\n\r")):
+                continue
+            return text if kind in ("text", "cdata") else ""
+        return ""
+
+    def add(self, kind: str, text: str = "") -> None:
+        """Append content; consecutive character data of one kind is one item."""
+        if kind in ("text", "cdata") and self.content and self.content[-1][0] == kind:
+            self.content[-1][1] += text
+        else:
+            self.content.append([kind, text])
 
     def find(self, tag: str) -> Node | None:
         """The first direct child called ``tag`` (DART reads the first occurrence)."""
@@ -43,16 +63,78 @@ class Node:
         return (child for child in self.children if child.tag == tag)
 
 
+def blank_comments(data: bytes) -> tuple[bytes, int | None]:
+    """``data`` with every comment body blanked (CR/LF kept), and the line of the first
+    comment that XML itself would refuse (None if all are well-formed)."""
+    out = bytearray(data)
+    bad_line: int | None = None
+    i = 0
+    while True:
+        i = data.find(b"<", i)
+        if i < 0:
+            break
+        if data.startswith(b"<?", i):
+            end = data.find(b"?>", i + 2)
+            i = end + 2 if end >= 0 else len(data)
+        elif data.startswith(b"<!--", i):
+            end = data.find(b"-->", i + 4)
+            if end < 0:
+                break  # unterminated: expat and DART both refuse it
+            body = data[i + 4:end]
+            if bad_line is None and (b"--" in body or body.endswith(b"-") or
+                                     not body.isascii()):
+                bad_line = data.count(b"\n", 0, i) + 1
+            for k in range(i + 4, end):
+                if out[k] not in (0x0A, 0x0D):
+                    out[k] = 0x20
+            i = end + 3
+        elif data.startswith(b"<![CDATA[", i):
+            end = data.find(b"]]>", i + 9)
+            i = end + 3 if end >= 0 else len(data)
+        elif data.startswith(b"<!", i):
+            end = data.find(b">", i + 2)
+            i = end + 1 if end >= 0 else len(data)
+        else:
+            i = _tag_end(data, i + 1)
+    return bytes(out), bad_line
+
+
+def _tag_end(data: bytes, i: int) -> int:
+    """The index after the ``>`` that closes the tag starting before ``i`` (quotes skipped)."""
+    quote = 0
+    while i < len(data):
+        c = data[i]
+        if quote:
+            if c == quote:
+                quote = 0
+        elif c in (0x22, 0x27):
+            quote = c
+        elif c == 0x3E:
+            return i + 1
+        i += 1
+    return i
+
+
 def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
-    """Parse ``data`` into a tree of :class:`Node`; any XML problem is a FormatError."""
+    """Parse ``data`` into a tree of :class:`Node`; any XML problem is a FormatError.
+
+    Comments that only tinyxml2 accepts are blanked first, with one warning.
+    """
+    data, bad_line = blank_comments(data)
+    if bad_line is not None:
+        warn(f"{os.fspath(path)}:{bad_line}: a comment is not well-formed XML (e.g. it ends "
+             "with '--->'); accepted, as DART (tinyxml2) does")
     parser = expat.ParserCreate()
     stack: list[Node] = []
     roots: list[Node] = []
+
+    mode = ["text"]  # "cdata" inside a CDATA section
 
     def start(tag: str, attrib: dict[str, str]) -> None:
         node = Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
         if stack:
             stack[-1].children.append(node)
+            stack[-1].add("element")
         else:
             roots.append(node)
         stack.append(node)
@@ -62,7 +144,19 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
 
     def chars(text: str) -> None:
         if stack:
-            stack[-1].parts.append(text)
+            stack[-1].add(mode[0], text)
+
+    def comment(text: str) -> None:
+        if stack:
+            stack[-1].add("comment")
+
+    def cdata_start() -> None:
+        mode[0] = "cdata"
+        if stack:
+            stack[-1].content.append(["cdata", ""])  # a CDATA section is a node of its own
+
+    def cdata_end() -> None:
+        mode[0] = "text"
 
     def refuse_entity(*args: Any) -> None:
         raise FormatError("XML entity declarations are not allowed (nothing is expanded)", path,
@@ -75,6 +169,9 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = chars
+    parser.CommentHandler = comment
+    parser.StartCdataSectionHandler = cdata_start
+    parser.EndCdataSectionHandler = cdata_end
     parser.EntityDeclHandler = refuse_entity
     parser.UnparsedEntityDeclHandler = refuse_entity
     parser.ExternalEntityRefHandler = refuse_external

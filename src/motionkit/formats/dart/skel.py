@@ -35,7 +35,8 @@ from ...model.skeleton import (
     World,
     default_dof_names,
 )
-from ._inertia import derived_moment
+from ._inertia import MeshUnavailable, derived_moment
+from ._numbers import NumberError, stod, tokens
 from ._xml import Node, parse
 from .skel_write import WRITES, losses, write
 
@@ -63,10 +64,30 @@ def read(path: str | os.PathLike[str]) -> World:
     return _Reader(path).world(root)
 
 
+class NameManager:
+    """DART's name manager: an empty name becomes the default; a taken one ``name(1)``,
+    ``name(2)``… (the first free one)."""
+
+    def __init__(self, default: str) -> None:
+        self.default = default
+        self.taken: set[str] = set()
+
+    def issue(self, name: str) -> str:
+        """Register ``name`` and return the name DART gives it."""
+        base = name or self.default
+        issued, count = base, 0
+        while issued in self.taken:
+            count += 1
+            issued = f"{base}({count})"
+        self.taken.add(issued)
+        return issued
+
+
 class _Reader:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
         self.legacy_damping: list[int] = []
+        self.explicit_dofs: dict[int, set[int]] = {}  # id(joint) → DOFs named by <dof name>
 
     # ----------------------------------------------------------------- helpers
     def error(self, node: Node, message: str) -> FormatError:
@@ -82,11 +103,16 @@ class _Reader:
         return found
 
     def number(self, node: Node, text: str | None = None) -> float:
-        raw = (node.text if text is None else text).strip()
+        """A scalar as DART's ``std::stod`` reads it; a warning where text is ignored."""
+        raw = node.text if text is None else text
         try:
-            return float(raw)
-        except ValueError:
-            raise self.error(node, f"<{node.tag}>: {raw!r} is not a number") from None
+            value, whole = stod(raw)
+        except NumberError as exc:
+            raise self.error(node, f"<{node.tag}>: {exc} (DART fails to load)") from None
+        if not whole:
+            self.warn(node, f"<{node.tag}>: {raw.strip()[:40]!r} read as {value!r}, as DART "
+                      "does (the rest of the text is ignored)")
+        return value
 
     def integer(self, node: Node, text: str | None = None) -> int:
         value = self.number(node, text)
@@ -95,11 +121,24 @@ class _Reader:
             raise self.error(node, f"<{node.tag}>: {raw!r} is not a whole number")
         return int(value)
 
-    def vector(self, node: Node, count: int) -> Array:
-        tokens = node.text.split()
-        if len(tokens) != count:
-            raise self.error(node, f"<{node.tag}> needs {count} numbers, got {len(tokens)}")
-        return np.array([self.number(node, token) for token in tokens])
+    def vector(self, node: Node, count: int, short: str = "warn") -> Array:
+        """``count`` numbers as DART reads a vector: extra tokens ignored (warning), missing
+        ones zero — silently for a ``<transformation>`` (``short="zero"``), with a warning
+        elsewhere (DART reads uninitialised memory there; real files give 0)."""
+        parts = tokens(node.text)
+        if len(parts) > count:
+            self.warn(node, f"<{node.tag}> has {len(parts)} numbers; DART reads the first "
+                      f"{count}")
+        elif len(parts) < count:
+            if short == "error" or not parts:
+                raise self.error(node, f"<{node.tag}> needs {count} numbers, got {len(parts)}")
+            if short == "warn":
+                self.warn(node, f"<{node.tag}> has {len(parts)} of {count} numbers; the rest "
+                          "read as 0 (DART reads uninitialised memory there)")
+        values = np.zeros(count)
+        for i, token in enumerate(parts[:count]):
+            values[i] = self.number(node, token)
+        return values
 
     def child_number(self, node: Node, tag: str, default: float | None = None) -> float:
         found = node.find(tag)
@@ -123,7 +162,7 @@ class _Reader:
         out = np.eye(4)
         if node is None:
             return out
-        values = self.vector(node, 6)
+        values = self.vector(node, 6, short="zero")
         out[:3, :3] = Rotation.from_euler("XYZ", values[3:]).as_matrix()
         out[:3, 3] = values[:3]
         return out
@@ -152,12 +191,15 @@ class _Reader:
             world.attrs["sibling_form"] = True
             if root.find("skeleton") is None:
                 raise self.error(root, "<skel> has neither a <world> nor a <skeleton>")
-        names: set[str] = set()
+        names = NameManager("skeleton")
         for node in container.findall("skeleton"):
             skeleton = self.skeleton(node)
-            if skeleton.name in names:
-                self.warn(node, f"a second skeleton named {skeleton.name!r}; DART renames it")
-            names.add(skeleton.name)
+            issued = names.issue(skeleton.name)
+            if issued != skeleton.name:
+                self.warn(node, f"a second skeleton named {skeleton.name!r}; renamed {issued!r}, "
+                          "as DART does")
+                skeleton.attrs["skel_name"] = skeleton.name
+                skeleton.name = issued
             world.skeletons.append(skeleton)
         if self.legacy_damping:
             lines = ", ".join(str(n) for n in self.legacy_damping[:5])
@@ -176,8 +218,18 @@ class _Reader:
         for body_node in node.findall("body"):
             body = self.body(body_node, frame)
             if body.name in bodies:
+                first = bodies[body.name][1]
                 self.warn(body_node, f"skeleton {name!r} has a second body named {body.name!r};"
-                          " it is ignored, as DART does")
+                          " DART ignores it but puts its shapes on the first one")
+                first.shapes.extend(body.shapes)
+                if body.inertia.derived:  # its mass-only <inertia> re-derives the first's
+                    inertia = first.inertia
+                    try:
+                        inertia.moment = derived_moment(first.shapes, inertia.mass,
+                                                        inertia.com, first.name)
+                    except MeshUnavailable as exc:
+                        raise self.error(body_node, str(exc)) from None
+                    inertia.derived = True
                 continue
             bodies[body.name] = (body_node, body)
         joints: dict[str, tuple[Node, Joint, str | None]] = {}  # child name -> joint
@@ -194,10 +246,32 @@ class _Reader:
             joints[child] = (joint_node, joint, parent)
             order.append(child)
         built = self.assemble(node, name, bodies, joints, order)
+        self.name_joints(node, built)
         skeleton = Skeleton(name, built, mobile=mobile)
         if not np.array_equal(frame, np.eye(4)):
             skeleton.attrs["frame"] = frame
         return skeleton
+
+    def name_joints(self, node: Node, built: list[Body]) -> None:
+        """Joint and DOF names as DART issues them, in build order: a taken name gets
+        ``(1)``, ``(2)``…; generated DOF names come from the final joint name; a planar
+        joint's rotation DOF has no name, so it becomes ``default``."""
+        joint_names = NameManager("default")
+        dof_names = NameManager("default")
+        for body in built:
+            joint = body.joint
+            issued = joint_names.issue(joint.name)
+            if issued != joint.name:
+                self.warn(node, f"a second joint named {joint.name!r} in skeleton "
+                          f"{node.attrib.get('name', '')!r}; renamed {issued!r}, as DART does")
+                joint.attrs["skel_name"] = joint.name
+            generated = default_dof_names(issued, joint.type, joint.axis_order, joint.plane)
+            if joint.type == "planar":
+                generated[2] = ""
+            explicit = self.explicit_dofs.get(id(joint), set())
+            for index, dof in enumerate(joint.dofs):
+                dof.name = dof_names.issue(dof.name if index in explicit else generated[index])
+            joint.name = issued
 
     def assemble(self, node: Node, name: str, bodies: dict[str, tuple[Node, Body]],
                  joints: dict[str, tuple[Node, Joint, str | None]],
@@ -266,6 +340,10 @@ class _Reader:
         inertia_node = node.find("inertia")
         if inertia_node is not None:
             mass = self.child_number(inertia_node, "mass")
+            if not math.isfinite(mass):
+                self.warn(inertia_node, f"body {name!r}: mass {mass} is not finite; DART keeps "
+                          "its default 1")
+                mass = 1.0
             offset = inertia_node.find("offset")
             com = self.vector(offset, 3) if offset is not None else np.zeros(3)
             moi = inertia_node.find("moment_of_inertia")
@@ -277,7 +355,11 @@ class _Reader:
                                    [v["ixz"], v["iyz"], v["izz"]]])
                 body.inertia = Inertia(mass, com, moment)
             else:
-                body.inertia = Inertia(mass, com, derived_moment(body.shapes, mass, com), True)
+                try:
+                    moment = derived_moment(body.shapes, mass, com, name)
+                except MeshUnavailable as exc:
+                    raise self.error(node, str(exc)) from None
+                body.inertia = Inertia(mass, com, moment, True)
         for marker_node in node.findall("marker"):
             offset = marker_node.find("offset")
             body.markers.append(Marker(marker_node.attrib.get("name", ""),
@@ -464,8 +546,9 @@ class _Reader:
                     self.axis_limits(axis_node, joint.dofs[i])
         for tag, attr in (("init_pos", "position"), ("init_vel", "velocity")):
             found = node.find(tag)
-            if found is not None and count:
-                values = self.vector(found, count)
+            if found is not None and count:  # a weld's is not read, as in DART
+                values = (np.array([self.number(found)]) if count == 1
+                          else self.vector(found, count))
                 for dof, value in zip(joint.dofs, values, strict=True):
                     setattr(dof, attr, float(value))
         for dof_node in node.findall("dof"):
@@ -515,6 +598,7 @@ class _Reader:
         dof = joint.dofs[index]
         if "name" in node.attrib:
             dof.name = node.attrib["name"]
+            self.explicit_dofs.setdefault(id(joint), set()).add(index)
         for tag, prefix, initial in (("position", "", "position"),
                                      ("velocity", "velocity_", "velocity"),
                                      ("acceleration", "acceleration_", "acceleration"),

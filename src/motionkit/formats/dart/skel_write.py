@@ -4,8 +4,9 @@ Rules (``specs/dart-skel.md`` §17): bodies parent-first, every body with its jo
 ``<transformation>`` = pose at q = 0 (computed from the joint frames, so any model writes
 consistently), joint ``<transformation>`` = child→joint, full inertia always, floats with
 17 significant digits. What DART cannot build (screw and translational2d joints, Euler
-orders other than xyz/zyx, invalid actuator names, duplicate names) is refused with a
-ConversionError unless ``lossy=True``, which warns and writes the nearest DART form.
+orders other than xyz/zyx, invalid actuator names, duplicate names, meshes DART cannot
+load) is listed by ``losses``: the registry refuses it unless ``lossy=True``, and the
+nearest DART form is written.
 """
 
 from __future__ import annotations
@@ -91,11 +92,16 @@ def transformation(matrix: Array) -> str:
     return _vec(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
 
 
+#: Mesh files dartpy 6.20 loads as an empty shape (checked: a VRML box gives no shape).
+_UNLOADABLE_MESHES = frozenset([".wrl", ".wrz", ".vrml", ".scen"])
+
+
 class _Writer:
     def __init__(self, problems: list[str], folder: str) -> None:
         self.problems = problems
         self.folder = folder
         self.lines: list[str] = []
+        self.mesh_problems: list[str] = []  # summarised: real models have hundreds
 
     def add(self, depth: int, text: str) -> None:
         self.lines.append("  " * depth + text)
@@ -116,6 +122,11 @@ class _Writer:
             self.problems.append(f"two skeletons named {name!r} (DART renames the second)")
         for skeleton in world.skeletons:
             self.skeleton(skeleton)
+        if self.mesh_problems:
+            more = len(self.mesh_problems) - 3
+            self.problems.append("; ".join(self.mesh_problems[:3]) +
+                                 (f"; … {more} more mesh shapes" if more > 0 else "") +
+                                 " (left out)")
         self.add(1, "</world>")
         self.add(0, "</skel>")
         return "\n".join(self.lines) + "\n"
@@ -155,6 +166,10 @@ class _Writer:
         self.add(5, "</moment_of_inertia>")
         self.add(4, "</inertia>")
         for shape in body.shapes:
+            problem = self.mesh_problem(body, shape) if shape.kind == "mesh" else None
+            if problem is not None:
+                self.mesh_problems.append(problem)
+                continue
             self.shape(shape)
         for marker in body.markers:
             self.add(4, f"<marker name={quoteattr(marker.name)}><offset>{_vec(marker.offset)}"
@@ -167,6 +182,11 @@ class _Writer:
         self.add(depth, "<geometry>")
         self.add(depth + 1, f"<{kind}>")
         inner = depth + 2
+        if kind == "mesh":  # DART needs exactly a file and a scale; other keys are ours
+            scale = np.asarray(params.get("scale", np.ones(3)), dtype=float).reshape(3)
+            self.add(inner, f"<file_name>{escape(self.mesh_path(params))}</file_name>")
+            self.add(inner, f"<scale>{_vec(scale)}</scale>")
+            params = {}
         for key, value in params.items():
             if key == "spheres":
                 for radius, position in value:  # type: ignore[attr-defined]
@@ -192,6 +212,26 @@ class _Writer:
             return name
         target = os.path.normpath(os.path.join(str(base), name))
         return os.path.relpath(target, self.folder).replace(os.sep, "/")
+
+    def mesh_problem(self, body: Body, shape: Shape) -> str | None:
+        """Why DART could not load this mesh shape (None when it can)."""
+        name = shape.params.get("file_name")
+        if not name:
+            inline = shape.params.get("inline")
+            if inline:
+                return f"body {body.name!r}: inline {inline} geometry has no mesh file"
+            return f"body {body.name!r}: mesh {shape.params.get('mesh', '')!r} has no file"
+        text = str(name)
+        if text.startswith("${") or ("://" in text and not text.startswith("file://")):
+            return f"body {body.name!r}: mesh {text!r} is a URI DART cannot resolve"
+        if os.path.splitext(text)[1].lower() in _UNLOADABLE_MESHES:
+            return (f"body {body.name!r}: DART (Assimp) cannot load the mesh {text!r} "
+                    "(VRML or a Choreonoid scene file)")
+        path = self.mesh_path(shape.params)
+        full = path if os.path.isabs(path) else os.path.join(self.folder, path)
+        if not os.path.isfile(full):
+            return f"body {body.name!r}: mesh file {text!r} does not exist"
+        return None
 
     def shape(self, shape: Shape) -> None:
         tag = "collision_shape" if shape.role == "collision" else "visualization_shape"
