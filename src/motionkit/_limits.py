@@ -39,6 +39,7 @@ MAX_DEPTH = 128
 MAX_INT_DIGITS = 18
 
 _CHUNK = 1 << 22
+_FAST_LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 class Budget:
@@ -91,16 +92,18 @@ def bracket_depth(text: bytes) -> int:
 def check_bracket_depth(text: bytes, path: PathLike | None, what: str = "text") -> None:
     """Refuse text nested deeper than MAX_DEPTH in flow brackets."""
     if bracket_depth(text) > MAX_DEPTH:
-        raise FormatError(f"{what} nested deeper than {MAX_DEPTH} levels of brackets", path)
+        raise FormatError(f"{what} nested too deeply (more than {MAX_DEPTH} levels of "
+                          "brackets)", path)
 
 
-def check_yaml(text: bytes | str, path: PathLike | None, loader: Any,
+def check_yaml(text: bytes | str, path: PathLike | None, loader: Any = None,
                budget: Budget | None = None) -> None:
     """Refuse YAML nested deeper than MAX_DEPTH before anything composes it.
 
     The brackets are checked on the raw text first (libyaml's flow parser is quadratic
     in depth), then the event stream gives the exact depth of block nesting (``- - -``)
-    without recursion; every node and alias is charged to ``budget``. YAML syntax errors
+    without recursion (``loader`` defaults to the C base loader); every node and alias is
+    charged to ``budget``. YAML syntax errors
     propagate as ``yaml.YAMLError`` for the caller to locate.
     """
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
@@ -109,7 +112,7 @@ def check_yaml(text: bytes | str, path: PathLike | None, loader: Any,
     ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     nodes = (yaml.ScalarEvent, yaml.AliasEvent, *starts)
     depth = 0
-    parser = loader(text)
+    parser = (loader or _FAST_LOADER)(text)
     try:
         while (event := parser.get_event()) is not None:
             if isinstance(event, nodes):
@@ -119,7 +122,7 @@ def check_yaml(text: bytes | str, path: PathLike | None, loader: Any,
                     depth += 1
                     if depth > MAX_DEPTH:
                         mark = event.start_mark
-                        raise FormatError(f"YAML nested deeper than {MAX_DEPTH} levels", path,
+                        raise FormatError(f"YAML nested too deeply (more than {MAX_DEPTH} levels)", path,
                                           mark.line + 1, mark.column + 1)
             elif isinstance(event, ends):
                 depth -= 1
