@@ -122,8 +122,9 @@ def check_yaml(text: bytes | str, path: PathLike | None, loader: Any = None,
                     depth += 1
                     if depth > MAX_DEPTH:
                         mark = event.start_mark
-                        raise FormatError(f"YAML nested too deeply (more than {MAX_DEPTH} levels)", path,
-                                          mark.line + 1, mark.column + 1)
+                        raise FormatError(f"YAML nested too deeply (more than {MAX_DEPTH} "
+                                          "levels)", path, mark.line + 1 if mark else None,
+                                          mark.column + 1 if mark else None)
             elif isinstance(event, ends):
                 depth -= 1
     finally:
