@@ -282,12 +282,14 @@ def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 
 
 
 class _Budget:
-    """Array and tensor bytes one pickle may still decode."""
+    """Array and tensor bytes one pickle may still decode, and set items it may still add
+    (``set(list)`` calls are REDUCEs the opcode scan cannot size)."""
 
-    __slots__ = ("left",)
+    __slots__ = ("left", "set_items")
 
     def __init__(self, left: int) -> None:
         self.left = left
+        self.set_items = MAX_INSERTS
 
 
 _BUDGET: ContextVar[_Budget | None] = ContextVar("parc_decode_budget", default=None)
@@ -501,10 +503,18 @@ def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
 
 
 def _set(*args: Any) -> set[Any]:
-    """``set(list)`` as protocol 2 writes sets (size-limited like dict insertions)."""
+    """``set(list)`` as protocol 2 writes sets. All set calls of one pickle together may
+    add at most MAX_INSERTS items, which bounds both their memory (repeated calls on one
+    memoized list) and their hash work (colliding items cost a probe per item held)."""
     items = args[0] if args else ()
-    if len(args) > 1 or not isinstance(items, (list, tuple)) or len(items) > MAX_INSERTS:
+    if len(args) > 1 or not isinstance(items, (list, tuple)):
         raise PickleProblem("refused a set(...) call")
+    budget = _BUDGET.get()
+    if budget is None:
+        raise PickleProblem("set built outside a safe load")
+    budget.set_items -= len(items)
+    if budget.set_items < 0:
+        raise PickleProblem(f"pickle adds more than {MAX_INSERTS} set items")
     return set(items)
 
 
