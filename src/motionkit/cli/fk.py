@@ -13,6 +13,7 @@ from ..errors import ConversionError, FormatError, MotionkitWarning, warn
 from ..model.motion import Motion
 from ..model.skeleton import Skeleton, World
 from ..model.track import Track
+from ._common import clean
 
 CHUNK = 20_000
 
@@ -63,7 +64,7 @@ def command(model: str, motion: str, out: str, body_name: str | None,
             api.write(out, result, lossy=True)
         else:
             api.write(out, result)
-    click.echo(f"{out}: {frames} frames, "
+    click.echo(f"{clean(out)}: {frames} frames, "
                f"{1 if body_name else len(skeleton.bodies)} pose(s) per frame", err=True)
 
 
