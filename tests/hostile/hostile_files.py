@@ -221,8 +221,8 @@ def escape_labels_seq() -> bytes:
 def forged_line_seq() -> bytes:
     """An error message that would print ``other.seq: ok`` on a line of its own."""
     return ("type: CompositeSeq\nformatVersion: 2\nframeRate: 10\ncomponents:\n"
-            "  -\n    type: \"X\\nother.seq: ok\\n\"\n    content: \"\\e]0;t\\a\"\n"
-            "    numParts: 1\n    frames: nothing\n").encode()
+            "  -\n    type: MultiValueSeq\n    content: \"\\e]0;t\\a\"\n"
+            "    numParts: \"1\\nother.seq: ok\\n\"\n    frames:\n      - [ 1 ]\n").encode()
 
 
 SEQ = {"module": "choreonoid.seq"}
