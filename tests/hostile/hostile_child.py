@@ -1,9 +1,9 @@
 """Run one read in this (child) process and print one JSON line: outcome, time, memory.
 
-``python hostile_child.py SPEC`` where SPEC is JSON: ``path`` plus ``module`` (a module
-under ``motionkit.formats`` whose ``read`` is called with ``options``), or ``pickle``
-(the safe unpickler with the misc-data globals), or ``fuzz`` (a list of
-``[module, path]`` pairs, each read in turn). The parent sets the memory limit.
+``python hostile_child.py SPEC`` where SPEC is JSON (or ``@file`` holding it): ``path``
+plus ``module`` (a module under ``motionkit.formats`` whose ``read`` is called with
+``options``), or ``pickle`` (the safe unpickler with the misc-data globals), or ``fuzz``
+(a list of ``[module, path]`` pairs, each read in turn). The parent sets the memory limit.
 Outcomes: ``ok``, ``motionkit`` (a MotionkitError, the family) or ``escape``.
 """
 
@@ -46,7 +46,11 @@ def _one(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    spec = json.loads(sys.argv[1])
+    argument = sys.argv[1]
+    if argument.startswith("@"):  # a long spec (a fuzz batch) comes in a file
+        with open(argument[1:], encoding="utf-8") as handle:
+            argument = handle.read()
+    spec = json.loads(argument)
     warnings.simplefilter("ignore")
     sys.setrecursionlimit(1000)
     import motionkit.formats.parc.safepickle  # noqa: F401  (imports before the baseline)
@@ -58,11 +62,13 @@ def main() -> None:
     start = time.perf_counter()
     if "fuzz" in spec:
         escapes = []
+        counts: dict[str, int] = {}
         for module, path in spec["fuzz"]:
             result = _one({"module": module, "path": path})
+            counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
             if result["outcome"] == "escape":
                 escapes.append({"module": module, "path": path, **result})
-        report: dict[str, Any] = {"outcome": "fuzz", "escapes": escapes}
+        report: dict[str, Any] = {"outcome": "fuzz", "escapes": escapes, "counts": counts}
     else:
         report = _one(spec)
     report.update(seconds=time.perf_counter() - start, peak_kb=_peak_kb(), base_kb=base)

@@ -73,10 +73,10 @@ def long_int_seq(digits: int = 5_000) -> bytes:
 
 
 def far_stamp_seq() -> bytes:
-    return ("type: CompositeSeq\nformatVersion: 2\nframeRate: 1000\ncomponents:\n"
-            "  -\n    type: MultiValueSeq\n    content: JointPosition\n    numParts: 1\n"
-            "    hasFrameTime: true\n    frames:\n      - [ 0, 1 ]\n"
-            "      - [ 1000000, 2 ]\n").encode()
+    return (b"type: CompositeSeq\nformatVersion: 2\nframeRate: 1000\ncomponents:\n"
+            b"  -\n    type: MultiValueSeq\n    content: JointPosition\n    numParts: 1\n"
+            b"    hasFrameTime: true\n    frames:\n      - [ 0, 1 ]\n"
+            b"      - [ 1000000, 2 ]\n")
 
 
 def deep_motion_list(levels: int = 30_000) -> bytes:
@@ -212,17 +212,17 @@ def deep_flow_body(levels: int = 30_000) -> bytes:
 
 def escape_labels_seq() -> bytes:
     """Labels and names holding terminal escapes and a forged line."""
-    return ("type: CompositeSeq\nformatVersion: 2\nframeRate: 10\ncomponents:\n"
-            "  -\n    type: MultiValueSeq\n    content: \"J\\e]0;pwned\\a\\e[2J\"\n"
-            "    numParts: 1\n    partLabels: [ \"a\\e[31mred\", \"b\" ]\n"
-            "    frames:\n      - [ 1 ]\n").encode()
+    return (b"type: CompositeSeq\nformatVersion: 2\nframeRate: 10\ncomponents:\n"
+            b"  -\n    type: MultiValueSeq\n    content: \"J\\e]0;pwned\\a\\e[2J\"\n"
+            b"    numParts: 1\n    partLabels: [ \"a\\e[31mred\", \"b\" ]\n"
+            b"    frames:\n      - [ 1 ]\n")
 
 
 def forged_line_seq() -> bytes:
     """An error message that would print ``other.seq: ok`` on a line of its own."""
-    return ("type: CompositeSeq\nformatVersion: 2\nframeRate: 10\ncomponents:\n"
-            "  -\n    type: MultiValueSeq\n    content: \"\\e]0;t\\a\"\n"
-            "    numParts: \"1\\nother.seq: ok\\n\"\n    frames:\n      - [ 1 ]\n").encode()
+    return (b"type: CompositeSeq\nformatVersion: 2\nframeRate: 10\ncomponents:\n"
+            b"  -\n    type: MultiValueSeq\n    content: \"\\e]0;t\\a\"\n"
+            b"    numParts: \"1\\nother.seq: ok\\n\"\n    frames:\n      - [ 1 ]\n")
 
 
 SEQ = {"module": "choreonoid.seq"}

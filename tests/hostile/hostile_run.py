@@ -7,6 +7,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,12 +42,18 @@ def _env() -> dict[str, str]:
 def run_child(spec: dict[str, Any], size: int, timeout: float) -> dict[str, Any]:
     """The child's JSON report, plus its return code; a crash or timeout is reported too."""
     limit = BASE_ADDRESS_SPACE + memory_goal(size)
-    try:
-        done = subprocess.run([sys.executable, str(CHILD), json.dumps(spec)],
-                              capture_output=True, text=True, timeout=timeout + 10,
-                              preexec_fn=_limited(limit), env=_env())
-    except subprocess.TimeoutExpired:
-        return {"outcome": "timeout", "returncode": None}
+    argument = json.dumps(spec)
+    with tempfile.TemporaryDirectory() as folder:
+        if len(argument) > 50_000:  # beyond one argument's length limit: pass a file
+            holder = Path(folder) / "spec.json"
+            holder.write_text(argument, encoding="utf-8")
+            argument = f"@{holder}"
+        try:
+            done = subprocess.run([sys.executable, str(CHILD), argument],
+                                  capture_output=True, text=True, timeout=timeout + 10,
+                                  preexec_fn=_limited(limit), env=_env())
+        except subprocess.TimeoutExpired:
+            return {"outcome": "timeout", "returncode": None}
     lines = done.stdout.strip().splitlines()
     try:
         report: dict[str, Any] = json.loads(lines[-1])

@@ -75,15 +75,15 @@ def _open(base: Path) -> Any:
     try:
         reader.open()
     except Exception as exc:  # rosbags raises its own family for broken or foreign files
-        raise FormatError(f"not a readable ROS bag: {exc}", base) from None
+        raise _broken(base, "not a readable ROS bag", exc) from None
     return reader
 
 
 def _broken(base: Path, where: str, exc: BaseException) -> FormatError:
     """A FormatError naming the bag for what rosbags (or a message's fields) raised."""
-    detail = " ".join(str(exc).split())[:160]
-    return FormatError(f"broken bag: {where}: {type(exc).__name__}"
-                       + (f": {detail}" if detail else ""), base)
+    detail = " ".join(str(exc).split())[:200]  # one line, whatever rosbags said
+    return FormatError(f"{where}: {type(exc).__name__}" + (f": {detail}" if detail else ""),
+                       base)
 
 
 def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, Any]]:
@@ -101,12 +101,12 @@ def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple
         except StopIteration:
             return
         except Exception as exc:  # rosbags' whole range, for a broken or truncated bag
-            raise _broken(base, "cannot read its messages", exc) from None
+            raise _broken(base, "broken bag: cannot read its messages", exc) from None
         try:
             message = reader.deserialize(raw, connection.msgtype)
         except Exception as exc:  # rosbags' decoders, for a corrupt message
-            raise _broken(base, f"message {index} on {connection.topic} cannot be decoded",
-                          exc) from None
+            raise _broken(base, f"broken bag: message {index} on {connection.topic} cannot "
+                          "be decoded", exc) from None
         yield connection, message
         index += 1
 
@@ -229,8 +229,8 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
             frame_id, child_frame_id = _take(msg, msgtype, stamps, poses, twists, frame_id,
                                              child_frame_id)
         except _FIELD_ERRORS as exc:
-            raise _broken(base, f"message {index} on {topic_name} lacks the fields of "
-                          f"{msgtype}", exc) from None
+            raise _broken(base, f"broken bag: message {index} on {topic_name} lacks the "
+                          f"fields of {msgtype}", exc) from None
     ns = np.asarray(stamps, dtype=np.int64)
     data = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
     twist = np.asarray(twists, dtype=np.float64).reshape(-1, 6) if twists else None
@@ -269,8 +269,8 @@ def _tf_buffer(reader: Any, base: Path, connections: list[Any]) -> TfBuffer:
                            _stamp(item.header),
                            tuple(float(v) for v in (t.x, t.y, t.z, r.x, r.y, r.z, r.w)), static)
         except _FIELD_ERRORS as exc:
-            raise _broken(base, f"message {index} on {connection.topic} lacks the fields of "
-                          f"{TF_TYPE}", exc) from None
+            raise _broken(base, f"broken bag: message {index} on {connection.topic} lacks "
+                          f"the fields of {TF_TYPE}", exc) from None
     return buffer
 
 
