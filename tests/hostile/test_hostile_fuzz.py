@@ -11,7 +11,7 @@ from hostile_mutate import inputs
 from hostile_run import run_child
 
 #: Mutations per seed file (a tenth of that for seeds over 100 KB).
-PER_SEED = 200
+PER_SEED = 400
 
 
 @pytest.mark.corpus
