@@ -68,6 +68,10 @@ def deep_json_seq(levels: int = 100_000) -> bytes:
     return (V4_HEAD + f"    motionkit: {extension}\n").encode()
 
 
+def long_json_int_seq(digits: int = 5_000) -> bytes:
+    return (V4_HEAD + "    motionkit: '{\"start\": " + "1" * digits + "}'\n").encode()
+
+
 def long_int_seq(digits: int = 5_000) -> bytes:
     return V2_HEAD.replace("numParts: 2", "numParts: " + "9" * digits).encode()
 
@@ -237,6 +241,7 @@ CASES: tuple[Case, ...] = (
     Case("seq alias chain", "chain.seq", alias_chain_seq, SEQ),
     Case("seq deep JSON", "json.seq", deep_json_seq, SEQ),
     Case("seq 5,000-digit numParts", "digits.seq", long_int_seq, SEQ),
+    Case("seq 5,000-digit JSON number", "json_digits.seq", long_json_int_seq, SEQ),
     Case("seq far stamp, Choreonoid import", "stamp.seq", far_stamp_seq,
          {**SEQ, "options": {"timed": "choreonoid"}}),
     Case("motion list deep flow", "deep.yaml", deep_motion_list, LIST),

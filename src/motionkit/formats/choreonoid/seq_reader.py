@@ -179,6 +179,8 @@ class _Reader:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise self.doc.error(node, f"{what} is not valid JSON: {exc.msg}") from None
+        except ValueError:  # Python's limit on integer digits (4,300)
+            raise self.doc.error(node, f"{what} holds an integer too long to read") from None
         if not isinstance(value, dict):
             raise self.doc.error(node, f"{what} must hold a JSON object")
         return value
