@@ -56,7 +56,7 @@ def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
         raise _write_error(target, exc) from None
     else:
         if not stat.S_ISREG(info.st_mode):
-            kind = _KIND.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            kind = _KIND.get(stat.S_IFMT(info.st_mode), "a special file")
             raise ConversionError(f"{target}: is {kind}, not a regular file; refused "
                                   "(it would be replaced)")
         permissions = stat.S_IMODE(info.st_mode)

@@ -141,6 +141,7 @@ def _list_lines(obj: Any) -> list[str]:
 
 
 def _motion_lines(obj: Motion) -> list[str]:
+    """Format version, timing, one line per track (labels, attrs), metadata, extras."""
     lines: list[str] = []
     version = obj.meta.get("choreonoid", {}).get("version")
     if version is not None:
