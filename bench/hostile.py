@@ -75,15 +75,21 @@ def pickle_scan() -> None:
         "300k 1-tuples (protocol 4)": pickle.dumps([(i,) for i in range(300_000)], 4),
         "100k 4-deep lists (protocol 4)": pickle.dumps([[[[i]]] for i in range(100_000)], 4),
         "hostile: 10 MB of MARK/POP_MARK": b"\x80\x02" + b"(1" * 5_000_000 + b"N.",
+        "hostile: 4 MB of NONE/POP": b"\x80\x02" + b"N0" * 2_000_000 + b"N.",
         "20,000 byte strings of 1 KB (protocol 4)": pickle.dumps(
             [bytes([i % 256]) * 1000 + i.to_bytes(4, "little") for i in range(20_000)], 4),
     }
+    corpus = REPO.parent / "shared" / "corpus" / "mimickit"
+    for path in sorted(corpus.glob("*.pkl")):
+        shapes[f"corpus {path.name} (mean of 50 scans)"] = path.read_bytes()
     print("\n| pickle | size | scan time | MB/s |")
     print("| --- | --- | --- | --- |")
     for name, data in shapes.items():
+        rounds = 50 if name.startswith("corpus") else 1
         start = time.perf_counter()
-        scan(data)
-        took = time.perf_counter() - start
+        for _ in range(rounds):
+            scan(data)
+        took = (time.perf_counter() - start) / rounds
         print(f"| {name} | {len(data) / 1e6:.1f} MB | {took:.2f} s | {len(data) / took / 1e6:.1f} |")
 
 
