@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 from hostile_files import (
@@ -16,7 +17,9 @@ from hostile_files import (
 )
 from hostile_run import run_cli
 
-from motionkit.cli.info import MAX_LINES
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.cli.info import MAX_LINES, render
 
 
 def _write(folder: Path, name: str, data: bytes) -> Path:
@@ -100,3 +103,13 @@ def test_motion_list_variables_show_as_variables(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "$MK_HOSTILE_SECRET/walk.seq" in result.stdout
     assert "top-secret-value" not in result.stdout + result.stderr
+
+
+def test_info_tree_of_an_ordinary_model_is_unchanged() -> None:
+    """Below the depth and line caps the linear tree draws what ``summary_text`` does."""
+    for path in (corpus_file("choreonoid", "SR1.body"),
+                 corpus_file("dart", "skel", "test", "double_pendulum.skel")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mk.MotionkitWarning)
+            model = mk.read(path)
+        assert render(str(path), "x", model).split("\n")[1:] == model.summary_text().split("\n")
