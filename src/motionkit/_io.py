@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, overload
 
-from .errors import FormatError
+from .errors import ConversionError, FormatError, MotionkitError
 
 PathLike = str | os.PathLike[str]
 
@@ -26,19 +28,43 @@ def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContext
     """Open a temporary file beside ``path``; rename it into place only on success.
 
     An exception inside the block removes the temporary file and leaves any existing
-    ``path`` untouched, so readers never see a half-written file.
+    ``path`` untouched, so readers never see a half-written file. A FIFO, device or
+    folder at ``path`` is refused (ConversionError), an OS error such as a full disk is a
+    MotionkitError naming ``path``, and temporaries left by killed writers are removed.
     """
     return _atomic(Path(path), mode)
+
+
+#: Temporary files are ``.<target name>.<writer pid>.<random>.motionkit-tmp`` beside the
+#: target, so a later write can recognise (and remove) what a killed writer left.
+TMP_SUFFIX = ".motionkit-tmp"
+#: When this process started writing files (module import): older temporaries whose
+#: writer is gone are stale.
+_STARTED = time.time()
+_KIND = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+         stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
 
 
 @contextlib.contextmanager
 def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
     target = Path(os.path.realpath(target))  # write through a symlink, never replace it
     try:
-        permissions: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        info = os.stat(target)
     except FileNotFoundError:
-        permissions = None
-    handle_fd, tmp = _create_beside(target)
+        permissions: int | None = None
+    except OSError as exc:
+        raise _write_error(target, exc) from None
+    else:
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KIND.get(stat.S_IFMT(info.st_mode), "a special file")
+            raise ConversionError(f"{target}: is {kind}, not a regular file; refused "
+                                  "(it would be replaced)")
+        permissions = stat.S_IMODE(info.st_mode)
+    _remove_stale(target)
+    try:
+        handle_fd, tmp = _create_beside(target)
+    except OSError as exc:
+        raise _write_error(target, exc) from None
     try:
         encoding, newline = (None, None) if "b" in mode else ("utf-8", "\n")
         with os.fdopen(handle_fd, mode, encoding=encoding, newline=newline) as handle:
@@ -48,22 +74,63 @@ def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
         if permissions is not None:
             os.chmod(tmp, permissions)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk, a lost mount …: name the target
+            raise _write_error(target, exc) from None
         raise
+
+
+def _write_error(target: Path, exc: OSError) -> MotionkitError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return MotionkitError(f"cannot write {target}: {exc.strerror} (the disk or quota is "
+                              "full); the old file, if any, is unchanged")
+    return MotionkitError(f"cannot write {target}: {exc.strerror or exc}")
 
 
 def _create_beside(target: Path) -> tuple[int, str]:
     """A new, exclusive temporary file in the target's folder, with the umask's permissions."""
     folder = target.parent
     for _ in range(100):
-        tmp = folder / f".{target.name}.{secrets.token_hex(4)}.part"
+        tmp = folder / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}"
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(tmp)
         except FileExistsError:
             continue
-    raise FileExistsError(f"cannot create a temporary file in {folder}")
+    raise FileExistsError(errno.EEXIST, f"cannot create a temporary file in {folder}")
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove temporaries of ``target`` a killed writer left: older than this process and
+    written by a process that is gone (a live writer's file is never touched)."""
+    prefix = f".{target.name}."
+    try:
+        names = [name for name in os.listdir(target.parent)
+                 if name.startswith(prefix) and name.endswith(TMP_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid_text = name[len(prefix):-len(TMP_SUFFIX)].split(".")[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        path = target.parent / name
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < _STARTED:
+                os.unlink(path)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def open_binary(path: PathLike) -> io.BufferedReader:

@@ -58,7 +58,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
-    click.echo(f"warning: {message}", err=True)
+    click.echo(f"warning: {_one_line(message)}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("motionkit: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        click.echo(f"motionkit: {exc.format_message()}", err=True)
+        click.echo(f"motionkit: {_one_line(exc.format_message())}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: object) -> str:
+    """The message on one line, control characters escaped (it may quote a file)."""
+    from ._common import clean
+
     text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
+    return clean(" ".join(text.split()))

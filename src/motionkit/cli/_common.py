@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 import threading
 import time
@@ -15,6 +16,25 @@ import click
 from ..errors import MotionkitError
 
 T = TypeVar("T")
+
+# C0 and C1 controls, DEL, and the Unicode line/paragraph separators and bidirectional
+# overrides: text from a file must not move the cursor, set a title, or start a line.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: object) -> str:
+    """``text`` as one safe line: control characters become visible escapes (``\\n``,
+    ``\\x1b``), so nothing a file holds can forge a line or drive the terminal."""
+    return _CONTROL.sub(_escape, str(text))
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char)
+    if named:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def parse_options(pairs: Iterable[str]) -> dict[str, Any]:

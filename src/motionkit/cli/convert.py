@@ -6,7 +6,7 @@ import click
 
 from .. import api
 from ..ops import METHODS
-from ._common import busy, parse_options
+from ._common import busy, clean, parse_options
 
 
 @click.command(epilog="""\b
@@ -54,4 +54,4 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
                              rate=rate, method=method, model=model, lossy=lossy, **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
-    click.echo(f"wrote {target}{detail}")
+    click.echo(f"wrote {clean(target)}{detail}")

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from .. import api
 from ..errors import MotionkitWarning
+from ._common import clean
 
 CHUNK = 20_000
 
@@ -39,5 +40,5 @@ def command(model: str, motion: str, out: str, body_name: str | None,
     with warnings.catch_warnings():
         warnings.simplefilter("always", MotionkitWarning)
         api.write(out, result, lossy=lossy)
-    click.echo(f"{out}: {result.frames} frames, "
+    click.echo(f"{clean(out)}: {result.frames} frames, "
                f"{1 if body_name else len(skeleton.bodies)} pose(s) per frame", err=True)

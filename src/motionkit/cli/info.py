@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import click
 import numpy as np
 
 from ..formats import registry
-from ..model import Motion, Track
-from ._common import busy, echo_json
+from ..model import Motion, Skeleton, Track, World
+from ._common import busy, clean, echo_json
+
+#: Lines of one file's summary shown before "… N more lines".
+MAX_LINES = 2000
+#: Tree levels drawn with branch lines; deeper bodies show their depth as a number, so a
+#: line never grows with the depth and the tree costs time linear in its bodies.
+MAX_DRAWN_DEPTH = 16
+#: Keys of one metadata mapping shown (summaries nest three levels).
+MAX_KEYS = 32
 
 
 @click.command(epilog="""\b
@@ -24,18 +33,17 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
     """Show format, timing and tracks of motion files, or the structure of models."""
     results = []
     for path in files:
-        fmt = registry.for_reading(path, from_format)
+        entry = registry.for_reading(path, from_format)
         with busy(f"reading {path}"):
-            obj = fmt.read(path)
-        results.append((path, fmt, obj))
+            results.append((path, entry.name, entry.read(path)))
     if as_json:
-        docs = [describe(fmt.name, obj) for _, fmt, obj in results]
+        docs = [describe(name, obj) for _, name, obj in results]
         echo_json(docs[0] if len(docs) == 1 else docs)
         return
-    for index, (path, fmt, obj) in enumerate(results):
+    for index, (path, name, obj) in enumerate(results):
         if index:
             click.echo()
-        click.echo(render(path, fmt.name, obj))
+        click.echo(render(path, name, obj))
 
 
 def describe(fmt: str, obj: Any) -> dict[str, Any]:
@@ -59,22 +67,88 @@ def describe(fmt: str, obj: Any) -> dict[str, Any]:
     return {"format": fmt, "type": type(obj).__name__}
 
 
+def render(path: str, fmt: str, obj: Any) -> str:
+    """A readable summary for people: at most MAX_LINES lines, each with every control
+    character a file could hold escaped."""
+    lines = [f"{path}  ({fmt})"]
+    if isinstance(obj, Motion):
+        lines.extend(_motion_lines(obj, registry.by_name(fmt)))
+    elif isinstance(obj, World):
+        lines.append(_world_head(obj))
+        for skeleton in obj.skeletons:
+            lines.extend(_skeleton_lines(skeleton))
+    elif isinstance(obj, Skeleton):
+        lines.extend(_skeleton_lines(obj))
+    elif hasattr(obj, "entries"):  # a motion list: sources as written, never $VAR values
+        lines.extend(_list_lines(obj))
+    else:
+        lines.append(f"  {type(obj).__name__}")
+    shown = [clean(line) for line in itertools.islice(lines, MAX_LINES)]
+    if len(lines) > MAX_LINES:
+        shown.append(f"  … {len(lines) - MAX_LINES} more lines")
+    return "\n".join(shown)
+
+
+def _world_head(world: World) -> str:
+    gravity = " ".join(f"{v:g}" for v in world.gravity)
+    head = (f"world: {len(world.skeletons)} skeleton(s), time step {world.time_step:g} s, "
+            f"gravity [{gravity}] m/s²")
+    if world.collision_detector:
+        head += f", collision detector {world.collision_detector}"
+    return head
+
+
+def _skeleton_lines(skeleton: Skeleton) -> list[str]:
+    """Counts, then the body tree depth first (an explicit stack: any depth, linear)."""
+    bodies = skeleton.bodies
+    lines = [f"skeleton {skeleton.name!r}: {len(bodies)} bodies, {len(bodies)} joints, "
+             f"{skeleton.dof_count} dofs" + ("" if skeleton.mobile else " (immobile)"), "  world"]
+    kids: dict[int, list[int]] = {}
+    for index, body in enumerate(bodies):
+        kids.setdefault(body.parent, []).append(index)
+    roots = kids.get(-1, [])
+    stack = [(root, 0, "  ", k == len(roots) - 1) for k, root in reversed(list(enumerate(roots)))]
+    while stack and len(lines) < MAX_LINES - 2:  # room for the path and "… more"
+        index, depth, prefix, last = stack.pop()
+        body = bodies[index]
+        joint = body.joint
+        dofs = f"{joint.dof_count} dof" + ("" if joint.dof_count == 1 else "s")
+        if joint.dof_count:
+            dofs += f" [{joint.dof_offset}:{joint.dof_offset + joint.dof_count}]"
+        branch = "└─ " if last else "├─ "
+        if depth >= MAX_DRAWN_DEPTH:
+            branch = f"└[{depth + 1}] " if last else f"├[{depth + 1}] "
+        lines.append(f"{prefix}{branch}{body.name}  ({joint.type} joint {joint.name!r}, {dofs})")
+        children = kids.get(index, [])
+        inner = prefix if depth >= MAX_DRAWN_DEPTH else prefix + ("   " if last else "│  ")
+        stack.extend((child, depth + 1, inner, k == len(children) - 1)
+                     for k, child in reversed(list(enumerate(children))))
+    if stack:
+        lines.append(f"  … {len(bodies) - (len(lines) - 2)} more bodies")
+    return lines
+
+
+def _list_lines(obj: Any) -> list[str]:
+    """A motion list's entries as written in the file (``$VAR`` unexpanded) and weights."""
+    lines = [f"  {len(obj.entries)} motion(s)"]
+    for entry in itertools.islice(obj.entries, MAX_LINES):
+        lines.append(f"    {entry.weight:.6g}  {entry.source}")
+    for key, value in getattr(obj, "extras", {}).items():
+        lines.extend(_meta_lines(str(key), summarise(value), "  "))
+    return lines
+
+
 def _all_tracks(motion: Motion) -> dict[str, Track]:
     """Stored tracks, then the views derived from them (``root`` of ``links``)."""
     return {**motion.tracks, **motion.tracks.views()}
 
 
-def render(path: str, fmt: str, obj: Any) -> str:
-    """A readable summary for people. A format's own lines (its ``describe`` hook) stand
-    for its metadata namespace, which is then not listed key by key."""
-    entry = registry.by_name(fmt)
-    notes = entry.describe(obj)
-    described = entry.namespace if notes else None
-    if not isinstance(obj, Motion):
-        body = obj.summary_text() if hasattr(obj, "summary_text") else repr(obj)
-        return f"{path}  ({fmt})\n{body}"
-    lines = [f"{path}  ({fmt})"]
-    lines.extend(f"  {note}" for note in notes)
+def _motion_lines(obj: Motion, fmt: registry.Format) -> list[str]:
+    """The format's own lines (its ``describe`` hook, which stands for its metadata
+    namespace), timing, one line per track (labels, attrs), metadata, extras."""
+    notes = fmt.describe(obj)
+    described = fmt.namespace if notes else None
+    lines = [f"  {note}" for note in notes]
     lines.append(f"  frames: {obj.frames}   duration: {obj.duration:.6g} s")
     for name, track in _all_tracks(obj).items():
         timing = (f"{track.timeline.rate:g} Hz" if track.timeline.is_uniform
@@ -98,7 +172,7 @@ def render(path: str, fmt: str, obj: Any) -> str:
         lines.append(f"  terrain: {terrain.describe() if hasattr(terrain, 'describe') else terrain}")
     if obj.skeleton is not None:
         lines.append(f"  skeleton: {getattr(obj.skeleton, 'name', type(obj.skeleton).__name__)}")
-    return "\n".join(lines)
+    return lines
 
 
 def summarise(value: Any, depth: int = 0) -> Any:
@@ -114,7 +188,11 @@ def summarise(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         if depth >= 3:
             return f"dict of {len(value)} keys"
-        return {str(k): summarise(v, depth + 1) for k, v in value.items()}
+        shown = {str(k): summarise(v, depth + 1)
+                 for k, v in itertools.islice(value.items(), MAX_KEYS)}
+        if len(value) > MAX_KEYS:  # aliased mappings could otherwise multiply per level
+            shown["…"] = f"{len(value) - MAX_KEYS} more keys"
+        return shown
     if isinstance(value, (list, tuple)):
         if len(value) > 16 or depth >= 3:
             return f"{type(value).__name__} of {len(value)}"

@@ -9,7 +9,7 @@ import click
 
 from .. import api
 from ..errors import MotionkitError
-from ._common import progress
+from ._common import clean, progress
 
 
 @click.command(epilog="""\b
@@ -44,15 +44,15 @@ def command(files: tuple[str, ...], character: str | None, from_format: str | No
             except Exception as exc:  # a bug of ours: report it for this file, check the rest
                 problem = f"{path}: internal error ({type(exc).__name__}: {exc}); please report it"
 
-        for warning in caught:
+        for warning in caught:  # every message one line, escaped: no file can forge a line
             text = str(warning.message)
-            click.echo(text if text.startswith(path) else f"{path}: warning: {text}")
+            click.echo(clean(text if text.startswith(path) else f"{path}: warning: {text}"))
         if problem is not None or (strict and caught):
             failed += 1
             if problem is not None:
-                click.echo(problem)
+                click.echo(clean(problem))
         else:
-            click.echo(f"{path}: ok")
+            click.echo(f"{clean(path)}: ok")
     if failed:
         click.echo(f"{failed} of {len(files)} file(s) invalid", err=True)
         sys.exit(2)

@@ -13,11 +13,15 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .._limits import WORK_CAP, WORK_FLOOR
 from ..errors import MotionkitError
 from ..model import Motion, Timeline, Track
 from ..spatial.quaternion import slerp
 
 METHODS = ("linear", "hold", "nearest", "choreonoid")
+#: A resampled track may hold this many times its input's values (plus WORK_FLOOR, at
+#: most WORK_CAP): upsampling 10 Hz to 10 kHz fits, a far time stamp cannot fill memory.
+MAX_GROWTH = 1000
 
 
 def resample(motion: Motion, rate: float | None, method: str = "linear") -> Motion:
@@ -44,6 +48,8 @@ def resample_track(track: Track, rate: float | None, method: str = "linear") -> 
     times = track.times
     data = np.asarray(track.data, dtype=np.float64)
     if method == "choreonoid":
+        last = float(np.max(times)) * target_rate + 1 if times.size else 0.0
+        _check_growth(track, last)
         try:
             frames = choreonoid_import(times, data, target_rate, track.kind)
         except ValueError as exc:
@@ -51,6 +57,7 @@ def resample_track(track: Track, rate: float | None, method: str = "linear") -> 
         return track.with_data(frames, Timeline.uniform(target_rate, len(frames)))
     start = float(times[0]) if times.size else 0.0
     span = float(times[-1]) - start if times.size else 0.0
+    _check_growth(track, span * target_rate + 1)
     count = math.floor(span * target_rate + 1e-9) + 1 if times.size else 0
     timeline = Timeline.uniform(target_rate, count, start)
     return track.with_data(sample(track, timeline.times, method), timeline)
@@ -109,6 +116,16 @@ def choreonoid_import(times: NDArray[np.float64], data: NDArray[np.float64], rat
         else:
             frames[index] = row
     return np.array(frames, dtype=np.float64).reshape((len(frames), *data.shape[1:]))
+
+
+def _check_growth(track: Track, frames: float) -> None:
+    """Refuse to make more frames than MAX_GROWTH times the track's values warrant."""
+    width = max(int(np.prod(track.data.shape[1:])), 1)
+    allowed = min(WORK_CAP, WORK_FLOOR + MAX_GROWTH * int(track.data.size))
+    if not frames * width <= allowed:
+        raise MotionkitError(f"track {track.name!r}: resampling would make {frames:.4g} frames "
+                             f"of {width} values, more than the {allowed:,}-value budget of "
+                             "a resample")
 
 
 def _own_rate(track: Track) -> float:

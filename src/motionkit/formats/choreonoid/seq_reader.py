@@ -20,6 +20,7 @@ import yaml
 from numpy.typing import NDArray
 
 from ..._io import read_bytes
+from ..._limits import MAX_DEPTH, Budget, check_bracket_depth, check_yaml
 from ...errors import FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial.quaternion import from_rpy, wxyz_to_xyzw
@@ -38,8 +39,10 @@ META_KEY = "motionkit_meta"  # top-level metadata Choreonoid ignores
 
 # Line breaks YAML knows besides LF; with any of them, block line numbers could disagree.
 _OTHER_LINE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
-#: Choreonoid's timed import may create at most this many frames per byte of file.
-MAX_TIMED_FRAMES_PER_BYTE = 64
+#: Choreonoid's timed import may fill gaps with this many values per byte of file (48
+#: bytes of memory per byte), plus a floor so short honest files with gaps still import.
+FRAME_CELLS_PER_BYTE = 6
+FRAME_CELLS_FLOOR = 65536
 
 
 class _NotCanonical(Exception):
@@ -91,12 +94,13 @@ def _normalise(raw: bytes, path: str | os.PathLike[str]) -> bytes:
 class _Reader:
     def __init__(self, path: str | os.PathLike[str], text: bytes,
                  blocks: dict[int, FrameBlock], timed: str, size: int) -> None:
-        self.doc = Document(path, text)
+        # nodes, expanded aliases, values and frames: bounds the work by the file's size
+        self.budget = Budget(".seq work", path, size, floor=0)
+        self.doc = Document(path, text, self.budget)
         self.blocks = blocks
         self.used_blocks: set[int] = set()
         self.timed_mode = timed
         self.size = size
-        self.budget = size  # values and nodes left to expand: bounds work by the file's size
 
     # -- document level -------------------------------------------------------------
     def motion(self) -> Motion:
@@ -165,10 +169,14 @@ class _Reader:
         return found
 
     def _json(self, node: yaml.Node, what: str) -> dict[str, Any]:
+        text = self.doc.text(node, what)
+        check_bracket_depth(text.encode("utf-8", "surrogatepass"), self.doc.path, what)
         try:
-            value = json.loads(self.doc.text(node, what))
+            value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise self.doc.error(node, f"{what} is not valid JSON: {exc.msg}") from None
+        except ValueError:  # Python's limit on integer digits (4,300)
+            raise self.doc.error(node, f"{what} holds an integer too long to read") from None
         if not isinstance(value, dict):
             raise self.doc.error(node, f"{what} must hold a JSON object")
         return value
@@ -301,11 +309,13 @@ class _Reader:
         A cut-out block goes through the same walk as on the full-YAML path, so both paths
         give the same data; any error in it is left to the full path, which knows where.
         """
-        self.budget -= 1
-        if self.budget < 0:
-            raise self.doc.error(node, "the data expands beyond the size of the file (YAML aliases?)")
+        mark = node.start_mark
+        self.budget.charge(1, mark.line + 1, mark.column + 1)
         if id(node) in path:
             raise self.doc.error(node, "a YAML alias refers to itself")
+        if len(path) >= MAX_DEPTH:
+            raise self.doc.error(node, f"kept data nested deeper than {MAX_DEPTH} levels "
+                                 "(YAML aliases?)")
         inner = path | {id(node)}
         if isinstance(node, yaml.SequenceNode):
             return [self._plain(item, inner, in_block) for item in node.value]
@@ -318,6 +328,7 @@ class _Reader:
                     and value.value == ""):
                 self.used_blocks.add(line)
                 try:
+                    check_yaml(self.blocks[line].text, self.doc.path, BaseLoader, self.budget)
                     block = yaml.compose(self.blocks[line].text, Loader=BaseLoader)
                     if block is None:  # a block holds at least one "- [" line
                         raise _NotCanonical
@@ -376,9 +387,8 @@ class _Reader:
         frames = doc.sequence(node, '"frames"')
         if not frames:
             raise doc.error(node, 'the "frames" key has no frame data')
-        self.budget -= len(frames) * columns
-        if self.budget < 0:
-            raise doc.error(node, "frames expand beyond the size of the file (YAML aliases?)")
+        mark = node.start_mark
+        self.budget.charge(len(frames) * columns, mark.line + 1, mark.column + 1)
         items_per_frame = (parts if nested else parts * width) + int(timed)
         values = np.empty((len(frames), columns), dtype=np.float64)
         for row, frame in enumerate(frames):
@@ -424,9 +434,12 @@ class _Reader:
         if rate is None:
             raise self.doc.error(node, "the frame rate for importing timed frames is not given")
         span = float(np.max(times)) * rate if times.size else 0.0
-        if span > MAX_TIMED_FRAMES_PER_BYTE * self.size:
+        cells = (span + 1) * max(int(np.prod(data.shape[1:])), 1)
+        frames_budget = Budget("frames created", self.doc.path, self.size,
+                               per_byte=FRAME_CELLS_PER_BYTE, floor=FRAME_CELLS_FLOOR)
+        if not (np.isfinite(cells) and frames_budget.allows(int(cells))):
             raise self.doc.error(node, f"time stamps up to {np.max(times):g} s at {rate:g} Hz "
-                                 "would make more frames than the file's size warrants")
+                                 f"exceed the {frames_budget.name} budget")
         try:
             frames = choreonoid_import(times, data, rate, kind)
         except ValueError as exc:

@@ -9,11 +9,11 @@ or pure-Python *base* loader is used: it constructs nothing but strings, lists a
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import yaml
 
+from ..._limits import Budget, check_yaml, parse_int
 from ...errors import FormatError
 
 BaseLoader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
@@ -22,7 +22,6 @@ TRUE_WORDS = frozenset(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "
 FALSE_WORDS = frozenset(["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"])
 _YAML_SPECIALS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"),
                   ".nan": float("nan")}
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 class QuotedStr(str):
@@ -30,11 +29,17 @@ class QuotedStr(str):
 
 
 class Document:
-    """A composed YAML document plus the path its errors should name."""
+    """A composed YAML document plus the path its errors should name.
 
-    def __init__(self, path: str | os.PathLike[str], text: bytes) -> None:
+    The text's nesting is checked before it is composed (deep nesting crashes the C
+    composer); with a ``budget``, every node is charged to it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], text: bytes,
+                 budget: Budget | None = None) -> None:
         self.path = path
         try:
+            check_yaml(text, path, BaseLoader, budget)
             self.root = yaml.compose(text, Loader=BaseLoader)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
@@ -84,9 +89,11 @@ class Document:
 
     def integer(self, node: yaml.Node, what: str) -> int:
         text = self.text(node, what).strip()
-        if not _INTEGER.fullmatch(text):
-            raise self.error(node, f'{what} must be an integer, not "{text}"')
-        return int(text, 10)
+        value = parse_int(text)
+        if value is None:
+            raise self.error(node, f'{what} must be an integer of at most 18 digits, '
+                             f'not "{text[:40]}"')
+        return value
 
     def boolean(self, node: yaml.Node, what: str) -> bool:
         text = self.text(node, what).strip()

@@ -182,6 +182,8 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
     except expat.ExpatError as exc:
         raise FormatError(f"malformed XML: {expat.ErrorString(exc.code)}", path, exc.lineno,
                           exc.offset + 1) from None
+    except LookupError as exc:  # an encoding declaration Python does not know
+        raise FormatError(f"unknown XML encoding ({str(exc)[:80]})", path, 1) from None
     if not roots:
         raise FormatError("empty XML document", path)
     return roots[0]

@@ -281,7 +281,7 @@ class _Reader:
         out: list[Body] = []
         parents_needed = {parent for _, _, parent in joints.values() if parent is not None}
         for child in order:
-            self._place(child, bodies, joints, index, out, [])
+            self._place(child, bodies, joints, index, out)
         for body_name, (body_node, _) in bodies.items():
             if body_name not in index:
                 if body_name in parents_needed:
@@ -293,33 +293,39 @@ class _Reader:
 
     def _place(self, child: str, bodies: dict[str, tuple[Node, Body]],
                joints: dict[str, tuple[Node, Joint, str | None]], index: dict[str, int],
-               out: list[Body], chain: list[str]) -> int:
-        if child in index:
-            return index[child]
-        body_node, body = bodies[child]
-        if child in chain:
-            joint_node = joints[child][0]
-            raise self.error(joint_node, "joint cycle: " + " -> ".join([*chain, child]) +
-                             " (DART never finishes loading this)")
-        if child not in joints:  # a parent body without a joint: DART gives it a free joint
-            body.joint = Joint("root", "free", parent_to_joint=body.rest_pose.copy())
-            self.warn(body_node, f"body {child!r} is a parent but has no joint; it gets a free "
-                      "joint named 'root', as in DART")
-            parent_index = -1
-        else:
-            _, joint, parent = joints[child]
-            parent_index = -1
-            parent_pose = np.eye(4)
-            if parent is not None:
-                parent_index = self._place(parent, bodies, joints, index, out, [*chain, child])
-                parent_pose = bodies[parent][1].rest_pose
-            joint.parent_to_joint = np.linalg.inv(parent_pose) @ body.rest_pose @ \
-                joint.child_to_joint
-            body.joint = joint
-        body.parent = parent_index
-        index[child] = len(out)
-        out.append(body)
-        return index[child]
+               out: list[Body]) -> None:
+        """Place ``child`` after its unplaced ancestors, walking up in a loop (not by
+        recursion: a valid chain listed child-first can be thousands of bodies deep)."""
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        name: str | None = child
+        while name is not None and name not in index:
+            if name in on_chain:
+                raise self.error(joints[name][0], "joint cycle: " + " -> ".join([*chain, name])
+                                 + " (DART never finishes loading this)")
+            chain.append(name)
+            on_chain.add(name)
+            name = joints[name][2] if name in joints else None
+        for name in reversed(chain):
+            body_node, body = bodies[name]
+            if name not in joints:  # a parent body without a joint: DART gives it a free joint
+                body.joint = Joint("root", "free", parent_to_joint=body.rest_pose.copy())
+                self.warn(body_node, f"body {name!r} is a parent but has no joint; it gets a "
+                          "free joint named 'root', as in DART")
+                parent_index = -1
+            else:
+                _, joint, parent = joints[name]
+                parent_index = -1
+                parent_pose = np.eye(4)
+                if parent is not None:
+                    parent_index = index[parent]
+                    parent_pose = bodies[parent][1].rest_pose
+                joint.parent_to_joint = np.linalg.inv(parent_pose) @ body.rest_pose @ \
+                    joint.child_to_joint
+                body.joint = joint
+            body.parent = parent_index
+            index[name] = len(out)
+            out.append(body)
 
     # -------------------------------------------------------------------- body
     def body(self, node: Node, frame: Array) -> Body:

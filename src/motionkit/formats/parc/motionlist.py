@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from ..._io import atomic_write, read_bytes
+from ..._limits import Budget, check_yaml
 from ...errors import FormatError
 
 #: Largest motion list read (YAML is parsed in memory).
@@ -69,12 +70,16 @@ def _expand(text: str, variables: Mapping[str, str], path: Any, line: int | None
 
 #: Most YAML aliases accepted in one list.
 MAX_ALIASES = 100
+#: Work (YAML nodes, pairs copied by merge keys) any list may cause, however small.
+LIST_WORK_FLOOR = 100_000
 
 
 class _Loader(yaml.SafeLoader):
-    """Safe loader that remembers the line of every mapping and limits aliases."""
+    """Safe loader that remembers the line of every mapping and limits aliases and the
+    pairs merge keys (``<<``) copy, so a few lines of merges cannot double without end."""
 
     aliases = 0
+    budget: Budget | None = None
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -82,6 +87,11 @@ class _Loader(yaml.SafeLoader):
             if self.aliases > MAX_ALIASES:
                 raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases")
         return super().compose_node(parent, index)
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        super().flatten_mapping(node)
+        if self.budget is not None:
+            self.budget.charge(len(node.value), node.start_mark.line + 1)
 
 
 def _mapping_with_line(loader: _Loader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -118,7 +128,14 @@ def read(path: str | os.PathLike[str], variables: Mapping[str, str] | None = Non
 
 
 def _read(data: bytes, path: Any, variables: Mapping[str, str] | None) -> MotionList:
-    document = yaml.load(data, Loader=_Loader)  # _Loader is a SafeLoader
+    budget = Budget("motion list work", path, len(data), floor=LIST_WORK_FLOOR)
+    check_yaml(data, path, budget=budget)
+    loader = _Loader(data)  # a SafeLoader
+    loader.budget = budget
+    try:
+        document = loader.get_single_data()
+    finally:
+        loader.dispose()
     if not isinstance(document, dict) or not isinstance(document.get("motions"), list):
         raise FormatError("a motion list needs a top-level 'motions:' list", path)
     env = dict(os.environ) if variables is None else dict(variables)

@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -93,8 +94,45 @@ def _open(base: Path) -> Any:
     try:
         reader.open()
     except Exception as exc:  # rosbags raises its own family for broken or foreign files
-        raise FormatError(f"not a readable ROS bag: {exc}", base) from None
+        raise _broken(base, "not a readable ROS bag", exc) from None
     return reader
+
+
+def _broken(base: Path, where: str, exc: BaseException) -> FormatError:
+    """A FormatError naming the bag for what rosbags (or a message's fields) raised."""
+    detail = " ".join(str(exc).split())[:200]  # one line, whatever rosbags said
+    return FormatError(f"{where}: {type(exc).__name__}" + (f": {detail}" if detail else ""),
+                       base)
+
+
+def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """(connection, decoded message) for every message of ``connections``.
+
+    A broken bag makes rosbags raise almost anything (its ReaderErrors, AssertionError,
+    KeyError, OSError, UnicodeDecodeError, struct errors …); each becomes a FormatError
+    naming the bag and, for decoding, the topic and message number.
+    """
+    messages = iter(reader.messages(connections=connections))
+    index = 0
+    while True:
+        try:
+            connection, _, raw = next(messages)
+        except StopIteration:
+            return
+        except Exception as exc:  # rosbags' whole range, for a broken or truncated bag
+            raise _broken(base, "broken bag: cannot read its messages", exc) from None
+        try:
+            message = reader.deserialize(raw, connection.msgtype)
+        except Exception as exc:  # rosbags' decoders, for a corrupt message
+            raise _broken(base, f"broken bag: message {index} on {connection.topic} cannot "
+                          "be decoded", exc) from None
+        yield connection, message
+        index += 1
+
+
+#: What a decoded message whose type definition in the bag differs from the standard one
+#: raises when its fields are read (missing fields, wrong types, out-of-range numbers).
+_FIELD_ERRORS = (AttributeError, TypeError, ValueError, OverflowError, IndexError)
 
 
 def topics(path: PathLike) -> list[tuple[str, str, int]]:
@@ -133,7 +171,7 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
         if not supported:
             hint = ""
             if tf:
-                edges = ", ".join(f"{a}->{b}" for a, b in _tf_buffer(reader, tf).edges)
+                edges = ", ".join(f"{a}->{b}" for a, b in _tf_buffer(reader, base, tf).edges)
                 hint = f" (it has TF: address a chain as bag:tf:parent->child; edges: {edges})"
             raise FormatError(f"no pose topics in the bag{hint}", base)
         topic_names = sorted({c.topic for c in supported})
@@ -154,12 +192,47 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
 
 
 def _stamp(header: Any) -> int:
-    return int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+    stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+    if not -(2**63) <= stamp < 2**63:
+        raise OverflowError("the stamp does not fit in 64-bit nanoseconds")
+    return stamp
 
 
 def _pose(pose: Any) -> tuple[float, ...]:
     p, q = pose.position, pose.orientation
-    return (p.x, p.y, p.z, q.x, q.y, q.z, q.w)
+    return tuple(float(v) for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w))
+
+
+def _take(msg: Any, msgtype: str, stamps: list[int], poses: list[tuple[float, ...]],
+          twists: list[tuple[float, ...]], frame_id: str | None,
+          child_frame_id: str | None) -> tuple[str | None, str | None]:
+    """Append one message's stamp, pose (and twist); return the frame ids seen so far."""
+    if msgtype == "nav_msgs/msg/Path":  # the last path message holds the whole path
+        stamps.clear()
+        poses.clear()
+        for item in msg.poses:
+            stamps.append(_stamp(item.header))
+            poses.append(_pose(item.pose))
+        return str(msg.header.frame_id), child_frame_id
+    stamps.append(_stamp(msg.header))
+    frame_id = frame_id if frame_id is not None else str(msg.header.frame_id)
+    if msgtype == "geometry_msgs/msg/PoseStamped":
+        poses.append(_pose(msg.pose))
+    elif msgtype == "geometry_msgs/msg/PoseWithCovarianceStamped":
+        poses.append(_pose(msg.pose.pose))
+    elif msgtype == "nav_msgs/msg/Odometry":
+        poses.append(_pose(msg.pose.pose))
+        lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+        twists.append(tuple(float(v) for v in (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z)))
+        child_frame_id = str(msg.child_frame_id)
+    elif msgtype == "geometry_msgs/msg/TransformStamped":
+        t, r = msg.transform.translation, msg.transform.rotation
+        poses.append(tuple(float(v) for v in (t.x, t.y, t.z, r.x, r.y, r.z, r.w)))
+        child_frame_id = str(msg.child_frame_id)
+    else:  # PointStamped
+        p = msg.point
+        poses.append((float(p.x), float(p.y), float(p.z), 0.0, 0.0, 0.0, 1.0))
+    return frame_id, child_frame_id
 
 
 def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
@@ -170,34 +243,13 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     poses: list[tuple[float, ...]] = []
     twists: list[tuple[float, ...]] = []
     frame_id = child_frame_id = None
-    for connection, _, raw in reader.messages(connections=connections):
-        msg = reader.deserialize(raw, connection.msgtype)
-        if msgtype == "nav_msgs/msg/Path":
-            stamps.clear()
-            poses.clear()
-            for item in msg.poses:
-                stamps.append(_stamp(item.header))
-                poses.append(_pose(item.pose))
-            frame_id = msg.header.frame_id
-            continue
-        stamps.append(_stamp(msg.header))
-        frame_id = frame_id if frame_id is not None else msg.header.frame_id
-        if msgtype == "geometry_msgs/msg/PoseStamped":
-            poses.append(_pose(msg.pose))
-        elif msgtype == "geometry_msgs/msg/PoseWithCovarianceStamped":
-            poses.append(_pose(msg.pose.pose))
-        elif msgtype == "nav_msgs/msg/Odometry":
-            poses.append(_pose(msg.pose.pose))
-            lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
-            twists.append((lin.x, lin.y, lin.z, ang.x, ang.y, ang.z))
-            child_frame_id = msg.child_frame_id
-        elif msgtype == "geometry_msgs/msg/TransformStamped":
-            t, r = msg.transform.translation, msg.transform.rotation
-            poses.append((t.x, t.y, t.z, r.x, r.y, r.z, r.w))
-            child_frame_id = msg.child_frame_id
-        else:  # PointStamped
-            p = msg.point
-            poses.append((p.x, p.y, p.z, 0.0, 0.0, 0.0, 1.0))
+    for index, (_, msg) in enumerate(_messages(reader, base, connections)):
+        try:
+            frame_id, child_frame_id = _take(msg, msgtype, stamps, poses, twists, frame_id,
+                                             child_frame_id)
+        except _FIELD_ERRORS as exc:
+            raise _broken(base, f"broken bag: message {index} on {topic_name} lacks the "
+                          f"fields of {msgtype}", exc) from None
     ns = np.asarray(stamps, dtype=np.int64)
     data = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
     twist = np.asarray(twists, dtype=np.float64).reshape(-1, 6) if twists else None
@@ -224,16 +276,20 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     return motion
 
 
-def _tf_buffer(reader: Any, connections: list[Any]) -> TfBuffer:
+def _tf_buffer(reader: Any, base: Path, connections: list[Any]) -> TfBuffer:
     """Every transform of the TF topics, static ones marked as such."""
     buffer = TfBuffer()
-    for connection, _, raw in reader.messages(connections=connections):
-        msg = reader.deserialize(raw, connection.msgtype)
+    for index, (connection, msg) in enumerate(_messages(reader, base, connections)):
         static = connection.topic.rstrip("/").endswith("tf_static")
-        for item in msg.transforms:
-            t, r = item.transform.translation, item.transform.rotation
-            buffer.add(item.header.frame_id, item.child_frame_id, _stamp(item.header),
-                       (t.x, t.y, t.z, r.x, r.y, r.z, r.w), static)
+        try:
+            for item in msg.transforms:
+                t, r = item.transform.translation, item.transform.rotation
+                buffer.add(str(item.header.frame_id), str(item.child_frame_id),
+                           _stamp(item.header),
+                           tuple(float(v) for v in (t.x, t.y, t.z, r.x, r.y, r.z, r.w)), static)
+        except _FIELD_ERRORS as exc:
+            raise _broken(base, f"broken bag: message {index} on {connection.topic} lacks "
+                          f"the fields of {TF_TYPE}", exc) from None
     return buffer
 
 
@@ -244,7 +300,7 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
     connections = [c for c in reader.connections if c.msgtype == TF_TYPE]
     if not connections:
         raise FormatError("the bag has no /tf or /tf_static messages", base)
-    buffer = _tf_buffer(reader, connections)
+    buffer = _tf_buffer(reader, base, connections)
     try:
         stamps, poses = buffer.lookup(parent, child)
     except FormatError as exc:

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from ... import _accel
 from ..._io import open_binary
+from ..._limits import Budget
 from ...errors import FormatError
 from ..poses import UnitRows
 
@@ -386,6 +387,18 @@ def field_count(row: bytes, delimiter: bytes | None) -> int:
     return len(row.split(delimiter) if delimiter else row.split())
 
 
+def check_cells(table: TextTable, columns: int) -> None:
+    """Refuse a table whose rows × columns (from the first row's width and the row count,
+    before any array is sized) could not come from a file of this size: every value needs
+    at least two bytes of text, so one cell per byte (plus a small floor) is generous."""
+    try:
+        size = os.stat(table.path).st_size
+    except OSError:
+        size = sum(block.size for block in table.blocks)
+    Budget("table cells", table.path, size, per_byte=1, floor=65536).charge(
+        table.rows * max(columns, 0), table.line_of(0) if table.blocks else None)
+
+
 def parse_numeric(table: TextTable, delimiter: bytes | None,
                   columns: int | None = None) -> NDArray[np.float64]:
     """All data rows as a ``(rows, columns)`` float64 array (column-major).
@@ -395,6 +408,7 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
     """
     if columns is None:
         columns = field_count(table.first_row(), delimiter) if table.rows else 0
+    check_cells(table, columns)
     out = np.empty((table.rows, columns), order="F")
     rows = parse_into(table, delimiter, columns, {i: out[:, i] for i in range(columns)})
     return out[:rows]

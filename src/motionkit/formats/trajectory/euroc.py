@@ -21,7 +21,15 @@ from ...model.timeline import seconds_to_ns
 from .. import poses
 from ..poses import UnitRows
 from . import _common as common
-from ._text import Target, TextTable, detect_delimiter, field_count, parse_into, read_table
+from ._text import (
+    Target,
+    TextTable,
+    check_cells,
+    detect_delimiter,
+    field_count,
+    parse_into,
+    read_table,
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -60,6 +68,7 @@ def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
     if width < 8:
         raise FormatError(f"an EuRoC row needs at least 8 columns, found {width}", path,
                           table.line_of(0))
+    check_cells(table, width)
     ns = np.empty(table.rows, dtype=np.int64)
     values = np.empty((table.rows, width), order="F")  # column 0 (the stamps) stays unused
     targets: dict[int, Target] = {i: values[:, i] for i in range(1, width)}

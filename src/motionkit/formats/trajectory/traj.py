@@ -36,6 +36,7 @@ from ._text import (
     Target,
     TextTable,
     UnitRows,
+    check_cells,
     detect_delimiter,
     field_count,
     parse_into,
@@ -387,6 +388,7 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
     kept = [name != "-" and (text is None or name != "t") for name in fields]
     others = [name for name, keep in zip(fields, kept, strict=True)
               if keep and name not in slots and not (ns_time and name == "t")]
+    check_cells(table, width)
     rest = np.empty((table.rows, len(others)), order="F")
     cols: dict[str, NDArray[Any]] = {}
     targets: dict[int, Target] = {}
