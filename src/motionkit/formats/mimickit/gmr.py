@@ -44,12 +44,14 @@ DEFAULT_FPS = 30
 #: Root quaternions further than this from unit length are reported.
 UNIT_TOLERANCE = 1e-6
 OWN_ATTRS = {("body_positions", "frame"), ("joint_rotations", "derived_from")}
+#: The tracks a file holds (joint rotations through the robot's MJCF).
+HELD = tracks(root="pose", joints="value", joint_rotations="quaternion",
+              body_positions="vector3")
 
 
 def holds(character: Any = None) -> Holds:
     """Root pose, joint values and body positions; the skeleton only by reference."""
-    return Holds(tracks=tracks(root="pose", joints="value", joint_rotations="quaternion",
-                               body_positions="vector3"),
+    return Holds(tracks=HELD,
                  skeleton=character is not None, terrain=False, stamps=False,
                  ns_stamps=False, frame_numbers=False, position_only=False,
                  meta=frozenset(), namespace="gmr")
@@ -221,6 +223,8 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
     expected = {"joints": qpos_names(char) if char else None,
                 "joint_rotations": char.joint_labels if char else None}
     for name, track in obj.tracks.items():
+        if name not in HELD:
+            continue  # the registry names the tracks the file does not hold
         if track.labels is not None and name != "body_positions" \
                 and track.labels != expected.get(name):
             lost.append(f"the labels of track {name!r}")

@@ -48,15 +48,19 @@ DEFAULT_PROTOCOL = 4
 OWN_ATTRS = {("joints", "layout"), ("joints", "derived_from"),
              ("joint_rotations", "derived_from")}
 LAYOUT = "mimickit-dof"
+#: The tracks a file holds: the root, the DOF columns, and joint rotations through a character.
+HELD = tracks(root="pose", joints="value", joint_rotations="quaternion")
 _INT_OPCODES = frozenset(b"KJM\x8a")  # BININT1, BININT, BININT2, LONG1
 _MEMO_WIDTHS = {0x94: 0, 0x71: 1, 0x72: 4}  # MEMOIZE, BINPUT, LONG_BINPUT
 _NUMBERS = (float, int, np.floating, np.integer)
+#: Where a module name starts after GLOBAL, SHORT_BINUNICODE and BINUNICODE opcodes.
+_GLOBAL_NAME_AT = {ord("c"): 1, 0x8C: 2, ord("X"): 5}
 
 
 def holds(character: Any = None) -> Holds:
     """Root pose, the DOF columns, loop mode and fps; the skeleton only by reference (the
     ``character`` the writer is given)."""
-    return Holds(tracks=tracks(root="pose", joints="value", joint_rotations="quaternion"),
+    return Holds(tracks=HELD,
                  skeleton=character is not None, terrain=False, stamps=False,
                  ns_stamps=False, frame_numbers=False, position_only=False,
                  meta=frozenset({"loop_mode"}), namespace="mimickit")
@@ -79,9 +83,16 @@ def _finds(head: bytes, word: bytes) -> list[int]:
 
 
 def _int_follows(head: bytes, pos: int) -> bool:
+    """An int opcode, or the start of a NumPy scalar (a global from ``numpy``), at ``pos``
+    (memo opcodes skipped)."""
     while pos < len(head) and head[pos] in _MEMO_WIDTHS:
         pos += 1 + _MEMO_WIDTHS[head[pos]]
-    return pos < len(head) and head[pos] in _INT_OPCODES
+    if pos >= len(head):
+        return False
+    opcode = head[pos]
+    skip = _GLOBAL_NAME_AT.get(opcode)
+    return opcode in _INT_OPCODES or (
+        skip is not None and head[pos + skip:pos + skip + 5] == b"numpy")
 
 
 # ============================================================================ reading
@@ -325,6 +336,8 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
     expected = {"joints": char.dof_names if char else None,
                 "joint_rotations": char.joint_labels if char else None}
     for name, track in obj.tracks.items():
+        if name not in HELD:
+            continue  # the registry names the tracks the file does not hold
         reordered = (name == "joints" and char is not None and track.labels is not None
                      and set(char.dof_names) <= set(track.labels))
         if track.labels is not None and track.labels != expected.get(name) and not reordered:
