@@ -7,12 +7,12 @@ from __future__ import annotations
 import pickle
 import struct
 import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from mimickit_helpers import mujoco_model, quaternions
 
 import motionkit as mk
 from conftest import corpus_file
@@ -24,14 +24,6 @@ REAL = {"g1_walk.pkl": (125, 35, 120, 1), "humanoid_platform05.pkl": (271, 34, 3
 
 def _humanoid() -> Path:
     return corpus_file("parc", "character", "humanoid.xml")
-
-
-def _quaternions(exp_map: np.ndarray) -> np.ndarray:
-    """Exp-maps to x y z w quaternions with w >= 0, written out here (not motionkit's)."""
-    angle = np.linalg.norm(exp_map, axis=1, keepdims=True)
-    axis = np.divide(exp_map, angle, out=np.zeros_like(exp_map), where=angle > 0)
-    q = np.concatenate([axis * np.sin(angle / 2), np.cos(angle / 2)], axis=1)
-    return np.where(q[:, 3:] < 0, -q, q)
 
 
 def _file_values(path: Path) -> dict[str, Any]:
@@ -76,7 +68,7 @@ def test_frame_layout_decoded_with_numpy(name: str) -> None:
     assert root.timeline.rate == fps == values["fps"] and root.frames == rows
     assert motion.meta["loop_mode"] == ("CLAMP", "WRAP")[loop] and values["loop_mode"] == loop
     np.testing.assert_array_equal(root.data[:, :3], frames[:, :3])
-    np.testing.assert_allclose(root.data[:, 3:], _quaternions(frames[:, 3:6]), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(root.data[:, 3:], quaternions(frames[:, 3:6]), rtol=0, atol=1e-15)
     np.testing.assert_array_equal(motion.tracks["joints"].data, frames[:, 6:])
     assert motion.tracks["joints"].labels is None
     assert motion.meta["mimickit"] == {"protocol": 3, "fps": fps, "fps_type": "int",
@@ -100,18 +92,6 @@ def test_the_character_labels_the_dofs_and_adds_rotations() -> None:
 
 
 # ----------------------------------------------------------------------- FK vs MuJoCo
-def _mujoco_model(mujoco: Any, path: Path) -> Any:
-    """The model without what MuJoCo cannot load here: mesh geoms and assets (the meshes are
-    not in the corpus), the humanoid's floor (its material is undefined)."""
-    root = ET.fromstring(path.read_text())
-    for parent in root.iter():
-        for child in list(parent):
-            if child.tag in ("mesh", "texture", "material") or (
-                    child.tag == "geom" and (child.get("mesh") or child.get("name") == "floor")):
-                parent.remove(child)
-    return mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
-
-
 def _links(motion: mk.Motion) -> np.ndarray:
     assert motion.skeleton is not None
     return mk.kinematics.link_motion(motion.skeleton, motion).tracks["links"].data
@@ -121,7 +101,7 @@ def _links(motion: mk.Motion) -> np.ndarray:
 def test_fk_of_the_humanoid_motion_matches_mujoco() -> None:
     mujoco = pytest.importorskip("mujoco")
     motion = mk.read(corpus_file("mimickit", "humanoid_platform05.pkl"), character=_humanoid())
-    model = _mujoco_model(mujoco, _humanoid())
+    model = mujoco_model(mujoco, _humanoid())
     data = mujoco.MjData(model)
     char = mk.formats.parc.character.load_character(_humanoid())
     root = motion.tracks["root"].data
@@ -154,13 +134,13 @@ def test_fk_of_a_go2_motion_matches_mujoco(tmp_path: Path) -> None:
     path.write_bytes(pickle.dumps({"loop_mode": 1, "fps": 50, "frames": _go2_frames()},
                                   protocol=4))
     motion = mk.read(path, character=go2)
-    model = _mujoco_model(mujoco, go2)
+    model = mujoco_model(mujoco, go2)
     data = mujoco.MjData(model)
     assert motion.tracks["joints"].labels == [model.joint(i).name for i in range(1, model.njnt)]
     frames = np.array(_go2_frames())
     links = _links(motion)
     for frame in range(len(frames)):
-        q = _quaternions(frames[frame:frame + 1, 3:6])[0]
+        q = quaternions(frames[frame:frame + 1, 3:6])[0]
         data.qpos[:] = np.concatenate([frames[frame, :3], [q[3], *q[:3]], frames[frame, 6:]])
         mujoco.mj_kinematics(model, data)
         np.testing.assert_allclose(links[frame, :, :3], data.xpos[1:], rtol=0, atol=1e-12)
