@@ -126,3 +126,12 @@ def test_the_mimickit_dataset_list_loads_in_motionlib(tmp_path: Path) -> None:
         "joint_rotations"].data[[0, 0]], axis=-1)), 1.0, rtol=0, atol=1e-6)
     with pytest.raises(mk.MotionkitError, match="no character to derive them"):
         MotionLib.load(listing)
+
+
+def test_a_folder_of_mimickit_motions_loads_in_motionlib(tmp_path: Path) -> None:
+    shutil.copy(_platform(), tmp_path / "a.pkl")
+    mk.convert(_platform(), tmp_path / "b.pkl", character=_humanoid())  # PARC MS beside it
+    library = MotionLib.load(tmp_path, character=_humanoid())
+    assert library.num_motions == 2
+    frames = library.frames_at(np.array([0, 1]), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(frames.root_pos[0], frames.root_pos[1], rtol=0, atol=1e-5)
