@@ -93,7 +93,8 @@ def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
                           path) from None
 
 
-def _array(value: Any, field: str, path: Any, ndim: int) -> NDArray[np.float64]:
+def _array(value: Any, field: str, path: Any, ndim: int) -> NDArray[np.floating[Any]]:
+    """A finite float array of ``ndim`` axes (float32 and float64 kept, integers made float64)."""
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuf":
         raise FormatError(f"{field} must be a numeric array, got a "
                           f"{safepickle.type_name(value)}", path)

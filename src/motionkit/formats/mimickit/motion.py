@@ -20,6 +20,7 @@ import math
 import os
 import pickle
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,11 +137,10 @@ def decode(data: bytes, path: Any) -> dict[str, Any]:
     return values
 
 
-def _guarded(action: Any, path: Any) -> Motion:
+def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
     """Run a conversion of decoded data; what it trips over becomes a FormatError."""
     try:
-        motion: Motion = action()
-        return motion
+        return action()
     except safepickle.PickleProblem as exc:
         raise safepickle.UnsafePickleError(str(exc), path) from None
     except FormatError:
