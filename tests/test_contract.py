@@ -18,7 +18,8 @@ from motionkit.formats.loss import Holds
 
 FORMATS = registry.formats()
 MOTION_WRITERS = {"seq": ".seq", "parc": ".pkl", "traj": ".traj", "tum": ".tum",
-                  "kitti": ".kitti", "euroc": ".csv", "rosbag": ".bag"}
+                  "kitti": ".kitti", "euroc": ".csv", "rosbag": ".bag", "mimickit": ".pkl",
+                  "gmr": ".pkl"}
 
 
 # ----------------------------------------------------------------------- the contract

@@ -56,6 +56,9 @@ class Format:
     extensions: tuple[str, ...]
     module: str  # relative to motionkit.formats
     namespace: str | None = None  # its key in Motion.meta for round-trip extras
+    #: False: written only when named (format=... / --to), never chosen by the extension
+    #: alone (it sniffs before a format that stays the extension's default writer)
+    writes_by_extension: bool = True
 
     def load(self) -> ModuleType:
         """Import the format's module (lazily)."""
@@ -270,6 +273,10 @@ FORMATS: tuple[Format, ...] = (
     Format("seq", "Choreonoid body motion (YAML, versions 1-4)", (".seq", ".yaml", ".yml"),
            "choreonoid.seq", "choreonoid"),
     Format("body", "Choreonoid body model (YAML)", (".body",), "choreonoid.body"),
+    Format("mimickit", "MimicKit motion pickle", (".pkl",), "mimickit.motion", "mimickit",
+           writes_by_extension=False),
+    Format("gmr", "GMR robot motion pickle", (".pkl",), "mimickit.gmr", "gmr",
+           writes_by_extension=False),
     Format("parc", "PARC motion pickle (MS container or legacy)", (".pkl", ".ms"), "parc.ms",
            "parc"),
     Format("parc-character", "PARC character model (MJCF subset)", (".xml",), "parc.character"),
@@ -357,7 +364,7 @@ def for_writing(path: PathLike, format: str | None = None) -> Format:
         return by_name(format)
     target = Path(path)
     for info in FORMATS:
-        if _extension(target) in info.extensions:
+        if _extension(target) in info.extensions and info.writes_by_extension:
             try:
                 if info.can_write():
                     return info

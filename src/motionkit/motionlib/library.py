@@ -93,12 +93,11 @@ class MotionLib:
 
         target = Path(source)
         char = load_character(character) if character is not None else None
-        options = {"character": char} if char is not None else {}
         if target.is_dir():
             files = sorted(p for p in target.rglob("*") if p.suffix.lower() in (".pkl", ".ms"))
             if not files:
                 raise FormatError("no .pkl motion files in this folder", target)
-            motions = [api.read_motion(p, format="parc", **options) for p in files]
+            motions = [api.read_motion(p, **_options_for(p, char)) for p in files]
             return cls(motions, character=char, names=[p.stem for p in files])
         if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
                 target.read_bytes()[:65536] if target.is_file() else b""):
@@ -333,7 +332,7 @@ class _SlerpTable:
 def _options_for(path: Path, char: Character | None) -> dict[str, Any]:
     from ..formats import registry
 
-    if char is not None and registry.for_reading(path).name == "parc":
+    if char is not None and registry.for_reading(path).name in ("parc", "mimickit", "gmr"):
         return {"character": char}
     return {}
 
