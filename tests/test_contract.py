@@ -322,3 +322,65 @@ def test_repeated_stamps_are_refused_where_they_cannot_be_read_back(tmp_path: Pa
         backwards.add(mk.Track("joints", "value", np.zeros((3, 1)),
                                mk.Timeline.stamped([0.0, 0.2, 0.1], check=False)))
         mk.write(tmp_path / "back.seq", backwards, dedupe=True)
+
+
+# ----------------------------------------------------------------------- one rule, one view
+def test_lossy_drops_exactly_what_it_names(tmp_path: Path) -> None:
+    """Tracks on another timeline are named and really dropped, not re-timed."""
+    motion = _base("traj")
+    motion.add(mk.Track("velocity", "vector3", np.ones((7, 3)), mk.Timeline.uniform(20.0, 7)))
+    with pytest.warns(mk.MotionkitWarning, match="'velocity' \\(its timeline differs"):
+        written = registry.by_name("traj").write(tmp_path / "t.traj", motion, lossy=True)
+    assert isinstance(written, mk.Motion) and list(written.tracks) == ["root"]
+    assert list(mk.read(tmp_path / "t.traj").tracks) == ["root"]
+
+
+def test_frame_numbers_are_never_written_as_seconds(tmp_path: Path) -> None:
+    motion = _base("kitti")  # frames numbered, no times
+    for writer in ("seq", "euroc", "rosbag", "tum"):
+        with pytest.raises(mk.ConversionError, match="frame numbers only"):
+            mk.write(tmp_path / ("x" + MOTION_WRITERS[writer]), motion, format=writer)
+    mk.write(tmp_path / "n.traj", motion)  # .traj writes no t column, and reads back so
+    assert "#fields px,py,pz" in (tmp_path / "n.traj").read_text()
+    with pytest.warns(mk.MotionkitWarning, match="no 't' column"):
+        again = mk.read(tmp_path / "n.traj")
+    assert again.tracks["root"].timeline.frame_numbered
+
+
+def test_an_option_both_sides_take_differently_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "a.kitti"
+    source.write_text("1 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 1 0 1 0 0 0 0 1 0\n")
+    (tmp_path / "t.txt").write_text("0.0\n0.1\n")
+    with pytest.raises(mk.MotionkitError, match="times mean one thing reading kitti"):
+        mk.convert(source, tmp_path / "b.kitti", times=tmp_path / "t.txt")
+    assert (tmp_path / "t.txt").read_text() == "0.0\n0.1\n"
+
+
+def test_a_link_replacing_a_stored_root_is_named(tmp_path: Path) -> None:
+    motion = _base("tum")
+    poses = np.zeros((5, 2, 7))
+    poses[..., 6] = 1.0
+    motion.add(mk.Track("links", "pose", poses, motion.tracks["root"].timeline, labels=["a", "b"]))
+    with pytest.raises(mk.ConversionError, match="the stored track 'root' \\(replaced by link 'b'\\)"):
+        mk.write(tmp_path / "x.tum", motion, link="b")
+
+
+def test_a_broken_motion_object_is_a_conversion_error(tmp_path: Path) -> None:
+    motion = _base("tum")
+    motion.meta = None  # type: ignore[assignment]
+    with pytest.raises(mk.ConversionError, match="meta must be a dict"):
+        mk.write(tmp_path / "x.tum", motion)
+
+
+@pytest.mark.corpus
+def test_a_model_is_not_a_loss_for_a_one_pose_target(tmp_path: Path) -> None:
+    model = corpus_file("choreonoid", "SR1.body")
+    walk = corpus_file("choreonoid", "SR1WalkPattern1.seq")
+    with pytest.raises(mk.ConversionError) as refused:
+        mk.convert(walk, tmp_path / "w.traj", model=model)
+    assert "skeleton" not in str(refused.value) and "track 'joints'" in str(refused.value)
+    root_only = mk.Motion()
+    root_only.add(_base("tum").tracks["root"])
+    mk.write(tmp_path / "r.tum", root_only)
+    with pytest.warns(mk.MotionkitWarning, match="no joint values"):
+        mk.convert(tmp_path / "r.tum", tmp_path / "f.tum", model=model, link="RLEG_ANKLE_R")

@@ -16,6 +16,9 @@ from .formats.registry import Loaded
 from .model import Motion, Skeleton
 
 PathLike = str | os.PathLike[str]
+#: Options that mean the same to a reader and a writer that both take them (a character
+#: model; dropping repeated stamps), so convert hands them to both.
+SAME_ON_BOTH_SIDES = frozenset({"character", "dedupe"})
 
 
 def read(path: PathLike, format: str | None = None, **options: Any) -> Loaded:
@@ -65,6 +68,12 @@ def convert(
     writer = registry.for_writing(dst, to_format)
     read_allowed, write_allowed = reader.read_options(), writer.write_options()
     unknown = sorted(set(options) - read_allowed - write_allowed)
+    ambiguous = sorted((set(options) & read_allowed & write_allowed) - SAME_ON_BOTH_SIDES)
+    if ambiguous:
+        raise MotionkitError(
+            f"option(s) {', '.join(ambiguous)} mean one thing reading {reader.name} and another "
+            f"writing {writer.name}; convert in two steps (mk.read with the reader's, mk.write "
+            "with the writer's)")
     if unknown:
         raise MotionkitError(
             f"convert does not take option(s) {', '.join(unknown)} (reading {reader.name}: "
@@ -80,8 +89,7 @@ def convert(
     write_options = {k: v for k, v in options.items() if k in write_allowed}
     if model is not None:
         obj = _derive(obj, model, writer, write_options)
-    writer.write(dst, obj, lossy=lossy, **write_options)
-    return obj
+    return writer.write(dst, obj, lossy=lossy, **write_options)
 
 
 def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
@@ -101,5 +109,6 @@ def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
         derived = link_motion(skeleton, obj, body=body)
         tracks = {name: t for name, t in obj.tracks.items() if name not in ("root", "links")}
         tracks.update(derived.tracks)
+        return Motion(tracks, obj.skeleton, obj.terrain, dict(obj.meta))  # the model is a tool
     return Motion(tracks, skeleton, obj.terrain, dict(obj.meta))
 

@@ -159,3 +159,39 @@ def test_evaluation_import_stays_light() -> None:
             "print(sorted(m for m in ('scipy', 'polars', 'matplotlib') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_kitti_rows_reordered_by_the_reader_keep_their_own_rotations(tmp_path: Path) -> None:
+    yaw = np.radians([0.0, 20.0, 10.0, 30.0])
+    rows = []
+    for k, angle in enumerate(yaw):
+        c, s = np.cos(angle), np.sin(angle)
+        rows.append(f"{c} {-s} 0 {float(k)} {s} {c} 0 0 0 0 1 0")
+    path = tmp_path / "p.kitti"
+    path.write_text("\n".join(rows) + "\n")
+    (tmp_path / "t.txt").write_text("0.0\n0.2\n0.1\n0.3\n")  # row 2 comes before row 1 in time
+    poses = ev.read_poses(path, times=tmp_path / "t.txt", sort=True)
+    np.testing.assert_array_equal(poses.positions[:, 0], [0.0, 2.0, 1.0, 3.0])
+    from scipy.spatial.transform import Rotation
+
+    yaw_of_matrices = Rotation.from_matrix(poses.rotation_matrices()).as_euler("xyz")[:, 2]
+    np.testing.assert_allclose(np.degrees(yaw_of_matrices), [0.0, 10.0, 20.0, 30.0], atol=1e-9)
+    comma = tmp_path / "c.kitti"
+    comma.write_text("\n".join(row.replace(" ", ",") for row in rows) + "\n")
+    assert len(ev.read_poses(comma)) == 4  # our reader takes commas; no raw NumPy error
+
+
+def test_position_only_inputs_allow_translation_errors_only(tmp_path: Path) -> None:
+    reference = _poses()
+    positions = tmp_path / "p.traj"
+    positions.write_text("#fields t,px,py,pz\n" + "".join(
+        f"{t!r},{x!r},{y!r},{z!r}\n" for t, (x, y, z) in zip(reference.times.tolist(),
+                                                            reference.positions.tolist(),
+                                                            strict=True)))
+    estimate = ev.read_poses(positions)
+    assert ev.ape(reference, estimate).stats["rmse"] == pytest.approx(0.0, abs=1e-12)
+    for call in (lambda: ev.ape(reference, estimate, relation="rotation_angle"),
+                 lambda: ev.rpe(reference, estimate),
+                 lambda: ev.kitti_odometry(reference, estimate)):
+        with pytest.raises(ConversionError, match="positions only"):
+            call()

@@ -67,3 +67,11 @@ def test_a_view_is_never_written_twice(tmp_path: Path) -> None:
     assert text.count("type: MultiSE3Seq") == 1
     again = mk.read(tmp_path / "links.seq")
     assert list(again.tracks) == ["links"] and again.tracks.is_view("root")
+
+
+def test_a_view_cannot_be_popped_but_a_default_is_given() -> None:
+    motion = _links_motion()
+    assert motion.tracks.pop("root", None) is None
+    with pytest.raises(KeyError):
+        motion.tracks.pop("root")
+    assert motion.tracks.pop("links") is not None and "root" not in motion.tracks

@@ -18,13 +18,15 @@ Array = NDArray[np.float64]
 class Poses:
     """Time-stamped 6-DoF poses: ``times (n,)`` s, ``positions (n, 3)``, unit ``quaternions
     (n, 4)`` x y z w. ``matrices (n, 3, 3)`` keeps rotations exactly as a file gave them
-    (KITTI rows are not quite orthonormal; the KITTI metric uses them as is)."""
+    (KITTI rows are not quite orthonormal; the KITTI metric uses them as is). ``oriented``
+    is False for position-only inputs, whose identity quaternions no rotation metric may use."""
 
     times: Array
     positions: Array
     quaternions: Array
     name: str = ""
     matrices: Array | None = field(default=None, repr=False)
+    oriented: bool = True
 
     def __len__(self) -> int:
         return int(self.times.shape[0])
@@ -36,12 +38,18 @@ class Poses:
                                            and bool(np.all(np.diff(index) == 1)))):
             return self
         return Poses(self.times[index], self.positions[index], self.quaternions[index], self.name,
-                     None if self.matrices is None else self.matrices[index])
+                     None if self.matrices is None else self.matrices[index], self.oriented)
 
     def part(self, block: slice) -> Poses:
         """A view of the poses in ``block``."""
         return Poses(self.times[block], self.positions[block], self.quaternions[block], self.name,
-                     None if self.matrices is None else self.matrices[block])
+                     None if self.matrices is None else self.matrices[block], self.oriented)
+
+    def need_orientation(self, what: str) -> None:
+        """ConversionError when these poses are positions only (``what`` needs rotations)."""
+        if not self.oriented:
+            raise ConversionError(f"{self.name or 'an input'} holds positions only; {what} needs "
+                                  "orientations (evaluate APE translation instead)")
 
     def rotation_matrices(self) -> Array:
         """(n, 3, 3) rotations: the file's own matrices when kept, else from the quaternions."""
@@ -70,14 +78,15 @@ def as_poses(source: PoseInput, name: str = "") -> Poses:
         data = np.asarray(track.data, dtype=np.float64)
         if data.ndim != 2 or data.shape[1] != 7:
             raise ConversionError(f"{label}: the root track has shape {data.shape}, need (frames, 7) "
-                                  "x y z qx qy qz qw (position-only roots cannot be evaluated)")
-        poses = Poses(np.asarray(track.times, dtype=np.float64), data[:, :3], data[:, 3:], name)
+                                  "x y z qx qy qz qw")
+        poses = Poses(np.asarray(track.times, dtype=np.float64), data[:, :3], data[:, 3:], name,
+                      oriented=bool(track.attrs.get("orientation", True)))
     check(poses, name or poses.name or "input")
     norm = np.sqrt(np.einsum("ij,ij->i", poses.quaternions, poses.quaternions))
     unit = bool(np.all(np.abs(norm - 1.0) <= 1e-15))  # readers normalise already: no copy then
     return Poses(poses.times, poses.positions,
                  poses.quaternions if unit else poses.quaternions / norm[:, None], name or poses.name,
-                 poses.matrices)
+                 poses.matrices, poses.oriented)
 
 
 def from_matrices(matrices: Array, times: Array | None = None, name: str = "") -> Poses:
@@ -131,8 +140,12 @@ def read_poses(path: str | os.PathLike[str], format: str | None = None, **option
     label = os.fspath(path) if "topic" not in options else f"{os.fspath(path)}:{options['topic']}"
     poses = as_poses(motion, label)
     if registry.for_reading(path, format).name == "kitti":
-        rows = np.loadtxt(path, dtype=np.float64, ndmin=2)
-        if rows.shape == (len(poses), 12):
+        try:
+            rows = np.loadtxt(path, dtype=np.float64, ndmin=2)
+        except ValueError:  # a layout only our reader takes (commas, say): no exact matrices
+            return poses
+        # only rows in the reader's order (no sort/dedupe moved them) go with its poses
+        if rows.shape == (len(poses), 12) and np.array_equal(rows[:, [3, 7, 11]], poses.positions):
             exact = from_matrices(rows.reshape(-1, 3, 4), poses.times, label)
             poses = Poses(poses.times, poses.positions, poses.quaternions, label, exact.matrices)
     return poses

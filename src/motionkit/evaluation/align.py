@@ -36,10 +36,11 @@ class Alignment:
         positions = poses.positions * self.scale if self.scale != 1.0 else poses.positions
         positions = positions @ self.rotation.T + self.translation
         if np.array_equal(self.rotation, np.eye(3)):
-            return Poses(poses.times, positions, poses.quaternions, poses.name, poses.matrices)
+            return Poses(poses.times, positions, poses.quaternions, poses.name, poses.matrices,
+                         poses.oriented)
         quaternions = multiply(from_matrix(self.rotation), poses.quaternions)
         matrices = None if poses.matrices is None else self.rotation @ poses.matrices
-        return Poses(poses.times, positions, quaternions, poses.name, matrices)
+        return Poses(poses.times, positions, quaternions, poses.name, matrices, poses.oriented)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""

@@ -180,7 +180,7 @@ def _interpolate(r: Poses, e: Poses, offset: float, max_gap: float, max_diff: fl
     step = multiply(conjugate(quat[k]), quat[k + 1])
     quaternions = multiply(quat[k], _quat_power(step, frac))
     ref = r.take(r_sel)
-    est = Poses(ref.times - offset, positions, quaternions, e.name)
+    est = Poses(ref.times - offset, positions, quaternions, e.name, oriented=e.oriented)
     return Association(ref, est, r_keep[r_sel], e_keep[e_sel[k]], "interpolate", max_diff, offset,
                        max_gap, len(r), len(e))
 

@@ -50,6 +50,8 @@ def kitti_odometry(ref: PoseInput | Association, est: PoseInput | None = None, *
             pairs = Association(r, e, index, index, "index", 0.0, 0.0, 0.0, len(r), len(e))
         else:
             pairs = associate(r, e)
+    for poses in (pairs.ref, pairs.est):
+        poses.need_orientation("the KITTI metric")
     if align not in ("none", "se3", "sim3") or step < 1 or not lengths or min(lengths) <= 0:
         raise ConversionError("kitti_odometry needs align none|se3|sim3, step >= 1 and positive lengths")
     gt, res = _homogeneous(pairs.ref), _homogeneous(pairs.est)

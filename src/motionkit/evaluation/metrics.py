@@ -89,6 +89,9 @@ def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
     """
     label, degrees = _unit(relation, unit)
     pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap, align)
+    if relation not in ("translation", "point_distance"):
+        for poses in (pairs.ref, pairs.est):
+            poses.need_orientation(f"APE {relation}")
     alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, origin)
     q, p = pairs.ref, pairs.est
     errors = np.empty(len(q))
@@ -126,6 +129,8 @@ def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: fl
     """
     label, degrees = _unit(relation, error_unit)
     pairs, found = _pairs(ref, est, match, max_diff, offset, max_gap, align)
+    for poses in (pairs.ref, pairs.est):
+        poses.need_orientation("RPE (relative poses)")
     alignment: Alignment = fit_alignment(pairs.ref, pairs.est, align, n_align, False)
     q, p = pairs.ref, pairs.est
     basis = q if pairs_from_reference else p if unit == "frames" else alignment.apply(p)

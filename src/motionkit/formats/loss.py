@@ -49,8 +49,9 @@ class Holds:
     quaternions are written as they are and read back so (else they are refused, lossy or
     not, since the file would not read back). ``repeated_stamps=False``: stamps that repeat
     or go back are refused (the registry offers ``dedupe=True`` to drop repeats).
-    ``frame_numbers=False``: a timeline of frame numbers only would be
-    written as invented times. ``position_only=False``: a root without orientation would
+    ``frame_numbers``: a timeline of frame numbers only (no times) is written as such;
+    where False (most formats) it would become invented seconds and counts as lost.
+    ``position_only=False``: a root without orientation would
     get invented identity quaternions.
     """
 
@@ -65,7 +66,7 @@ class Holds:
     labels: bool = True
     attrs: bool = True
     meta: frozenset[str] | None = None
-    frame_numbers: bool = True
+    frame_numbers: bool = False
     position_only: bool = True
     raw_rotations: bool = False
     repeated_stamps: bool = True
@@ -95,8 +96,10 @@ def lost_items(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozen
     timing: list[str] = []
     for name, track in motion.tracks.items():
         if not holds.takes(name):
-            if not (name == "links" and track.part_count == 1 and motion.tracks.is_view("root")
-                    and holds.takes("root")):  # all of it is the root the writer takes
+            if name == "links" and track.part_count == 1 and motion.tracks.is_view("root") \
+                    and holds.takes("root"):  # its data is the root the writer takes
+                lost.extend(_track_losses(track, holds, reference))
+            else:
                 lost.append(_untaken(motion, name, track))
             continue
         if holds.tracks is not None and track.kind not in holds.tracks[name]:
@@ -207,9 +210,13 @@ def keep_held(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozens
     kept: dict[str, Track] = {}
     names = list(motion.tracks)
     names += [name for name in motion.tracks.views() if holds.takes(name) and not holds.takes("links")]
+    root = motion.tracks.get("root")
     for name in names:
         track = motion.tracks[name]
         if not holds.takes(name) or (holds.tracks is not None and track.kind not in holds.tracks[name]):
+            continue
+        if (holds.one_timeline and root is not None and name != "root"
+                and not track.timeline.same_as(root.timeline)):
             continue
         if not holds.empty_tracks and track.data.size == 0:
             continue
@@ -238,8 +245,8 @@ def ns_changed(timeline: Timeline) -> int:
 
 def _untaken(motion: Motion, name: str, track: Track) -> str:
     if name == "links" and motion.tracks.is_view("root") and track.part_count > 1:
-        return (f"links beyond the first ({track.part_count - 1} parts; "
-                "name one with link=...)")
+        return (f"links beyond the first ({track.part_count - 1} parts; name one with "
+                "link=NAME, -O link=NAME, or fk --body NAME)")
     return f"track {name!r}"
 
 
@@ -266,7 +273,7 @@ def _track_losses(track: Track, holds: Holds, reference: Timeline | None) -> lis
 def _timeline_losses(track: Track, holds: Holds) -> list[str]:
     timeline = track.timeline
     if timeline.frame_numbered:
-        return [] if holds.frame_numbers else ["real times (the source had frame numbers only)"]
+        return [] if holds.frame_numbers else ["invented times (the source had frame numbers only)"]
     if not holds.times:
         return ["the time stamps"]
     if not timeline.is_uniform and not holds.stamps:

@@ -134,9 +134,10 @@ class Format:
         _warn_bad_rotations(obj, path)
         return obj
 
-    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> None:
+    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> Loaded:
         """Write ``obj`` to ``path``: options checked, anything the format cannot hold
-        refused (ConversionError) or, with ``lossy``, dropped with one warning."""
+        refused (ConversionError) or, with ``lossy``, dropped with one warning. Returns what
+        was written (the motion the writer was given)."""
         writer = self._function("write", "written")
         self._check("writing", {"lossy": lossy, **options}, self.write_options())
         link = options.pop("link", None)
@@ -153,16 +154,17 @@ class Format:
             raise ConversionError(f"{self.name} files hold a {takes}, not a "
                                   f"{type(obj).__name__}{hint}")
 
-        if isinstance(obj, Motion):
-            obj = self.settle(obj, lossy, link, options, dedupe)
-        else:
-            loss.settle(self._own_losses(obj, options), self.name, lossy)
         try:
+            if isinstance(obj, Motion):
+                obj = self.settle(obj, lossy, link, options, dedupe)
+            else:
+                loss.settle(self._own_losses(obj, options), self.name, lossy)
             writer(path, obj, **options)
         except MotionkitError:
             raise
         except Exception as exc:
             raise _write_error(exc, path) from exc
+        return obj
 
     def settle(self, motion: Motion, lossy: bool, link: str | None = None,
                options: dict[str, Any] | None = None, dedupe: bool = False) -> Motion:
@@ -170,7 +172,12 @@ class Format:
         hold, and return the motion with only what it holds."""
         options = options or {}
         holds = self.holds(**options)
+        if not isinstance(motion.meta, dict):
+            raise ConversionError(f"motion.meta must be a dict, not a {type(motion.meta).__name__}")
+        replaced = []
         if link is not None:
+            if motion.tracks.is_stored("root"):
+                replaced.append(f"the stored track 'root' (replaced by link {link!r})")
             motion = motion.with_root_link(link)
         for needed in ("root",):
             if holds.tracks is not None and needed in holds.tracks and needed not in motion.tracks:
@@ -185,7 +192,7 @@ class Format:
         loss.refuse_bad_rotations(motion, holds, self.name)
         motion = loss.dedupe_stamps(motion, holds, self.name, dedupe)
         namespaces = frozenset(f.namespace for f in FORMATS if f.namespace)
-        lost = loss.lost_items(motion, holds, namespaces) + self._own_losses(motion, options)
+        lost = replaced + loss.lost_items(motion, holds, namespaces) + self._own_losses(motion, options)
         loss.settle(lost, self.name, lossy)
         return loss.keep_held(motion, holds, namespaces)
 

@@ -31,6 +31,10 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
     if joints is None:
         if root is None:
             raise ConversionError("the motion has neither joint values nor a root pose")
+        free_dofs = 6 if bool(skeleton.bodies) and skeleton.bodies[0].joint.type == "free" else 0
+        if skeleton.dof_count > free_dofs:
+            warn(f"the motion has no joint values: link poses of {skeleton.name!r} are computed "
+                 "with every joint at 0")
         return q, root
     data = np.asarray(joints.data, dtype=float).reshape(frames, -1)
     columns = data.shape[1]

@@ -22,6 +22,7 @@ class Tracks(MutableMapping[str, Track]):
     ``in``) also finds the *views* derived from them: ``root`` is part 0 of a ``links``
     pose track when no ``root`` is stored. Views share the stored data and are never
     written twice; ``views()`` lists them (``info`` shows them beside the stored tracks).
+    A view is made anew on each lookup: to change its labels or attrs, store a track.
     """
 
     def __init__(self, tracks: Mapping[str, Track] | None = None) -> None:
@@ -49,6 +50,15 @@ class Tracks(MutableMapping[str, Track]):
 
     def __len__(self) -> int:
         return len(self._stored)
+
+    def pop(self, name: str, *default: Track | None) -> Track | None:  # type: ignore[override]
+        """Remove and return a stored track; a view (or a missing name) gives ``default``
+        when one is given, else KeyError (a view is not stored, so it cannot be removed)."""
+        if name in self._stored:
+            return self._stored.pop(name)
+        if default:
+            return default[0]
+        raise KeyError(name)
 
     def views(self) -> dict[str, Track]:
         """The derived tracks a lookup finds but iteration does not give."""

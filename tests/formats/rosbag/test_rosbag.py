@@ -13,7 +13,7 @@ import pytest
 
 import motionkit as mk
 from conftest import corpus_file, require_peer
-from motionkit.errors import ConversionError, FormatError
+from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.formats.rosbag import bag
 from motionkit.formats.rosbag.tf import TfBuffer
 from motionkit.model import Motion, Timeline, Track
@@ -128,12 +128,22 @@ def test_odometry_round_trip_and_refusals(tmp_path: Path) -> None:
     timeline = motion.tracks["root"].timeline
     motion.add(Track("twist_linear", "vector3", np.ones((5, 3)), timeline))
     with pytest.raises(ConversionError, match="twist_linear"):
-        mk.write(tmp_path / "p.bag", motion)
-    mk.write(tmp_path / "o.bag", motion, message="Odometry", child_frame_id="base")
+        mk.write(tmp_path / "p.bag", motion, message="PoseStamped")
+    with pytest.raises(ConversionError, match="invented zeros for twist_angular"):
+        mk.write(tmp_path / "p.bag", motion)  # a twist makes Odometry the default
+    with pytest.warns(MotionkitWarning, match="invented zeros for twist_angular"):
+        mk.write(tmp_path / "o.bag", motion, child_frame_id="base", lossy=True)
     again = mk.read(tmp_path / "o.bag")
     assert again.meta["rosbag"]["child_frame_id"] == "base"
     np.testing.assert_array_equal(again.tracks["twist_linear"].data, np.ones((5, 3)))
     np.testing.assert_array_equal(again.tracks["twist_angular"].data, np.zeros((5, 3)))
+    mk.write(tmp_path / "o2.bag", again)  # Odometry in, Odometry out, frames kept
+    twice = mk.read(tmp_path / "o2.bag")
+    assert twice.meta["rosbag"]["msgtype"].endswith("Odometry")
+    assert twice.tracks["twist_linear"].attrs == {"frame": "base"}
+    again.tracks["twist_angular"].attrs["frame"] = "imu"
+    with pytest.raises(ConversionError, match="the frame 'imu' of track 'twist_angular'"):
+        mk.write(tmp_path / "o3.bag", again)
 
 
 def _stamp(types: Any, ns: int) -> Any:
@@ -370,8 +380,10 @@ def test_tf_chain_is_not_written_to_a_tf_topic(tmp_path: Path) -> None:
     assert bag.topics(tmp_path / "meta.bag")[0][0] == "/trajectory"
     for topic in ("/tf", "tf", "/tf_static", "/robot1/tf"):
         for message in ("PoseStamped", "Odometry"):
-            with pytest.raises(ConversionError, match=f"topic '{topic}' is for tf2_msgs"):
-                mk.write(tmp_path / "x.bag", motion, topic=topic, message=message)
+            with pytest.raises(ConversionError, match=f"topic '{topic}' is for tf2_msgs"), \
+                    warnings.catch_warnings():  # root only: Odometry invents its twist
+                warnings.simplefilter("ignore")
+                mk.write(tmp_path / "x.bag", motion, topic=topic, message=message, lossy=True)
     with pytest.raises(ConversionError, match="not a topic name"):
         mk.write(tmp_path / "x.bag", motion, topic="")
     assert not (tmp_path / "x.bag").exists()
@@ -380,7 +392,9 @@ def test_tf_chain_is_not_written_to_a_tf_topic(tmp_path: Path) -> None:
 def test_empty_frame_ids_are_kept(tmp_path: Path) -> None:
     motion = _motion()
     motion.meta["rosbag"] = {"topic": "/p", "frame_id": "odom", "child_frame_id": "base"}
-    mk.write(tmp_path / "e.bag", motion, frame_id="", child_frame_id="", message="Odometry")
+    with pytest.warns(MotionkitWarning, match="invented zeros"):  # root only: no twist
+        mk.write(tmp_path / "e.bag", motion, frame_id="", child_frame_id="", message="Odometry",
+                 lossy=True)
     again = mk.read(tmp_path / "e.bag")
     assert again.meta["rosbag"]["topic"] == "/p"
     assert again.meta["rosbag"]["frame_id"] == "" and again.meta["rosbag"]["child_frame_id"] == ""

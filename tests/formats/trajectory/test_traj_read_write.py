@@ -274,7 +274,10 @@ def test_links_without_root_use_part_zero(tmp_path: Path) -> None:
     links[1, 0, 0] = 2.5
     motion = Motion()
     motion.add(Track("links", "pose", links, timeline, labels=["WAIST"]))
-    mk.write(tmp_path / "l.traj", motion)
+    with pytest.raises(ConversionError, match="the labels of track 'links'"):
+        mk.write(tmp_path / "l.traj", motion)  # .traj has no place for the link's name
+    with pytest.warns(MotionkitWarning, match="labels"):
+        mk.write(tmp_path / "l.traj", motion, lossy=True)
     np.testing.assert_array_equal(mk.read(tmp_path / "l.traj").tracks["root"].data[:, 0],
                                   [0.0, 2.5])
 
@@ -334,3 +337,14 @@ def test_empty_files_give_empty_trajectories(tmp_path: Path, name: str, fmt: str
         warnings.simplefilter("ignore", MotionkitWarning)
         motion = mk.read(_write(tmp_path, "# nothing here\n", name), format=fmt)
     assert motion.frames == 0
+
+
+@pytest.mark.parametrize(("key", "value"), [("epsg", 25832.5), ("epsg", "EPSG:4326"),
+                                            ("epsg", True), ("sorting", "banana")])
+def test_header_values_traj_cannot_say_are_named(tmp_path: Path, key: str, value: object) -> None:
+    motion = Motion(meta={key: value})
+    root = np.zeros((2, 7))
+    root[:, 6] = 1.0
+    motion.add(Track("root", "pose", root, Timeline.uniform(10.0, 2)))
+    with pytest.raises(ConversionError, match=f"metadata '{key}'"):
+        mk.write(tmp_path / "m.traj", motion)

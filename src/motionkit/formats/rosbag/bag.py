@@ -56,13 +56,48 @@ def claims(path: str) -> bool:
     return base.exists() and (base.is_dir() or base.suffix.lower() in _BAG_SUFFIXES)
 
 
-def holds(message: str = "PoseStamped") -> Holds:
-    """The root pose, and for Odometry its twist (``twist_linear``, ``twist_angular``)."""
-    if message not in ("PoseStamped", "Odometry"):
+TWIST_TRACKS = ("twist_linear", "twist_angular")
+
+
+def holds(message: str | None = None) -> Holds:
+    """The root pose, and unless PoseStamped is asked for its twist (``twist_linear``,
+    ``twist_angular``: Odometry). A twist's ``frame`` attribute is held as the message's
+    child frame (``losses`` names one that differs)."""
+    if message not in (None, "PoseStamped", "Odometry"):
         raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
-    twist = {"twist_linear": "vector3", "twist_angular": "vector3"} if message == "Odometry" else {}
-    # a twist's frame (the child frame, as Odometry defines it) is what the message holds
+    twist = {} if message == "PoseStamped" else {name: "vector3" for name in TWIST_TRACKS}
     return replace(pose_holds("rosbag", **twist), attrs=True, plain=lambda key, _: key == "frame")
+
+
+def _message(message: str | None, obj: Motion) -> str:
+    """The message type to write: as asked, else Odometry for a motion with a twist or read
+    from Odometry messages (so Odometry round trips), else PoseStamped."""
+    if message is not None:
+        return message
+    extras = obj.meta.get("rosbag") if isinstance(obj.meta.get("rosbag"), dict) else {}
+    odometry = any(name in obj.tracks for name in TWIST_TRACKS) or str(
+        (extras or {}).get("msgtype", "")).endswith("Odometry")
+    return "Odometry" if odometry else "PoseStamped"
+
+
+def losses(obj: Motion, *, message: str | None = None, child_frame_id: str | None = None,
+           **_: object) -> list[str]:
+    """Frames a bag cannot keep as the motion has them, and twists it would invent."""
+    lost = []
+    extras = obj.meta.get("rosbag") if isinstance(obj.meta.get("rosbag"), dict) else {}
+    child = _name(child_frame_id, (extras or {}).get("child_frame_id"), "base_link")
+    if "frame" in obj.tracks["root"].attrs:
+        lost.append("the frame attribute of track 'root' (the header's frame_id is written)")
+    for name in TWIST_TRACKS:
+        track = obj.tracks.get(name)
+        if track is not None and track.attrs.get("frame", child) != child:
+            lost.append(f"the frame {track.attrs['frame']!r} of track {name!r} (Odometry twists "
+                        f"are in the child frame, written as {child!r})")
+    if _message(message, obj) == "Odometry":
+        missing = [name for name in TWIST_TRACKS if name not in obj.tracks]
+        if missing:
+            lost.append(f"invented zeros for {' and '.join(missing)} (Odometry messages hold both)")
+    return lost
 
 
 def split_address(path: PathLike) -> tuple[Path, str | None]:
@@ -314,14 +349,16 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
 
 def write(path: PathLike, obj: Motion, *, topic: str | None = None,
           frame_id: str | None = None, child_frame_id: str | None = None,
-          message: str = "PoseStamped", storage: str | None = None) -> None:
-    """Write the root pose as ``PoseStamped`` (or ``Odometry``) messages.
+          message: str | None = None, storage: str | None = None) -> None:
+    """Write the root pose as ``PoseStamped`` or ``Odometry`` messages (by default Odometry
+    for a motion with a twist or read from Odometry, so those round trip).
 
     ``.bag`` gives ROS1; a bare ``.mcap`` a ROS2 MCAP file; any other path a ROS2 bag
     folder (``storage`` sqlite3, the default, or mcap). Bag time = stamp; integer
     nanosecond stamps are written exactly.
     """
     root, held = obj.tracks["root"], obj.tracks
+    message = _message(message, obj)
     extras = obj.meta.get("rosbag", {}) if isinstance(obj.meta.get("rosbag"), dict) else {}
     topic = _topic(topic, extras.get("topic"), message)
     frame = _name(frame_id, extras.get("frame_id"), "map")

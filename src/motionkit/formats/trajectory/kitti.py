@@ -102,8 +102,8 @@ def _read(table: TextTable, *, times: PathLike | None, rate: float | None, sort:
 
 
 def holds(times: PathLike | None = None) -> Holds:
-    """The root pose; its times only with a ``times`` file beside (else frame numbers only)."""
-    return replace(poses.pose_holds("kitti"), times=times is not None)
+    """The root pose; its times only with a ``times`` file beside, else frame numbers only."""
+    return replace(poses.pose_holds("kitti"), times=times is not None, frame_numbers=times is None)
 
 
 def write(path: PathLike, obj: Motion, *, precision: int = 9,

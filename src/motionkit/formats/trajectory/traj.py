@@ -45,9 +45,10 @@ from ._text import (
 
 PathLike = str | os.PathLike[str]
 
-#: The root pose (or position only), velocity and arc length, the CRS and the sorting.
+#: The root pose (or position only), velocity and arc length, the CRS and the sorting; a
+#: timeline of frame numbers is written without a ``t`` column (read back as such).
 HOLDS = replace(poses.pose_holds("traj", velocity="vector3", arc_length="value"),
-                meta=frozenset({"epsg", "sorting"}), position_only=True)
+                meta=frozenset({"epsg", "sorting"}), position_only=True, frame_numbers=True)
 
 #: Header keys trajectopy knows (plus ``time_unit`` and ``body_frame``, ours).
 KEYS = frozenset({
@@ -456,9 +457,21 @@ def _read_with_datetimes(table: TextTable, header: _Header, fields: list[str],
 
 
 def losses(obj: Motion, **_: object) -> list[str]:
-    """A navigation frame other than ENU is not converted on writing."""
+    """What the header cannot say as the motion has it: a navigation frame other than ENU
+    (not converted on writing), an EPSG code that is not a whole number, a sorting other
+    than by time or arc length."""
+    lost = []
     nframe = str(obj.meta.get("nframe") or "enu").lower()  # unknown: trajectopy's default
-    return [] if nframe == "enu" else [f"navigation frame {nframe!r} (the model is ENU)"]
+    if nframe != "enu":
+        lost.append(f"navigation frame {nframe!r} (the model is ENU)")
+    epsg = obj.meta.get("epsg")
+    whole = isinstance(epsg, (int, np.integer, float, np.floating)) and float(epsg).is_integer()
+    if epsg is not None and (isinstance(epsg, bool) or not whole):
+        lost.append(f"metadata 'epsg' = {epsg!r} (not a whole EPSG code)")
+    sorting = obj.meta.get("sorting", "time")
+    if sorting not in ("time", "arc_length"):
+        lost.append(f"metadata 'sorting' = {sorting!r} (time or arc_length)")
+    return lost
 
 
 def write(path: PathLike, obj: Motion, *, precision: int | None = None) -> None:
@@ -469,9 +482,10 @@ def write(path: PathLike, obj: Motion, *, precision: int | None = None) -> None:
     """
     root, held, meta = obj.tracks["root"], obj.tracks, obj.meta
     number = common.shortest if precision is None else common.Fixed(precision)
-    fields: list[str] = ["t"]
-    columns: list[tuple[Any, common.Formatter | None]] = [
-        common.time_column(root.timeline, number)]
+    numbered = root.timeline.frame_numbered  # no times: no t column, as it was read
+    fields: list[str] = [] if numbered else ["t"]
+    columns: list[tuple[Any, common.Formatter | None]] = (
+        [] if numbered else [common.time_column(root.timeline, number)])
     if "arc_length" in held:
         fields.append("l")
         columns.append((obj.tracks["arc_length"].data[:, 0], number))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,8 @@ from ._text import TextTable, detect_delimiter, field_count, parse_into, read_ta
 
 PathLike = str | os.PathLike[str]
 
-#: The root pose with real times (frame numbers would be written as invented seconds).
-#: The root pose with real times (frame numbers would be written as invented seconds);
-#: integer nanosecond stamps are written as exact decimal seconds.
-HOLDS = replace(poses.pose_holds("tum"), frame_numbers=False)
+#: The root pose with real times; integer nanosecond stamps as exact decimal seconds.
+HOLDS = poses.pose_holds("tum")
 _NUMBER = rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 
 
