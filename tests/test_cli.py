@@ -103,3 +103,11 @@ def test_cli_debug_shows_the_traceback(tmp_path: Path) -> None:
     missing = tmp_path / "none.seq"
     with pytest.raises(mk.FormatError, match="no such file"):
         main(["--debug", "info", str(missing)])
+
+
+def test_cli_info_on_a_multi_topic_bag_gives_each_topic_its_frames(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["info", str(corpus_file("evo", "ROS_example.bag"))], capsys)
+    assert code == 0
+    assert "frames: 5439 to 12765 (per track below)" in out
+    assert "track S-PTAM: pose 5439x7" in out and "track groundtruth: pose 12765x7" in out

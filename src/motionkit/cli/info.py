@@ -149,7 +149,9 @@ def _motion_lines(obj: Motion, fmt: registry.Format) -> list[str]:
     notes = fmt.describe(obj)
     described = fmt.namespace if notes else None
     lines = [f"  {note}" for note in notes]
-    lines.append(f"  frames: {obj.frames}   duration: {obj.duration:.6g} s")
+    counts = sorted({track.frames for track in obj.tracks.values()})
+    frames = str(obj.frames) if len(counts) <= 1 else f"{counts[0]} to {counts[-1]} (per track below)"
+    lines.append(f"  frames: {frames}   duration: {obj.duration:.6g} s")
     for name, track in _all_tracks(obj).items():
         timing = (f"{track.timeline.rate:g} Hz" if track.timeline.is_uniform
                   else f"stamped ({track.frames} stamps)")

@@ -401,3 +401,33 @@ def test_empty_frame_ids_are_kept(tmp_path: Path) -> None:
     mk.write(tmp_path / "kept.bag", again, message="Odometry")  # read back: empty stays empty
     kept = mk.read(tmp_path / "kept.bag").meta["rosbag"]
     assert kept["frame_id"] == "" and kept["child_frame_id"] == ""
+
+
+def test_unparseable_message_types_are_left_out_with_one_warning(tmp_path: Path) -> None:
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    types = store.types
+    folder = tmp_path / "mixed"
+    with Writer(folder, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
+        poses = writer.add_connection("/pose", "geometry_msgs/msg/PoseStamped", typestore=store)
+        writer.add_connection("/add/_service_event", "example_interfaces/srv/AddTwoInts_Event",
+                              msgdef="int64 a\nint64 b\n---\nint64 sum\n", rihs01="RIHS01_00")
+        for k in range(3):
+            ns = 1_700_000_000_000_000_000 + k * 10_000_000
+            point, quat = _geometry(types, (float(k), 0.0, 0.0), 0.0)
+            header = types["std_msgs/msg/Header"](stamp=_stamp(types, ns), frame_id="map")
+            msg = types["geometry_msgs/msg/PoseStamped"](
+                header=header, pose=types["geometry_msgs/msg/Pose"](position=point, orientation=quat))
+            writer.write(poses, ns, store.serialize_cdr(msg, "geometry_msgs/msg/PoseStamped"))
+    with pytest.warns(MotionkitWarning, match=r"left out 1 connection.*AddTwoInts_Event"):
+        motion = mk.read(folder)
+    np.testing.assert_array_equal(motion.tracks["root"].data[:, 0], [0.0, 1.0, 2.0])
+
+
+def test_a_bag_without_pose_topics_names_its_topics() -> None:
+    path = corpus_file("rosbag2", "topics_and_services.mcap")  # rosbag2's own test bag
+    with pytest.warns(MotionkitWarning, match="cannot be parsed"), \
+            pytest.raises(FormatError, match=r"no pose topics.*/rosout \(rcl_interfaces/msg/Log\)"):
+        mk.read(path)

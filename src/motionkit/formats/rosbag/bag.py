@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, FormatError, MotionkitError
+from ...errors import ConversionError, FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ..loss import Holds
@@ -129,8 +129,58 @@ def _open(base: Path) -> Any:
     try:
         reader.open()
     except Exception as exc:  # rosbags raises its own family for broken or foreign files
-        raise _broken(base, "not a readable ROS bag", exc) from None
+        if "Could not parse" not in str(exc):
+            raise _broken(base, "not a readable ROS bag", exc) from None
+        return _TolerantReader(base)  # a message type rosbags cannot parse (service events)
     return reader
+
+
+class _TolerantReader:
+    """A bag whose connections include message types rosbags cannot parse (rosbag2's
+    service events): those connections are left out with one warning naming them, and the
+    rest are decoded with the standard types plus every definition that does parse. It
+    offers what the readers here use of rosbags' AnyReader."""
+
+    def __init__(self, base: Path) -> None:
+        from rosbags.rosbag1 import Reader as Reader1
+        from rosbags.rosbag2 import Reader as Reader2
+        from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+
+        path = _bag_path(base)
+        self.ros1 = path.is_file() and path.suffix.lower() == ".bag"
+        self.reader = Reader1(path) if self.ros1 else Reader2(path)
+        try:
+            self.reader.open()
+        except Exception as exc:
+            raise _broken(base, "not a readable ROS bag", exc) from None
+        self.store = get_typestore(Stores.ROS1_NOETIC if self.ros1 else Stores.ROS2_HUMBLE)
+        known = set(self.store.types)
+        kept, skipped = [], []
+        for connection in self.reader.connections:
+            if connection.msgtype not in known:
+                try:
+                    self.store.register(get_types_from_msg(connection.msgdef.data,
+                                                           connection.msgtype))
+                    known.add(connection.msgtype)
+                except Exception:  # the very definitions rosbags could not parse
+                    skipped.append(f"{connection.topic} ({connection.msgtype})")
+                    continue
+            kept.append(connection)
+        self.connections = kept
+        if skipped:
+            warn(f"{base}: left out {len(skipped)} connection(s) whose message types cannot be "
+                 f"parsed: {', '.join(sorted(set(skipped)))}")
+
+    def messages(self, connections: list[Any]) -> Iterator[tuple[Any, int, bytes]]:
+        return iter(self.reader.messages(connections=connections))
+
+    def deserialize(self, raw: bytes, msgtype: str) -> Any:
+        if self.ros1:
+            return self.store.deserialize_ros1(raw, msgtype)
+        return self.store.deserialize_cdr(raw, msgtype)
+
+    def close(self) -> None:
+        self.reader.close()
 
 
 def _broken(base: Path, where: str, exc: BaseException) -> FormatError:
@@ -208,6 +258,9 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
             if tf:
                 edges = ", ".join(f"{a}->{b}" for a, b in _tf_buffer(reader, base, tf).edges)
                 hint = f" (it has TF: address a chain as bag:tf:parent->child; edges: {edges})"
+            if not hint:
+                names = ", ".join(sorted(f"{c.topic} ({c.msgtype})" for c in reader.connections))
+                hint = f" (its topics: {names or 'none'})"
             raise FormatError(f"no pose topics in the bag{hint}", base)
         topic_names = sorted({c.topic for c in supported})
         if len(topic_names) == 1:
