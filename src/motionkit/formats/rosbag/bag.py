@@ -144,7 +144,7 @@ class _TolerantReader:
     def __init__(self, base: Path) -> None:
         from rosbags.rosbag1 import Reader as Reader1
         from rosbags.rosbag2 import Reader as Reader2
-        from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+        from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
         path = _bag_path(base)
         self.ros1 = path.is_file() and path.suffix.lower() == ".bag"
