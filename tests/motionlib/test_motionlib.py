@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -292,3 +294,32 @@ def test_a_file_listed_many_times_is_read_once(tmp_path: Path, monkeypatch) -> N
     lib = MotionLib.load(listing)
     assert len(calls) == 1 and lib.num_motions == 40
     assert all(terrain is lib.terrains[0] for terrain in lib.terrains)
+
+
+def test_list_paths_resolve_as_parc_and_mimickit_open_them(tmp_path: Path, monkeypatch) -> None:
+    """From the working directory (their repository root), then the list's folder and the
+    folders above it; missing or ambiguous files name every place looked in."""
+    repo = tmp_path / "repo"
+    (repo / "data" / "lists").mkdir(parents=True)
+    (repo / "data" / "motions").mkdir(parents=True)
+    shutil.copy(corpus_file("parc", "ms", "sfu.pkl"), repo / "data" / "motions" / "a.pkl")
+    listing = repo / "data" / "lists" / "l.yaml"
+    listing.write_text("motions:\n  - {file: data/motions/a.pkl, weight: 1}\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    entry = motionlist.read(listing).entries[0]
+    assert entry.path == repo / "data" / "motions" / "a.pkl"
+    assert entry.found_in == "2 folder(s) above the list"
+    monkeypatch.chdir(repo)
+    assert motionlist.read(listing).entries[0].found_in == "the working directory"
+    assert MotionLib.load(listing).num_motions == 1
+    (repo / "data" / "lists" / "data" / "motions").mkdir(parents=True)
+    shutil.copy(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"),
+                repo / "data" / "lists" / "data" / "motions" / "a.pkl")
+    with pytest.raises(FormatError, match="is ambiguous: found in the working directory"):
+        motionlist.read(listing)
+    listing.write_text("motions:\n  - {file: data/motions/none.pkl, weight: 1}\n")
+    with pytest.raises(FormatError, match=r"'data/motions/none.pkl' is in none of: "
+                       + re.escape(f"{repo}, {repo / 'data' / 'lists'}, {repo / 'data'}, {tmp_path}")):
+        MotionLib.load(listing)

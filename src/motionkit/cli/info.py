@@ -132,7 +132,8 @@ def _list_lines(obj: Any) -> list[str]:
     """A motion list's entries as written in the file (``$VAR`` unexpanded) and weights."""
     lines = [f"  {len(obj.entries)} motion(s)"]
     for entry in itertools.islice(obj.entries, MAX_LINES):
-        lines.append(f"    {entry.weight:.6g}  {entry.source}")
+        found = f"  (from {entry.found_in})" if entry.found_in else ""
+        lines.append(f"    {entry.weight:.6g}  {entry.source}{found}")
     for key, value in getattr(obj, "extras", {}).items():
         lines.extend(_meta_lines(str(key), summarise(value), "  "))
     return lines

@@ -106,7 +106,10 @@ class MotionLib:
                 raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
             read: dict[Path, Motion] = {}  # a file listed many times is read once
             motions = []
-            for p in listing.paths:
+            for entry in listing.entries:
+                p = entry.path
+                if not p.exists():
+                    raise FormatError(motionlist.missing(entry), target)
                 key = p.resolve()
                 if key not in read:
                     read[key] = api.read_motion(p, **_options_for(p, char))

@@ -1,7 +1,11 @@
 """PARC motion lists: ``motions: [{file: path, weight: w}, ...]`` in YAML.
 
 Paths may contain ``$VAR`` / ``${VAR}`` (PARC's ``$DATA_DIR``), taken from the
-environment (or from ``variables=``); relative paths are relative to the list's folder.
+environment (or from ``variables=``). A relative path is looked for as PARC and MimicKit
+open it, from the working directory (their repository root), then from the list's folder
+and each folder above it; the one place that has it is used (two different files are an
+error), and where none has it the entry keeps the list-folder path and the places tried,
+for the error when the motion is loaded.
 Weights must be >= 0 and are normalised to sum 1. Other top-level keys (PARC's old
 ``terrain:``) and other entry keys (``name`` …) are kept in ``extras``.
 """
@@ -40,6 +44,11 @@ class MotionEntry:
     weight: float
     source: str
     extras: dict[str, Any] = field(default_factory=dict)
+    #: Where a relative ``source`` was found ("the working directory", "the list's folder",
+    #: "N folder(s) above the list"), "" when it is absolute or was found nowhere.
+    found_in: str = ""
+    #: The folders a relative ``source`` was looked for in.
+    tried: tuple[Path, ...] = ()
 
 
 @dataclass(eq=False)
@@ -148,8 +157,7 @@ def _read(data: bytes, path: Any, variables: Mapping[str, str] | None) -> Motion
         weight = _weight(item.get("weight", 1.0), path, line)
         target = _home(_expand(item["file"], env, path, line), path, line)
         extras = {k: v for k, v in item.items() if k not in ("file", "weight", "__line__")}
-        entries.append(MotionEntry(target if target.is_absolute() else base / target,
-                                   weight, item["file"], extras))
+        entries.append(_locate(target, base, item["file"], weight, extras, path, line))
     total = sum(entry.weight for entry in entries)
     if not entries or not (0 < total < math.inf):
         raise FormatError("a motion list needs at least one motion with weight > 0, and "
@@ -162,6 +170,38 @@ def _read(data: bytes, path: Any, variables: Mapping[str, str] | None) -> Motion
     for entry in entries:
         entry.extras = {k: _strip_lines(v, seen) for k, v in entry.extras.items()}
     return MotionList(entries, extras)
+
+
+def _locate(target: Path, base: Path, source: str, weight: float, extras: dict[str, Any],
+            path: Any, line: int | None) -> MotionEntry:
+    """The entry for ``target``: absolute as is; relative, looked for from the working
+    directory, then the list's folder and the folders above it."""
+    if target.is_absolute():
+        return MotionEntry(target, weight, source, extras)
+    places = [(Path.cwd(), "the working directory"), (base, "the list's folder")]
+    places += [(folder, f"{up} folder(s) above the list") for up, folder in enumerate(base.parents, 1)]
+    found: dict[Path, tuple[Path, str]] = {}
+    for folder, label in places:
+        candidate = folder / target
+        if candidate.is_file():
+            found.setdefault(candidate.resolve(), (candidate, label))
+    if len(found) > 1:
+        where = "; ".join(f"{label} ({candidate})" for candidate, label in found.values())
+        raise FormatError(f"motion file {source!r} is ambiguous: found in {where}", path, line)
+    tried = tuple(dict.fromkeys(folder for folder, _ in places))
+    if found:
+        candidate, label = next(iter(found.values()))
+        return MotionEntry(candidate, weight, source, extras, label, tried)
+    return MotionEntry(base / target, weight, source, extras, "", tried)
+
+
+def missing(entry: MotionEntry) -> str:
+    """The one-line reason an entry's file is not there, naming every place looked in."""
+    if not entry.tried:
+        return f"motion file {entry.source!r} does not exist"
+    places = ", ".join(str(folder) for folder in entry.tried[:6])
+    more = f" and {len(entry.tried) - 6} folders above" if len(entry.tried) > 6 else ""
+    return f"motion file {entry.source!r} is in none of: {places}{more}"
 
 
 def _weight(value: Any, path: Any, line: int | None) -> float:
