@@ -801,3 +801,37 @@ def test_terrain_only_export_with_cuda_tensors_reads_without_torch(tmp_path: Pat
     assert motion.meta["parc"]["misc"] == {"seed": 7}
     mk.write(tmp_path / "again.pkl", motion)  # a terrain-only MS file
     np.testing.assert_array_equal(mk.read(tmp_path / "again.pkl").terrain.heights, heights)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_numpy_only_files_rewrite_byte_for_byte_however_dtypes_were_pickled(
+        tmp_path: Path, shared: bool) -> None:
+    """A writer that handed each array a dtype object of its own (arrays that were once
+    unpickled, say) pickles every dtype anew; one sharing them pickles memo references.
+    Both rewrite to the same bytes: the reader keeps which arrays shared a dtype object."""
+    import copy
+
+    rng = np.random.default_rng(3)
+    rotations = rng.normal(size=(4, 3, 4))
+    rotations /= np.linalg.norm(rotations, axis=-1, keepdims=True)
+    arrays = {"root_pos": rng.random((4, 3)), "root_rot": rotations[:, 0],
+              "joint_rot": rotations[:, 1:], "body_contacts": rng.random((4, 3))}
+    one = np.dtype(np.float32)
+    motion = {key: value.astype(np.float32).view(one if shared else copy.deepcopy(one))
+              for key, value in arrays.items()}
+    motion.update(fps=30, loop_mode="WRAP")
+    terrain = {"hf": rng.random((3, 2)).astype(np.float32),
+               "hf_maxmin": rng.random((3, 2, 2)).astype(np.float32),
+               "min_point": np.zeros(2, np.float32), "dx": 0.5}
+    if not shared:
+        terrain = {key: value.view(copy.deepcopy(value.dtype)) if isinstance(value, np.ndarray)
+                   else value for key, value in terrain.items()}
+    original = writepickle.dumps({"motion_data": writepickle.dumps(motion),
+                                  "terrain_data": writepickle.dumps(terrain),
+                                  "misc_data": writepickle.dumps({})})
+    emitted = original.count(b"\x8c\x02f4")  # one per dtype pickled anew
+    assert emitted == (2 if shared else 7)  # once per blob, or once per array
+    path = tmp_path / "m.pkl"
+    path.write_bytes(original)
+    mk.write(tmp_path / "again.pkl", mk.read(path))
+    assert (tmp_path / "again.pkl").read_bytes() == original

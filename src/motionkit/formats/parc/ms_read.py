@@ -167,10 +167,12 @@ def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: boo
     if blob is not None:
         values = safepickle.loads(blob, path, "motion_data")
         _motion_from_dict(motion, values, path, char)
+        _note_dtype_sharing(parc, "motion_data", values)
     blob = outer.get("terrain_data")
     if blob is not None:
         values = safepickle.loads(blob, path, "terrain_data")
         motion.terrain = _terrain_from_dict(values, path)
+        _note_dtype_sharing(parc, "terrain_data", values)
     blob = outer.get("misc_data")
     if blob is not None and misc:
         try:
@@ -191,6 +193,27 @@ def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: boo
     elif blob is not None:
         parc["misc_skipped"] = True
     return motion
+
+
+def dtype_groups(values: dict[Any, Any]) -> list[int]:
+    """For the arrays among ``values`` (in order), the index of the first array whose dtype
+    is the very same object: how a pickler memoised them (a repeat or a new dtype)."""
+    firsts: dict[int, int] = {}
+    arrays = [value for value in values.values() if isinstance(value, np.ndarray)]
+    return [firsts.setdefault(id(array.dtype), index) for index, array in enumerate(arrays)]
+
+
+def _note_dtype_sharing(parc: dict[str, Any], blob: str, values: Any) -> None:
+    """Keep how a blob's writer shared dtype objects, where it differs from sharing one per
+    type (what the writer here does unasked), so a rewrite gives the same bytes."""
+    if not isinstance(values, dict):
+        return
+    groups = dtype_groups(values)
+    arrays = [value for value in values.values() if isinstance(value, np.ndarray)]
+    by_type: dict[str, int] = {}
+    usual = [by_type.setdefault(array.dtype.str, index) for index, array in enumerate(arrays)]
+    if groups != usual:
+        parc.setdefault("dtype_groups", {})[blob] = groups
 
 
 def _motion_from_dict(motion: Motion, values: Any, path: Any, char: Character | None) -> None:

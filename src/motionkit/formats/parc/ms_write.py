@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections import OrderedDict
@@ -89,12 +90,35 @@ def encode(motion: Motion, character: Any = None, lost: list[str] | None = None)
         misc[EXTRAS_KEY] = extras
     misc_present = bool(misc) or not (parc.get("container") == "ms" and "misc_data" not in
                                       parc.get("blobs", MS_KEYS))
+    kept_groups = parc.get("dtype_groups")
+    groups: dict[str, Any] = kept_groups if isinstance(kept_groups, dict) else {}
+    for blob, values in (("motion_data", motion_dict), ("terrain_data", terrain_dict)):
+        if values is not None:
+            _share_dtypes(values, groups.get(blob))
     container = {
         "motion_data": writepickle.dumps(motion_dict) if motion_dict is not None else None,
         "terrain_data": writepickle.dumps(terrain_dict) if terrain_dict is not None else None,
         "misc_data": writepickle.dumps(misc) if misc_present else None,
     }
     return writepickle.dumps(container)
+
+
+def _share_dtypes(values: dict[str, Any], groups: Any) -> None:
+    """Give the arrays of ``values`` dtype objects shared as ``groups`` says (kept by the
+    reader, ``ms_read.dtype_groups``), so the pickler repeats or references each dtype as
+    the original writer did; without groups that fit these arrays, one object per type."""
+    keys = [key for key, value in values.items() if isinstance(value, np.ndarray)]
+    fits = (isinstance(groups, list) and len(groups) == len(keys)
+            and all(isinstance(g, int) and 0 <= g <= i for i, g in enumerate(groups))
+            and all(values[keys[g]].dtype == values[key].dtype
+                    for key, g in zip(keys, groups, strict=True)))
+    if not fits:
+        by_type: dict[str, int] = {}
+        groups = [by_type.setdefault(values[key].dtype.str, i) for i, key in enumerate(keys)]
+    objects: dict[int, np.dtype[Any]] = {}
+    for key, group in zip(keys, groups, strict=True):
+        dtype = objects.setdefault(group, copy.deepcopy(values[key].dtype))
+        values[key] = values[key].view(dtype)
 
 
 def _writer_character(motion: Motion, character: Any) -> Character | None:

@@ -27,6 +27,7 @@ Four layers keep a crafted pickle harmless:
 
 from __future__ import annotations
 
+import copy
 import io
 import itertools
 import math
@@ -382,22 +383,25 @@ class _Sealed(type):
 class DType:
     """What ``numpy.dtype(...)`` gives a pickle: a plain numeric type, BUILD-checked.
 
-    It is not a real dtype, so no pickle can hand one to NumPy's own ``__setstate__``.
+    It is not a real dtype, so no pickle can hand one to NumPy's own ``__setstate__``. Each
+    holds a dtype object of its own, so the arrays built with it share their dtype object
+    exactly where the pickle shared it (a memo reference) — what a byte-exact rewrite needs.
     """
 
     __slots__ = ("dtype",)
     dtype: np.dtype[Any]
 
     def __init__(self, dtype: np.dtype[Any]) -> None:
-        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "dtype", copy.deepcopy(dtype))
 
     def __setstate__(self, state: Any) -> None:
         if not (isinstance(state, tuple) and len(state) == 8 and state[0] == 3
                 and state[1] in ("<", ">", "|", "=") and state[2:5] == (None, None, None)
                 and state[5:] == (-1, -1, 0)):
             raise PickleProblem("refused numpy dtype state (only plain numbers and booleans)")
-        if state[1] in ("<", ">"):  # np.dtype keeps the shared native instance when it can
-            object.__setattr__(self, "dtype", np.dtype(state[1] + self.dtype.str[1:]))
+        if state[1] in ("<", ">"):  # a dtype object of its own (see the class docstring)
+            object.__setattr__(self, "dtype",
+                               copy.deepcopy(np.dtype(state[1] + self.dtype.str[1:])))
 
     __setattr__ = _refuse_change
     __delattr__ = _refuse_change
