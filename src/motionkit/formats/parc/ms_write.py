@@ -116,9 +116,14 @@ def _share_dtypes(values: dict[str, Any], groups: Any) -> None:
         by_type: dict[str, int] = {}
         groups = [by_type.setdefault(values[key].dtype.str, i) for i, key in enumerate(keys)]
     objects: dict[int, np.dtype[Any]] = {}
+    canonical_used: set[str] = set()
     for key, group in zip(keys, groups, strict=True):
-        dtype = objects.setdefault(group, copy.deepcopy(values[key].dtype))
-        values[key] = values[key].view(dtype)
+        if group not in objects:  # NumPy's own instance first (numpy scalars share it)
+            kind = values[key].dtype.str
+            objects[group] = np.dtype(kind) if kind not in canonical_used else copy.deepcopy(
+                np.dtype(kind))
+            canonical_used.add(kind)
+        values[key] = values[key].view(objects[group])
 
 
 def _writer_character(motion: Motion, character: Any) -> Character | None:
