@@ -1,0 +1,121 @@
+"""Static plots of motions, terrains and evaluation results (matplotlib, the ``plot`` extra).
+
+Everything is drawn on bare ``matplotlib.figure.Figure`` objects with the Agg canvas: no GUI
+backend, no pyplot global state, so notebooks, the CLI and tests get the same pictures.
+:func:`plot` picks panels from what the inputs hold; :func:`save` writes the same bytes for the
+same figure (no dates, a fixed SVG hash salt).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import MotionkitError
+from ..model import Motion
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+KINDS = ("auto", "trajectory", "joints", "terrain")
+
+Source = Motion | str | os.PathLike[str]
+
+
+def _figure_class() -> type[Figure]:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise MotionkitError("plotting needs matplotlib: pip install 'motionkit[plot]'") from None
+    return Figure
+
+
+def _motions(sources: Sequence[Source], names: Sequence[str] | None) -> list[tuple[str, Motion]]:
+    from ..api import read
+
+    if not sources:
+        raise MotionkitError("nothing to plot: give at least one file or motion")
+    out: list[tuple[str, Motion]] = []
+    for index, source in enumerate(sources):
+        if isinstance(source, Motion):
+            motion = source
+            name = str(motion.meta.get("name") or f"motion {index + 1}")
+        else:
+            loaded = read(source)
+            if not isinstance(loaded, Motion):
+                raise MotionkitError(f"{Path(source).name}: holds a model, not a motion; "
+                                     "plot draws motions (view shows models)")
+            motion, name = loaded, Path(source).name
+        if names and index < len(names):
+            name = names[index]
+        out.append((name, motion))
+    return out
+
+
+def choose_kind(motions: Sequence[Motion]) -> str:
+    """The panels that fit: terrain when one file has a terrain, joints for a single file of
+    joint values without a root path, else trajectories."""
+    if len(motions) == 1:
+        motion = motions[0]
+        if motion.terrain is not None:
+            return "terrain"
+        if motion.root_pose() is None and "joints" in motion.tracks:
+            return "joints"
+    return "trajectory"
+
+
+def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = None,
+         names: Sequence[str] | None = None) -> Figure:
+    """A figure of motions (files or :class:`Motion` objects), with the panels ``kind`` asks for
+    (``auto``: :func:`choose_kind`). ``joints`` picks joint columns by label; ``names`` labels
+    the inputs in legends (default: file names)."""
+    from .motion import joints_figure, terrain_figure, trajectory_figure
+
+    if kind not in KINDS:
+        raise MotionkitError(f"unknown plot kind {kind!r} (one of {', '.join(KINDS)})")
+    _figure_class()
+    named = _motions(sources, names)
+    if kind == "auto":
+        kind = choose_kind([m for _, m in named])
+    if kind == "trajectory":
+        return trajectory_figure(named)
+    if len(named) != 1:
+        raise MotionkitError(f"--kind {kind} draws one file at a time, got {len(named)}")
+    name, motion = named[0]
+    if kind == "joints":
+        return joints_figure(name, motion, joints)
+    return terrain_figure(name, motion)
+
+
+def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
+    """Write ``figure`` to ``path`` (format from the suffix: png, svg, pdf); same figure, same bytes."""
+    import matplotlib
+
+    target = Path(path)
+    suffix = target.suffix.lower().lstrip(".")
+    metadata: dict[str, str | None] = {
+        "png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+    }.get(suffix, {})  # type: ignore[assignment]
+    if suffix not in ("png", "svg", "pdf"):
+        raise MotionkitError(f"{target.name}: plots are written as .png, .svg or .pdf")
+    with matplotlib.rc_context({"svg.hashsalt": "motionkit", "pdf.compression": 6}):
+        figure.savefig(target, dpi=dpi, metadata=metadata)
+    return target
+
+
+__all__ = ["KINDS", "choose_kind", "plot", "save"]
+
+
+class _Callable(types.ModuleType):
+    """Lets ``motionkit.plot(...)`` call :func:`plot` while ``motionkit.plot`` stays the package."""
+
+    def __call__(self, *sources: Source, **options: object) -> object:
+        return plot(*sources, **options)  # type: ignore[arg-type]
+
+
+sys.modules[__name__].__class__ = _Callable
