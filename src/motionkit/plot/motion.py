@@ -130,9 +130,9 @@ def joints_figure(name: str, motion: Motion, joints: Sequence[str] | None = None
         column = columns[slot]
         axes.plot(seconds[keep], data[keep, column], "-", color="C0", lw=0.9)
         axes.set_title(labels[column], fontsize="small")
-        axes.set_ylabel(f"({unit})", fontsize="x-small")
+        axes.set_ylabel(f"angle ({unit})", fontsize="x-small")
+        axes.set_xlabel("time (s)", fontsize="x-small")
         axes.tick_params(labelsize="x-small")
-        axes.set_xlabel("time (s)" if slot >= count - across else "", fontsize="x-small")
     figure.suptitle(f"Joint values: {name} ({count} joints)")
     return figure
 
