@@ -64,6 +64,7 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
     """Add the scene's nodes (Z up, terrain, paths, sticks and link frames) and return the
     function that moves every actor to scene step ``step``."""
     server.scene.set_up_direction("+z")
+    _aim_camera(server, scene)
     if scene.terrain is not None:
         server.scene.add_mesh_simple("/terrain", scene.terrain.vertices, scene.terrain.faces,
                                      color=(170, 160, 140), flat_shading=False, side="double")
@@ -91,6 +92,20 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
             update(step)
 
     return show
+
+
+def _aim_camera(server: viser.ViserServer, scene: Scene) -> None:
+    """Start looking at the first actor's first frame from the side and above, far enough to
+    see every path."""
+    first = scene.actors[0].positions[0].astype(float)
+    points = np.concatenate([first] + [a.path.astype(float) for a in scene.actors])
+    span = float(np.max(np.ptp(points, axis=0))) if len(points) else 1.0
+    distance = float(np.clip(1.2 * span + 2.0, 2.5, 60.0))
+    target = np.concatenate([a.path.astype(float) for a in scene.actors]).mean(axis=0) \
+        if span > 0.5 else first.mean(axis=0)
+    direction = np.array([0.55, -0.75, 0.45])
+    server.initial_camera.look_at = target
+    server.initial_camera.position = target + distance * direction / np.linalg.norm(direction)
 
 
 def _mover(server: viser.ViserServer, scene: Scene, index: int, axes: viser.BatchedAxesHandle,
@@ -136,9 +151,9 @@ def _with_banner(page: str, scene: Scene) -> str:
     text = html.escape(scene.title)
     if scene.note:
         text += " — " + html.escape(scene.note)
-    banner = ('<div id="motionkit-banner" style="position:fixed;left:8px;bottom:8px;z-index:1000;'
+    banner = ('<div id="motionkit-banner" style="position:fixed;right:8px;top:8px;z-index:1000;'
               'font:12px sans-serif;background:rgba(255,255,255,.85);padding:4px 8px;'
-              f'border-radius:4px;max-width:60%">motionkit view: {text}</div>')
+              f'border-radius:4px;max-width:45%;pointer-events:none">motionkit view: {text}</div>')
     page = page.replace("<title>Viser</title>", f"<title>{html.escape(scene.title)}</title>", 1)
     return page.replace("</body>", banner + "</body>", 1)
 
