@@ -184,3 +184,27 @@ def test_cli_html(tmp_path: Path, parc: tuple[Path, Path], capsys: pytest.Captur
     assert done.value.code == 0 and out.stat().st_size > 100_000
     captured = capsys.readouterr()
     assert captured.out == "" and f"wrote {out}" in captured.err
+
+
+def test_model_shapes_ride_on_their_links(parc: tuple[Path, Path], tmp_path: Path) -> None:
+    from motionkit.spatial.quaternion import rotate
+
+    model, motion = parc
+    scene = build_scene(motion, model=model)
+    shapes = scene.actors[0].shapes
+    skeleton = mk.read(model)
+    assert sum(len(s.links) for s in shapes) == sum(len(b.shapes) for b in skeleton.bodies)
+    expected = _expected(model, motion)
+    head = skeleton.body_index("head")
+    (sphere,) = [s for s in shapes if head in s.links]
+    offset = skeleton.bodies[head].shapes[0].transform[:3, 3]
+    for frame in (0, 90):
+        pose = expected[frame, head]
+        np.testing.assert_allclose(sphere.positions[frame, list(sphere.links).index(head)],
+                                   pose[:3] + rotate(pose[3:], offset), atol=1e-6)
+    radius = skeleton.bodies[head].shapes[0].params["radius"]
+    np.testing.assert_allclose(np.linalg.norm(sphere.vertices, axis=1), radius, rtol=1e-5)
+    recording = decode(write_html(scene, tmp_path / "shapes.html"))
+    node = f"/actor0/shape{shapes.index(sphere)}"
+    np.testing.assert_array_equal(recording.values(node, "batched_positions")[90][1].reshape(-1, 3),
+                                  sphere.positions[90])

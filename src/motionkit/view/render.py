@@ -84,8 +84,12 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
         sticks = None
         if np.any(actor.parents >= 0):
             sticks = server.scene.add_line_segments(f"{prefix}/sticks", actor.sticks(0), colour,
-                                                    thickness=0.02)
-        updates.append(_mover(server, scene, index, axes, sticks))
+                                                    thickness=0.008 if actor.shapes else 0.02)
+        shapes = [server.scene.add_batched_meshes_simple(
+            f"{prefix}/shape{number}", shape.vertices, shape.faces, batched_wxyzs=shape.wxyz[0],
+            batched_positions=shape.positions[0], batched_colors=shape.color or _light(colour),
+            side="double", lod="off") for number, shape in enumerate(actor.shapes)]
+        updates.append(_mover(server, scene, index, axes, sticks, shapes))
 
     def show(step: int) -> None:
         for update in updates:
@@ -108,8 +112,15 @@ def _aim_camera(server: viser.ViserServer, scene: Scene) -> None:
     server.initial_camera.position = target + distance * direction / np.linalg.norm(direction)
 
 
+def _light(colour: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A paler shade of an actor's colour, for its shapes."""
+    r, g, b = (int(c + (255 - c) * 0.45) for c in colour)
+    return r, g, b
+
+
 def _mover(server: viser.ViserServer, scene: Scene, index: int, axes: viser.BatchedAxesHandle,
-           sticks: viser.LineSegmentsHandle | None) -> Callable[[int], None]:
+           sticks: viser.LineSegmentsHandle | None,
+           shapes: list[viser.BatchedMeshHandle]) -> Callable[[int], None]:
     actor = scene.actors[index]
     last = [-1]
 
@@ -123,6 +134,9 @@ def _mover(server: viser.ViserServer, scene: Scene, index: int, axes: viser.Batc
             axes.batched_wxyzs = actor.wxyz[frame]
             if sticks is not None:
                 sticks.points = actor.sticks(frame)
+            for handle, shape in zip(shapes, actor.shapes, strict=True):
+                handle.batched_positions = shape.positions[frame]
+                handle.batched_wxyzs = shape.wxyz[frame]
 
     return update
 

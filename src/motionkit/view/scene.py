@@ -25,6 +25,19 @@ MAX_PATH_POINTS = 5_000
 
 
 @dataclass(eq=False)
+class ShapeView:
+    """One shape geometry (``vertices``, ``faces`` in the shape frame) instanced at world
+    ``positions (F, n, 3)`` and ``wxyz (F, n, 4)`` per shown frame, on the links ``links``."""
+
+    vertices: F32
+    faces: NDArray[np.uint32]
+    links: NDArray[np.intp]
+    positions: F32
+    wxyz: F32
+    color: tuple[int, int, int] | None = None
+
+
+@dataclass(eq=False)
 class Actor:
     """One moving thing: a skeleton's links or a trajectory's single frame.
 
@@ -41,6 +54,7 @@ class Actor:
     path: F32
     frames: NDArray[np.intp]
     kind: str = "skeleton"
+    shapes: list[ShapeView] = field(default_factory=list)
 
     @property
     def links(self) -> int:
@@ -110,8 +124,9 @@ def _skeleton(model: ModelSource | None) -> Skeleton | None:
 
 
 def _link_track(name: str, motion: Motion, skeleton: Skeleton | None) -> tuple[
-        NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], list[str], str]:
-    """Link poses ``(F, L, 7)``, times, parents, labels and kind for one motion."""
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], list[str], Skeleton | None]:
+    """Link poses ``(F, L, 7)``, times, parents, labels and the skeleton they belong to (None
+    for a trajectory) for one motion."""
     from .. import kinematics
 
     skeleton = skeleton or motion.skeleton
@@ -119,21 +134,34 @@ def _link_track(name: str, motion: Motion, skeleton: Skeleton | None) -> tuple[
     if links is not None and links.kind == "pose" and links.data.ndim == 3:
         labels = list(links.labels or [f"link {i}" for i in range(links.part_count)])
         parents = np.full(len(labels), -1, dtype=np.intp)
-        if skeleton is not None and [b.name for b in skeleton.bodies] == labels:
+        matches = skeleton is not None and [b.name for b in skeleton.bodies] == labels
+        if matches and skeleton is not None:
             parents = np.asarray([b.parent for b in skeleton.bodies], dtype=np.intp)
-        return np.asarray(links.data, dtype=float), links.times, parents, labels, "skeleton"
+        return (np.asarray(links.data, dtype=float), links.times, parents, labels,
+                skeleton if matches else None)
     if skeleton is not None and ("joints" in motion.tracks or motion.root_pose() is not None):
         track = kinematics.link_motion(skeleton, motion).tracks["links"]
         parents = np.asarray([b.parent for b in skeleton.bodies], dtype=np.intp)
         return np.asarray(track.data, dtype=float), track.times, parents, list(track.labels or []), \
-            "skeleton"
+            skeleton
     root = motion.root_pose()
     if root is not None:
         return (np.asarray(root.data, dtype=float)[:, None, :], root.times,
-                np.array([-1], dtype=np.intp), ["pose"], "trajectory")
+                np.array([-1], dtype=np.intp), ["pose"], None)
     if "joints" in motion.tracks:
         raise MotionkitError(f"{name}: holds joint values only; give the robot with --model")
     raise MotionkitError(f"{name}: nothing to show (no link poses, joints or root pose)")
+
+
+def _shapes(skeleton: Skeleton, shown: NDArray[np.float64]) -> list[ShapeView]:
+    """The skeleton's primitive shapes placed on the shown link poses ``(F, L, 7)``."""
+    from .shapes import groups, instance_poses
+
+    out = []
+    for group in groups(skeleton):
+        positions, wxyz = instance_poses(group, shown[..., :3], shown[..., 3:7])
+        out.append(ShapeView(group.vertices, group.faces, group.bodies, positions, wxyz, group.color))
+    return out
 
 
 def _terrain_mesh(terrain: Terrain) -> TerrainMesh:
@@ -182,7 +210,7 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
     total = sum(poses.shape[0] * poses.shape[1] for _, _, poses, *_ in raw)
     stride = max(1, int(np.ceil(total / max_link_poses)))
     actors: list[Actor] = []
-    for name, _motion, poses, times, parents, labels, kind in raw:
+    for name, _motion, poses, times, parents, labels, model in raw:
         frames = np.arange(0, poses.shape[0], stride, dtype=np.intp)
         if len(frames) and frames[-1] != poses.shape[0] - 1:
             frames = np.append(frames, poses.shape[0] - 1)
@@ -190,9 +218,12 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
         wxyz = shown[..., [6, 3, 4, 5]]
         root = poses[:, 0, :3]
         path = root[:: max(1, -(-len(root) // MAX_PATH_POINTS))]
+        kind = "trajectory" if model is None and len(labels) == 1 and labels[0] == "pose" \
+            else "skeleton"
         actors.append(Actor(name, times[frames] - (times[0] if len(times) else 0.0),
                             shown[..., :3].astype(np.float32), wxyz.astype(np.float32),
-                            parents, labels, path.astype(np.float32), frames, kind))
+                            parents, labels, path.astype(np.float32), frames, kind,
+                            _shapes(model, shown) if model is not None else []))
     longest = max(actors, key=lambda a: float(a.times[-1]) if len(a.times) else 0.0)
     note = ""
     if stride > 1:
