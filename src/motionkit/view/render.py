@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MotionkitError
-from .scene import Scene
+from .scene import Actor, Scene
 
 if TYPE_CHECKING:
     import viser
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 #: Distinct colours per actor (RGB 0-255).
 PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
            (140, 86, 75), (227, 119, 194), (127, 127, 127))
+
+#: Frames drawn along a trajectory's path.
+FRAMES_ALONG = 40
 
 #: Speeds the live view offers.
 SPEEDS = ("0.25", "0.5", "1", "2", "4")
@@ -76,8 +79,14 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
         prefix = f"/actor{index}"
         if len(actor.path) > 1:
             segments = np.stack([actor.path[:-1], actor.path[1:]], axis=1)
-            server.scene.add_line_segments(f"{prefix}/path", segments, colour, thickness=0.004)
-        size = 0.05 if actor.kind == "skeleton" else 0.3
+            server.scene.add_line_segments(f"{prefix}/path", segments, colour, thickness=2.0,
+                                           thickness_units="screen")
+        size = 0.05 if actor.kind == "skeleton" else _frame_size(actor)
+        if actor.kind == "trajectory" and len(actor.frames) > 1:  # its frames along the path
+            along = np.unique(np.linspace(0, len(actor.frames) - 1, FRAMES_ALONG).astype(int))
+            server.scene.add_batched_axes(f"{prefix}/frames", batched_wxyzs=actor.wxyz[along, 0],
+                                          batched_positions=actor.positions[along, 0],
+                                          axes_length=size / 2, axes_radius=size / 30)
         axes = server.scene.add_batched_axes(f"{prefix}/links", batched_wxyzs=actor.wxyz[0],
                                              batched_positions=actor.positions[0],
                                              axes_length=size, axes_radius=size / 12)
@@ -110,6 +119,12 @@ def _aim_camera(server: viser.ViserServer, scene: Scene) -> None:
     direction = np.array([0.55, -0.75, 0.45])
     server.initial_camera.look_at = target
     server.initial_camera.position = target + distance * direction / np.linalg.norm(direction)
+
+
+def _frame_size(actor: Actor) -> float:
+    """Axes length for a trajectory: a twentieth of its extent, at least 5 cm."""
+    span = float(np.max(np.ptp(actor.path, axis=0))) if len(actor.path) > 1 else 1.0
+    return max(0.05, span / 20)
 
 
 def _light(colour: tuple[int, int, int]) -> tuple[int, int, int]:
