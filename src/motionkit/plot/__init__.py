@@ -26,12 +26,12 @@ KINDS = ("auto", "trajectory", "joints", "terrain")
 Source = Motion | str | os.PathLike[str]
 
 
-def _figure_class() -> type[Figure]:
+def require_matplotlib() -> None:
+    """A MotionkitError naming the extra when matplotlib is missing."""
     try:
-        from matplotlib.figure import Figure
+        import matplotlib  # noqa: F401
     except ImportError:
         raise MotionkitError("plotting needs matplotlib: pip install 'motionkit[plot]'") from None
-    return Figure
 
 
 def _motions(sources: Sequence[Source], names: Sequence[str] | None) -> list[tuple[str, Motion]]:
@@ -77,7 +77,7 @@ def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = No
 
     if kind not in KINDS:
         raise MotionkitError(f"unknown plot kind {kind!r} (one of {', '.join(KINDS)})")
-    _figure_class()
+    require_matplotlib()
     named = _motions(sources, names)
     if kind == "auto":
         kind = choose_kind([m for _, m in named])
@@ -108,7 +108,7 @@ def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
     return target
 
 
-__all__ = ["KINDS", "choose_kind", "plot", "save"]
+__all__ = ["KINDS", "choose_kind", "plot", "require_matplotlib", "save"]
 
 
 class _Callable(types.ModuleType):

@@ -31,17 +31,16 @@ FRAMES_ALONG = 40
 SPEEDS = ("0.25", "0.5", "1", "2", "4")
 
 
-def _viser() -> object:
+def _require_viser() -> None:
     try:
-        import viser
+        import viser  # noqa: F401
     except ImportError:
         raise MotionkitError("the viewer needs viser: pip install 'motionkit[view]'") from None
-    return viser
 
 
 def start_server(host: str = "127.0.0.1", port: int = 8080) -> viser.ViserServer:
     """A viser server on ``host:port`` (loopback unless told otherwise), quiet."""
-    _viser()
+    _require_viser()
     import viser
 
     if port == 0:
