@@ -162,3 +162,21 @@ def test_import_stays_light() -> None:
             "print(sorted(m for m in ('matplotlib', 'viser') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_model_names_sr1_joint_columns(tmp_path: Path) -> None:
+    walk = corpus_file("choreonoid", "SR1WalkPattern1.seq")
+    body = corpus_file("choreonoid", "SR1.body")
+    skeleton = mk.read(body)
+    figure = mk.plot(walk, model=body, joints=["RLEG_KNEE"])
+    (panel,) = [a for a in figure.axes if a.get_visible()]
+    assert panel.get_title() == "RLEG_KNEE"
+    column = {int(j.attrs["joint_id"]): j.name for j in skeleton.joints
+              if "joint_id" in j.attrs}
+    knee = next(c for c, n in column.items() if n == "RLEG_KNEE")
+    np.testing.assert_array_equal(panel.get_lines()[0].get_ydata(),
+                                  mk.read(walk).tracks["joints"].data[:, knee])
+    out = tmp_path / "knee.svg"
+    with pytest.raises(SystemExit) as done:
+        main(["plot", str(walk), "--model", str(body), "--joints", "RLEG_KNEE,LLEG_KNEE", "-o", str(out)])
+    assert done.value.code == 0 and b"LLEG_KNEE" in out.read_bytes()

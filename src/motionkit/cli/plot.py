@@ -14,14 +14,17 @@ from ..plot import KINDS
 @click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True,
               help="Panels: trajectories (top view, xyz, rpy), joint tracks, terrain + root path.")
 @click.option("--joints", help="Comma-separated joint labels to draw (with --kind joints).")
-def command(files: tuple[str, ...], output: str, kind: str, joints: str | None) -> None:
+@click.option("--model", type=click.Path(dir_okay=False),
+              help="A model (.body, .skel, …) naming a file's unlabelled joint columns.")
+def command(files: tuple[str, ...], output: str, kind: str, joints: str | None,
+            model: str | None) -> None:
     """Draw FILE(s): trajectories overlaid, a file's joint values, or its terrain (needs
     motionkit[plot]). Same input, same bytes.
 
     \b
     Examples:
       motionkit plot groundtruth.tum estimate.tum -o paths.png
-      motionkit plot SR1WalkPattern1.seq --kind joints --joints RLEG_HIP_P,RLEG_KNEE -o knee.svg
+      motionkit plot SR1WalkPattern1.seq --model SR1.body --joints RLEG_HIP_P,RLEG_KNEE -o knee.svg
       motionkit plot motion.pkl --kind terrain -o terrain.pdf
     """
     from ..plot import plot, save
@@ -29,5 +32,5 @@ def command(files: tuple[str, ...], output: str, kind: str, joints: str | None) 
     chosen = [j.strip() for j in joints.split(",") if j.strip()] if joints else None
     if chosen and kind == "auto":
         kind = "joints"
-    figure = plot(*files, kind=kind, joints=chosen)
+    figure = plot(*files, kind=kind, joints=chosen, model=model)
     click.echo(f"wrote {save(figure, output)}", err=True)

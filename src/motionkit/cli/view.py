@@ -36,6 +36,9 @@ def command(files: tuple[str, ...], model: str | None, html_out: str | None, por
         path = write_html(scene, html_out)
         click.echo(f"wrote {path}", err=True)
         return
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: serving on {host}: other machines that reach it can see these files",
+                   err=True)
     live = LiveView(scene, host, port)
     click.echo(f"motionkit view: open {live.url} (Ctrl+C stops)", err=True)
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import MotionkitError
-from ..model import Motion
+from ..model import Motion, Skeleton, World
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -68,11 +68,32 @@ def choose_kind(motions: Sequence[Motion]) -> str:
     return "trajectory"
 
 
+def joint_names(motion: Motion, model: Skeleton | World | str | os.PathLike[str]) -> list[str] | None:
+    """Names for a motion's unlabelled joint columns from a model: by Choreonoid joint ID
+    (column = ID), else in coordinate order when the counts match; None when neither fits."""
+    from ..api import read
+    from ..kinematics.motion import model_skeleton
+
+    track = motion.tracks.get("joints")
+    if track is None or track.labels:
+        return None
+    loaded = model if isinstance(model, Skeleton | World) else read(model)
+    skeleton = model_skeleton(loaded, model if not isinstance(model, Skeleton | World) else "model")
+    columns = track.part_count
+    by_id = skeleton.joint_id_columns()
+    if by_id and all(c in by_id for c in range(columns)):
+        return [skeleton.dof_names[by_id[c]] for c in range(columns)]
+    if columns == skeleton.dof_count:
+        return list(skeleton.dof_names)
+    return None
+
+
 def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = None,
-         names: Sequence[str] | None = None) -> Figure:
+         names: Sequence[str] | None = None,
+         model: Skeleton | World | str | os.PathLike[str] | None = None) -> Figure:
     """A figure of motions (files or :class:`Motion` objects), with the panels ``kind`` asks for
     (``auto``: :func:`choose_kind`). ``joints`` picks joint columns by label; ``names`` labels
-    the inputs in legends (default: file names)."""
+    the inputs in legends (default: file names); ``model`` names unlabelled joint columns."""
     from .motion import joints_figure, terrain_figure, trajectory_figure
 
     if kind not in KINDS:
@@ -87,7 +108,8 @@ def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = No
         raise MotionkitError(f"--kind {kind} draws one file at a time, got {len(named)}")
     name, motion = named[0]
     if kind == "joints":
-        return joints_figure(name, motion, joints)
+        labels = joint_names(motion, model) if model is not None else None
+        return joints_figure(name, motion, joints, labels)
     return terrain_figure(name, motion)
 
 
@@ -108,7 +130,7 @@ def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
     return target
 
 
-__all__ = ["KINDS", "choose_kind", "plot", "require_matplotlib", "save"]
+__all__ = ["KINDS", "choose_kind", "joint_names", "plot", "require_matplotlib", "save"]
 
 
 class _Callable(types.ModuleType):

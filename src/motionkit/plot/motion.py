@@ -100,14 +100,15 @@ def trajectory_figure(named: Sequence[tuple[str, Motion]]) -> Figure:
     return figure
 
 
-def joints_figure(name: str, motion: Motion, joints: Sequence[str] | None = None) -> Figure:
+def joints_figure(name: str, motion: Motion, joints: Sequence[str] | None = None,
+                  names: Sequence[str] | None = None) -> Figure:
     """One small panel per joint (labelled, shared time axis), 4 columns; ``joints`` picks some
-    by label."""
+    by label; ``names`` label unlabelled columns (from a model)."""
     track = motion.tracks.get("joints")
     if track is None:
         raise MotionkitError(f"{name}: no joint values to plot")
     data = np.asarray(track.data, dtype=float).reshape(track.frames, -1)
-    labels = list(track.labels or [f"joint {i}" for i in range(data.shape[1])])
+    labels = list(track.labels or names or [f"joint {i}" for i in range(data.shape[1])])
     columns = list(range(len(labels)))
     if joints:
         unknown = [j for j in joints if j not in labels]
