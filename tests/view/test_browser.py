@@ -129,3 +129,12 @@ def test_live_server_in_chromium(browser: Any, parc: tuple[Path, Path]) -> None:
         page.close()
     finally:
         live.stop()
+
+
+def test_missing_browser_skips_or_fails_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MOTIONKIT_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        _missing("no Chromium")
+    monkeypatch.setenv("MOTIONKIT_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="MOTIONKIT_REQUIRE_BROWSER=1"):
+        _missing("no Chromium")
