@@ -90,6 +90,23 @@ def evaluate_estimate() -> None:
     print()
 
 
+def look_at_it(walk: Path) -> None:
+    """Draw the loop's two trajectories and write a viewer page of the generated walk."""
+    have = {name: importlib.util.find_spec(name) is not None for name in ("matplotlib", "viser")}
+    if have["matplotlib"]:
+        from motionkit.plot import save
+
+        figure = mk.plot(OUT / "loop_gt.tum", OUT / "loop_estimate.tum")
+        print(f"8. plotted both loop trajectories (top view, xyz, rpy): {save(figure, OUT / 'loop.png')}")
+    if have["viser"]:
+        page = OUT / "walk_view.html"
+        mk.view(walk, html=page)
+        print(f"9. wrote a 3D viewer page of the walk (open it in a browser, offline): {page}")
+    if not all(have.values()):
+        print("   (plots need motionkit[plot], the viewer motionkit[view])")
+    print()
+
+
 def main() -> None:
     warnings.showwarning = lambda message, *_: print(f"   warning: {message}")
     OUT.mkdir(exist_ok=True)
@@ -117,6 +134,7 @@ def main() -> None:
                 for n in ("links", "joints", "zmp"))
     print(f"6. version 2 -> 1 -> read back is bit-exact: {exact}\n")
     evaluate_estimate()
+    look_at_it(walk)
     for name in ("walk_v4.seq", "stamped.seq", "stamped_linear_100hz.seq", "walk_root.traj"):
         show(OUT / name)
     print(f"All outputs are in {OUT}/ ; try: .venv/bin/motionkit info {OUT.name}/walk_v4.seq")

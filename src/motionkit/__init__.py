@@ -33,12 +33,15 @@ __all__ = [
     "kinematics",
     "motionlib",
     "ops",
+    "plot",
     "read",
     "spatial",
+    "view",
     "write",
 ]
 
-_LAZY_SUBMODULES = {"kinematics", "motionlib", "ops", "spatial", "formats"}
+#: ``mk.plot(...)`` and ``mk.view(...)`` call the subpackages themselves (callable modules).
+_LAZY_SUBMODULES = {"kinematics", "motionlib", "ops", "spatial", "formats", "plot", "view"}
 
 
 def __getattr__(name: str) -> Any:

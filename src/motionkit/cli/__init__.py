@@ -13,7 +13,7 @@ from .. import __version__
 from ..errors import MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
-COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval")
+COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval", "plot", "view")
 
 EPILOG = """\b
 Examples:
@@ -25,6 +25,8 @@ Examples:
   motionkit info robot.skel
   motionkit fk SR1.body SR1WalkPattern1.seq links.seq
   motionkit eval ape groundtruth.tum estimate.tum --align se3
+  motionkit plot groundtruth.tum estimate.tum -o paths.png
+  motionkit view SR1WalkPattern1.seq --model SR1.body --html walk.html
 """
 
 

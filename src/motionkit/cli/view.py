@@ -1,0 +1,47 @@
+"""``motionkit view FILE...``: a 3D view in the browser, live on 127.0.0.1 or one HTML file."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("view")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--model", type=click.Path(dir_okay=False),
+              help="The robot or character (.body, .skel, .xml) for files of joint values.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Write one self-contained page that plays offline, instead of serving.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="Port of the live view (0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to serve on; anything but loopback shows your files to the network.")
+def command(files: tuple[str, ...], model: str | None, html_out: str | None, port: int,
+            host: str) -> None:
+    """Show FILE(s) in 3D with a time slider and play/pause/speed (needs motionkit[view]):
+    skeletons (through --model for joint values), root paths, trajectories with their frames,
+    terrain; several files side by side.
+
+    \b
+    Examples:
+      motionkit view SR1WalkPattern1.seq --model SR1.body
+      motionkit view SR1WalkPattern1.seq --model SR1.body --html walk.html
+      motionkit view groundtruth.tum estimate.tum --port 8090
+    """
+    from ..view import LiveView, build_scene, write_html
+
+    scene = build_scene(*files, model=model)
+    if scene.note:
+        click.echo(scene.note, err=True)
+    if html_out:
+        path = write_html(scene, html_out)
+        click.echo(f"wrote {path}", err=True)
+        return
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: serving on {host}: other machines that reach it can see these files",
+                   err=True)
+    live = LiveView(scene, host, port)
+    click.echo(f"motionkit view: open {live.url} (Ctrl+C stops)", err=True)
+    try:
+        live.wait()
+    finally:
+        live.stop()

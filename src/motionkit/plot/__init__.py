@@ -1,0 +1,143 @@
+"""Static plots of motions, terrains and evaluation results (matplotlib, the ``plot`` extra).
+
+Everything is drawn on bare ``matplotlib.figure.Figure`` objects with the Agg canvas: no GUI
+backend, no pyplot global state, so notebooks, the CLI and tests get the same pictures.
+:func:`plot` picks panels from what the inputs hold; :func:`save` writes the same bytes for the
+same figure (no dates, a fixed SVG hash salt).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import MotionkitError
+from ..model import Motion, Skeleton, World
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+KINDS = ("auto", "trajectory", "joints", "terrain")
+
+Source = Motion | str | os.PathLike[str]
+
+
+def require_matplotlib() -> None:
+    """A MotionkitError naming the extra when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MotionkitError("plotting needs matplotlib: pip install 'motionkit[plot]'") from None
+
+
+def _motions(sources: Sequence[Source], names: Sequence[str] | None) -> list[tuple[str, Motion]]:
+    from ..api import read
+
+    if not sources:
+        raise MotionkitError("nothing to plot: give at least one file or motion")
+    out: list[tuple[str, Motion]] = []
+    for index, source in enumerate(sources):
+        if isinstance(source, Motion):
+            motion = source
+            name = str(motion.meta.get("name") or f"motion {index + 1}")
+        else:
+            loaded = read(source)
+            if not isinstance(loaded, Motion):
+                raise MotionkitError(f"{Path(source).name}: holds a model, not a motion; "
+                                     "plot draws motions (view shows models)")
+            motion, name = loaded, Path(source).name
+        if names and index < len(names):
+            name = names[index]
+        out.append((name, motion))
+    return out
+
+
+def choose_kind(motions: Sequence[Motion]) -> str:
+    """The panels that fit: terrain when one file has a terrain, joints for a single file of
+    joint values without a root path, else trajectories."""
+    if len(motions) == 1:
+        motion = motions[0]
+        if motion.terrain is not None:
+            return "terrain"
+        if motion.root_pose() is None and "joints" in motion.tracks:
+            return "joints"
+    return "trajectory"
+
+
+def joint_names(motion: Motion, model: Skeleton | World | str | os.PathLike[str]) -> list[str] | None:
+    """Names for a motion's unlabelled joint columns from a model: by Choreonoid joint ID
+    (column = ID), else in coordinate order when the counts match; None when neither fits."""
+    from ..api import read
+    from ..kinematics.motion import model_skeleton
+
+    track = motion.tracks.get("joints")
+    if track is None or track.labels:
+        return None
+    loaded = model if isinstance(model, Skeleton | World) else read(model)
+    skeleton = model_skeleton(loaded, model if not isinstance(model, Skeleton | World) else "model")
+    columns = track.part_count
+    by_id = skeleton.joint_id_columns()
+    if by_id and all(c in by_id for c in range(columns)):
+        return [skeleton.dof_names[by_id[c]] for c in range(columns)]
+    if columns == skeleton.dof_count:
+        return list(skeleton.dof_names)
+    return None
+
+
+def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = None,
+         names: Sequence[str] | None = None,
+         model: Skeleton | World | str | os.PathLike[str] | None = None) -> Figure:
+    """A figure of motions (files or :class:`Motion` objects), with the panels ``kind`` asks for
+    (``auto``: :func:`choose_kind`). ``joints`` picks joint columns by label; ``names`` labels
+    the inputs in legends (default: file names); ``model`` names unlabelled joint columns."""
+    from .motion import joints_figure, terrain_figure, trajectory_figure
+
+    if kind not in KINDS:
+        raise MotionkitError(f"unknown plot kind {kind!r} (one of {', '.join(KINDS)})")
+    require_matplotlib()
+    named = _motions(sources, names)
+    if kind == "auto":
+        kind = choose_kind([m for _, m in named])
+    if kind == "trajectory":
+        return trajectory_figure(named)
+    if len(named) != 1:
+        raise MotionkitError(f"--kind {kind} draws one file at a time, got {len(named)}")
+    name, motion = named[0]
+    if kind == "joints":
+        labels = joint_names(motion, model) if model is not None else None
+        return joints_figure(name, motion, joints, labels)
+    return terrain_figure(name, motion)
+
+
+def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
+    """Write ``figure`` to ``path`` (format from the suffix: png, svg, pdf); same figure, same bytes."""
+    import matplotlib
+
+    target = Path(path)
+    suffix = target.suffix.lower().lstrip(".")
+    metadata: dict[str, str | None] = {
+        "png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+    }.get(suffix, {})  # type: ignore[assignment]
+    if suffix not in ("png", "svg", "pdf"):
+        raise MotionkitError(f"{target.name}: plots are written as .png, .svg or .pdf")
+    with matplotlib.rc_context({"svg.hashsalt": "motionkit", "pdf.compression": 6}):
+        figure.savefig(target, dpi=dpi, metadata=metadata)
+    return target
+
+
+__all__ = ["KINDS", "choose_kind", "joint_names", "plot", "require_matplotlib", "save"]
+
+
+class _Callable(types.ModuleType):
+    """Lets ``motionkit.plot(...)`` call :func:`plot` while ``motionkit.plot`` stays the package."""
+
+    def __call__(self, *sources: Source, **options: object) -> object:
+        return plot(*sources, **options)  # type: ignore[arg-type]
+
+
+sys.modules[__name__].__class__ = _Callable
