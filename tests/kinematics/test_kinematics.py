@@ -222,3 +222,20 @@ def test_shapes_and_errors() -> None:
     np.testing.assert_allclose(tiny[3:], [5e-13, 0, 0, 1], atol=1e-18)
     empty = Skeleton("e", [])
     assert forward(empty, np.zeros((5, 0))).shape == (5, 0, 7)
+
+
+def test_joint_rotations_drive_fk_through_a_character() -> None:
+    """A PARC motion read without a character has joint rotations only: FK through the
+    character's skeleton gives the same link poses as through its joint values."""
+    character = corpus_file("parc", "character", "humanoid.xml")
+    skeleton = mk.read(character)
+    assert isinstance(skeleton, mk.Skeleton)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bare = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
+        labelled = mk.read(corpus_file("parc", "ms", "sfu.pkl"), character=character)
+    assert "joints" not in bare.tracks and "joints" in labelled.tracks
+    from_rotations = mk.kinematics.link_motion(skeleton, bare).tracks["links"].data
+    from_joints = mk.kinematics.link_motion(skeleton, labelled).tracks["links"].data
+    np.testing.assert_array_equal(from_rotations, from_joints)
+    assert np.ptp(from_rotations[:, -1, :3], axis=0).max() > 0.1  # the limbs do move

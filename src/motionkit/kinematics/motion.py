@@ -18,14 +18,16 @@ Array = NDArray[np.float64]
 def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None]:
     """The skeleton's coordinates ``(frames, dof_count)`` and root pose (or None) of a motion.
 
-    Joint columns are matched, in this order: by label (coordinate or joint names), by
+    Joint values come from ``joints``, else from ``joint_rotations`` where the skeleton is a
+    character whose DOFs they map to (PARC, MimicKit). Joint columns are matched, in this
+    order: by label (coordinate or joint names), by
     Choreonoid joint ID (``joint.attrs["joint_id"]``, column = ID), or by position when the
     column count equals the skeleton's coordinates (or those after a free root joint). The
     root pose comes from the ``root`` track, else part 0 of ``links``.
     """
     root_track = motion.root_pose()
     root = None if root_track is None else np.asarray(root_track.data, dtype=float)
-    joints = motion.tracks.get("joints")
+    joints = motion.tracks.get("joints") or _joints_from_rotations(skeleton, motion)
     frames = joints.frames if joints is not None else (root_track.frames if root_track else 0)
     q = np.zeros((frames, skeleton.dof_count))
     if joints is None:
@@ -67,6 +69,22 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
     raise ConversionError(f"the motion has {columns} joint columns; skeleton {skeleton.name!r} "
                           f"has {skeleton.dof_count} coordinates and no joint IDs or labels to "
                           "match them by")
+
+
+def _joints_from_rotations(skeleton: Skeleton, motion: Motion) -> Track | None:
+    """A ``joints`` track derived from ``joint_rotations`` through the skeleton as a PARC
+    character, or None when the motion has none or the skeleton is no such character."""
+    rotations = motion.tracks.get("joint_rotations")
+    if rotations is None:
+        return None
+    from ..formats.parc.character import load_character  # the DOF maps live with the format
+
+    try:
+        character = load_character(skeleton)
+        dofs = character.quats_to_dofs(rotations.data)
+    except ConversionError:
+        return None
+    return Track("joints", "value", dofs, rotations.timeline, labels=list(character.dof_names))
 
 
 def link_poses(skeleton: Skeleton, motion: Motion, chunk: int | None = None,
