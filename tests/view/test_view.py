@@ -4,6 +4,7 @@ same numbers, untrusted names are escaped, and the live server runs on 127.0.0.1
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -161,7 +162,13 @@ def test_cli_serves_on_127_0_0_1_and_stops_by_pid(parc: tuple[Path, Path]) -> No
     process = subprocess.Popen([sys.executable, "-m", "motionkit", "view", str(parc[1]), "--model",
                                 str(parc[0]), "--port", str(port)],
                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    said = ""
     try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 60  # the URL is printed once the scene is up
+        while "open http" not in said and time.monotonic() < deadline:
+            if select.select([process.stderr], [], [], 1.0)[0]:
+                said += process.stderr.readline()
         _wait_for(f"http://127.0.0.1:{port}/")
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True)
         if listening.returncode == 0:
@@ -170,7 +177,7 @@ def test_cli_serves_on_127_0_0_1_and_stops_by_pid(parc: tuple[Path, Path]) -> No
     finally:
         os.kill(process.pid, signal.SIGINT)
         _, err = process.communicate(timeout=20)
-    assert f"open http://127.0.0.1:{port}/" in err
+    assert f"open http://127.0.0.1:{port}/" in said + err
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass
 

@@ -14,6 +14,7 @@ import motionkit as mk
 from conftest import corpus_file
 from motionkit.errors import ConversionError, FormatError
 from motionkit.formats.parc import character as ch
+from motionkit.formats.parc import mjcf
 from motionkit.model import Skeleton
 from motionkit.spatial import quaternion
 
@@ -327,10 +328,10 @@ def _chain(depth: int) -> str:
 
 def test_body_count_and_depth_are_capped(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "deep.xml"
-    path.write_text(_chain(ch.MAX_BODY_DEPTH + 5))
+    path.write_text(_chain(mjcf.MAX_BODY_DEPTH + 5))
     with pytest.raises(FormatError, match="nest deeper"):
         ch.load_character(path)
-    monkeypatch.setattr(ch, "MAX_BODIES", 50)
+    monkeypatch.setattr(mjcf, "MAX_BODIES", 50)
     path.write_text(_BODY.format("<body><joint axis='1 0 0'/></body>" * 60))
     with pytest.raises(FormatError, match="more than 50 bodies"):
         ch.load_character(path)
@@ -339,10 +340,10 @@ def test_body_count_and_depth_are_capped(tmp_path: Path, monkeypatch) -> None:
 def test_deep_and_wide_characters_list_quickly(tmp_path: Path) -> None:
     """10: the tree listing walks with its own stack and finds children once."""
     path = tmp_path / "deep.xml"
-    path.write_text(_chain(ch.MAX_BODY_DEPTH))
+    path.write_text(_chain(mjcf.MAX_BODY_DEPTH))
     deep = mk.read(path)
     lines = deep.summary_text().splitlines()
-    assert len(lines) == 2 + ch.MAX_BODY_DEPTH + 1 and "body1000" in lines[-1]
+    assert len(lines) == 2 + mjcf.MAX_BODY_DEPTH + 1 and "body1000" in lines[-1]
     path.write_text(_BODY.format("<body><joint axis='1 0 0'/></body>" * 9000))
     wide = mk.read(path)
     assert len(wide.summary_text().splitlines()) == 2 + 9001

@@ -1,0 +1,461 @@
+"""MJCF as MuJoCo compiles it, for PARC characters: ``<compiler>`` settings (angle unit,
+Euler sequence, mesh folder), default classes and ``childclass``, every body-frame form
+(quat, axisangle, euler, xyaxes, zaxis), ``<frame>``, joints and their limits, and geoms
+(with mesh assets). Parsed with defusedxml (no entities), every error with its place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError, TreeBuilder
+
+import defusedxml.ElementTree as SafeET
+import numpy as np
+from defusedxml import DefusedXmlException
+from scipy.spatial.transform import Rotation
+
+from ..._io import read_bytes
+from ...errors import FormatError
+from ...model.skeleton import Shape
+from ...spatial import quaternion as quat
+from .character import Array, Character
+
+#: Most bodies of a character, and their deepest nesting (real ones have tens and ~10).
+MAX_BODIES = 10_000
+MAX_BODY_DEPTH = 1_000
+
+
+def parse_mjcf(source: str | os.PathLike[str]) -> Character:
+    """The Character of an MJCF file, as MuJoCo compiles it (FormatError where it is not
+    one: file, line and column where the XML gives them)."""
+    data = read_bytes(source)
+    where = _Positions()
+    parser = SafeET.DefusedXMLParser(target=where)
+    where.parser = parser
+    try:
+        parser.feed(data)
+        root = parser.close()
+    except ParseError as exc:
+        line, column = getattr(exc, "position", (None, None))
+        raise FormatError(f"not well-formed XML: {exc}", source, line,
+                          column + 1 if column is not None else None) from None
+    except DefusedXmlException as exc:
+        raise FormatError(f"refused XML feature: {exc}", source) from None
+    xml = _Xml(source, where.at)
+    try:
+        return _parse(root, xml)
+    except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError,
+            RecursionError, MemoryError) as exc:
+        raise FormatError(f"bad character model ({type(exc).__name__}: {str(exc)[:200]})",
+                          source) from None
+
+
+
+
+class _Positions(TreeBuilder):
+    """An ElementTree builder that remembers where each element starts (line, column)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parser: Any = None
+        self.at: dict[int, tuple[int, int]] = {}
+
+    def start(self, tag: Any, attrs: Any) -> Element:
+        element = super().start(tag, attrs)
+        expat = getattr(self.parser, "parser", None)
+        if expat is not None:
+            self.at[id(element)] = (expat.CurrentLineNumber, expat.CurrentColumnNumber + 1)
+        return element
+
+
+@dataclass(eq=False)
+class _Xml:
+    """The file being parsed: errors name it and the element's line and column."""
+
+    path: Any
+    at: dict[int, tuple[int, int]]
+
+    def error(self, element: Element, message: str) -> FormatError:
+        line, column = self.at.get(id(element), (None, None))
+        return FormatError(message, self.path, line, column)
+
+
+@dataclass(eq=False)
+class _Compiler:
+    """The settings of every ``<compiler>`` element (later attributes override earlier ones,
+    and apply to the whole file, also to angles written before them)."""
+
+    degree: bool = True
+    eulerseq: str = "xyz"
+    autolimits: bool = True
+    meshdir: str = ""
+    strippath: bool = False
+
+    @classmethod
+    def of(cls, root: Element, xml: _Xml) -> _Compiler:
+        out = cls()
+        for node in root.iter("compiler"):
+            angle = node.get("angle")
+            if angle is not None:
+                if angle not in ("degree", "radian"):
+                    raise xml.error(node, f'<compiler angle="{angle[:40]}">: degree or radian')
+                out.degree = angle == "degree"
+            seq = node.get("eulerseq")
+            if seq is not None:
+                if len(seq) != 3 or any(c not in "xyzXYZ" for c in seq):
+                    raise xml.error(node, f'<compiler eulerseq="{seq[:40]}">: three of xyzXYZ')
+                out.eulerseq = seq
+            if node.get("coordinate", "local") != "local":
+                raise xml.error(node, '<compiler coordinate="global"> is not supported (MuJoCo '
+                                "refuses it too)")
+            if node.get("autolimits") is not None:
+                out.autolimits = node.get("autolimits") == "true"
+            if node.get("meshdir") is not None:
+                out.meshdir = node.get("meshdir", "")
+            elif node.get("assetdir") is not None:
+                out.meshdir = node.get("assetdir", "")
+            if node.get("strippath") is not None:
+                out.strippath = node.get("strippath") == "true"
+        return out
+
+    def angle(self, value: Array) -> Array:
+        """Angles in the file's unit, as radians."""
+        return np.radians(value) if self.degree else value
+
+
+class _Defaults:
+    """MJCF default classes: class name → element tag → attributes (inherited down)."""
+
+    def __init__(self, root: Element) -> None:
+        self.classes: dict[str, dict[str, dict[str, str]]] = {}
+        stack: list[tuple[Element, dict[str, dict[str, str]], bool]] = [
+            (node, {}, True) for node in reversed(root.findall("default"))]
+        while stack:
+            node, inherited, top = stack.pop()
+            name = node.get("class", "main" if top else "")
+            own = {tag: dict(attrs) for tag, attrs in inherited.items()}
+            for child in node:
+                if child.tag != "default":
+                    own.setdefault(child.tag, {}).update(child.attrib)
+            self.classes[name] = own
+            stack.extend((child, own, False) for child in reversed(node.findall("default")))
+
+    def attrs(self, element: Element, active: str) -> dict[str, str]:
+        """The element's attributes over those of its class (``class``, else ``active``)."""
+        name = element.get("class", active)
+        out = dict(self.classes.get(name, {}).get(element.tag, {}))
+        out.update(element.attrib)
+        return out
+
+
+def _numbers(attrs: dict[str, str], name: str, element: Element, xml: _Xml) -> Array | None:
+    """Attribute ``name`` of resolved ``attrs`` as finite numbers (None if absent)."""
+    text = attrs.get(name)
+    if text is None:
+        return None
+    try:
+        values = np.array([float(v) for v in text.split()], dtype=np.float64)
+    except ValueError:
+        raise xml.error(element, f"<{element.tag} {name}=...>: not numbers") from None
+    if not np.isfinite(values).all():
+        raise xml.error(element, f"<{element.tag} {name}=...>: numbers must be finite")
+    return values
+
+
+def _frame(attrs: dict[str, str], element: Element, xml: _Xml, compiler: _Compiler) -> Array:
+    """The 4×4 frame of an element: ``pos`` and one of quat / axisangle / euler / xyaxes /
+    zaxis, as MuJoCo compiles them."""
+    out = np.eye(4)
+    pos = _numbers(attrs, "pos", element, xml)
+    if pos is not None:
+        if pos.size != 3:
+            raise xml.error(element, f"<{element.tag} pos=...>: needs 3 numbers")
+        out[:3, 3] = pos
+    given = [k for k in ("quat", "axisangle", "euler", "xyaxes", "zaxis") if k in attrs]
+    if len(given) > 1:
+        raise xml.error(element, f"<{element.tag}>: more than one orientation ({', '.join(given)})")
+    if not given:
+        return out
+    kind = given[0]
+    values = _numbers(attrs, kind, element, xml)
+    sizes = {"quat": 4, "axisangle": 4, "euler": 3, "xyaxes": 6, "zaxis": 3}
+    if values is None or values.size != sizes[kind]:
+        raise xml.error(element, f"<{element.tag} {kind}=...>: needs {sizes[kind]} numbers")
+    if kind == "quat":
+        if np.linalg.norm(values) < 1e-9:
+            raise xml.error(element, f"<{element.tag} quat=...>: zero quaternion")
+        out[:3, :3] = Rotation.from_quat(quat.wxyz_to_xyzw(values)).as_matrix()
+    elif kind == "axisangle":
+        norm = np.linalg.norm(values[:3])
+        if norm < 1e-9:
+            raise xml.error(element, f"<{element.tag} axisangle=...>: zero axis")
+        angle = float(compiler.angle(values[3:]).item())
+        out[:3, :3] = Rotation.from_rotvec(values[:3] / norm * angle).as_matrix()
+    elif kind == "euler":  # MuJoCo's lower case = intrinsic, SciPy's upper case
+        out[:3, :3] = Rotation.from_euler(compiler.eulerseq.swapcase(),
+                                          compiler.angle(values)).as_matrix()
+    elif kind == "xyaxes":
+        x, y = values[:3], values[3:]
+        if np.linalg.norm(x) < 1e-9:
+            raise xml.error(element, f"<{element.tag} xyaxes=...>: zero x axis")
+        x = x / np.linalg.norm(x)
+        y = y - (y @ x) * x
+        if np.linalg.norm(y) < 1e-9:
+            raise xml.error(element, f"<{element.tag} xyaxes=...>: y parallel to x")
+        y = y / np.linalg.norm(y)
+        out[:3, :3] = np.column_stack([x, y, np.cross(x, y)])
+    else:
+        out[:3, :3] = _zaxis(values, element, xml)
+    return out
+
+
+def _zaxis(direction: Array, element: Element, xml: _Xml) -> Array:
+    """The smallest rotation taking +z to ``direction``."""
+    norm = np.linalg.norm(direction)
+    if norm < 1e-9:
+        raise xml.error(element, f"<{element.tag}>: zero z axis")
+    z = direction / norm
+    axis = np.cross([0.0, 0.0, 1.0], z)
+    sin, cos = np.linalg.norm(axis), float(z[2])
+    if sin < 1e-12:
+        return np.eye(3) if cos > 0 else np.diag([1.0, -1.0, -1.0])
+    return Rotation.from_rotvec(axis / sin * np.arctan2(sin, cos)).as_matrix()
+
+
+@dataclass(eq=False)
+class _Found:
+    """A body's joints and geoms (through ``<frame>`` elements) and its child bodies."""
+
+    joints: list[tuple[Element, dict[str, str]]] = field(default_factory=list)
+    geoms: list[tuple[Element, dict[str, str], Array]] = field(default_factory=list)
+    bodies: list[tuple[Element, Array, str]] = field(default_factory=list)
+    free: Element | None = None
+
+
+def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
+              compiler: _Compiler) -> _Found:
+    """Walk a body's children, composing ``<frame>`` transforms and ``childclass``."""
+    found = _Found()
+    stack: list[tuple[Iterator[Element], Array, str]] = [(iter(body), np.eye(4), active)]
+    while stack:  # document order, descending into <frame> where it stands
+        children, frame, cls = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            continue
+        if len(stack) > MAX_BODY_DEPTH:
+            raise xml.error(child, f"frames nest deeper than {MAX_BODY_DEPTH} levels")
+        if child.tag == "joint":
+            found.joints.append((child, defaults.attrs(child, cls)))
+        elif child.tag == "freejoint":
+            found.free = child  # a <freejoint> takes no defaults
+        elif child.tag == "geom":
+            attrs = defaults.attrs(child, cls)
+            found.geoms.append((child, attrs, frame))
+        elif child.tag == "body":
+            found.bodies.append((child, frame, cls))
+        elif child.tag == "frame":
+            inner = frame @ _frame(defaults.attrs(child, cls), child, xml, compiler)
+            stack.append((iter(child), inner, child.get("childclass", cls)))
+        elif child.tag in ("include", "replicate", "attach"):
+            raise xml.error(child, f"<{child.tag}> is not supported yet")
+    return found
+
+
+def _hinge_range(attrs: dict[str, str], element: Element, xml: _Xml,
+                 compiler: _Compiler) -> Array | None:
+    """A hinge's limits in radians as MuJoCo compiles them, or None if unlimited."""
+    values = _numbers(attrs, "range", element, xml)
+    limited = attrs.get("limited", "auto")
+    if limited == "auto":
+        if values is not None and not compiler.autolimits:
+            raise xml.error(element, "<joint range=...> without limited=\"true\" under "
+                            "<compiler autolimits=\"false\">")
+        on = values is not None
+    else:
+        on = limited == "true"
+    if not on:
+        return None
+    if values is None or values.size != 2:
+        raise xml.error(element, "<joint range=...>: needs 2 numbers")
+    return compiler.angle(values)
+
+
+def _parse(root: Element, xml: _Xml) -> Character:
+    path = xml.path
+    if root.tag != "mujoco":
+        raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag:.40}>)", path)
+    compiler = _Compiler.of(root, xml)
+    defaults = _Defaults(root)
+    meshes = _meshes(root, defaults, compiler, xml)
+    world = root.find("worldbody")
+    if world is None:
+        raise FormatError("no <worldbody>", path)
+    first_level = _contents(world, world.get("childclass", "main"), defaults, xml, compiler)
+    if not first_level.bodies:
+        raise FormatError("no <body> inside <worldbody>", path)
+    names: list[str] = []
+    parents: list[int] = []
+    kinds: list[str] = []
+    joints: list[str] = []
+    pos: list[Array] = []
+    rot: list[Array] = []
+    axes: list[Array] = []
+    limits: list[Array] = []
+    shapes: list[list[Shape]] = []
+    depths: list[int] = []
+    first_body, first_frame, first_class = first_level.bodies[0]
+    stack: list[tuple[Element, int, Array, str]] = [(first_body, -1, first_frame, first_class)]
+    while stack:
+        element, parent, outer, active = stack.pop()
+        index = len(names)
+        if index >= MAX_BODIES:
+            raise xml.error(element, f"more than {MAX_BODIES} bodies")
+        depths.append(depths[parent] + 1 if parent >= 0 else 0)
+        if depths[-1] > MAX_BODY_DEPTH:
+            raise xml.error(element, f"bodies nest deeper than {MAX_BODY_DEPTH} levels")
+        name = element.get("name") or f"body{index}"
+        names.append(name)
+        parents.append(parent)
+        local = outer @ _frame(dict(element.attrib), element, xml, compiler)
+        pos.append(local[:3, 3].copy())
+        rot.append(quat.normalize(Rotation.from_matrix(local[:3, :3]).as_quat()))
+        inner_class = element.get("childclass", active)
+        found = _contents(element, inner_class, defaults, xml, compiler)
+        body_axes = np.zeros((3, 3))
+        body_limits = np.full((3, 2), np.nan)
+        hinges = found.joints
+        if parent < 0:
+            kinds.append("root")
+            free_name = None
+            if found.free is not None:
+                free_name = found.free.get("name", "root")
+            elif hinges and hinges[0][1].get("type") == "free":
+                free_name = hinges[0][1].get("name", "root")
+            joints.append(free_name or "root")
+        elif len(hinges) == 0:
+            kinds.append("fixed")
+            joints.append(name)
+        elif len(hinges) in (1, 3):
+            first_type = hinges[0][1].get("type", "hinge")
+            for k, (hinge, attrs) in enumerate(hinges):
+                kind = attrs.get("type", "hinge")
+                if kind == "fixed" and len(hinges) == 1:
+                    break
+                if kind != "hinge":
+                    raise xml.error(hinge, f"body {name[:40]!r}: joint type {kind[:40]!r} is "
+                                           "not supported by PARC (hinge, three hinges or "
+                                           "fixed)")
+                joint_pos = _numbers(attrs, "pos", hinge, xml)
+                if joint_pos is not None and np.any(joint_pos != 0):
+                    raise xml.error(hinge, f"body {name[:40]!r}: PARC requires joint pos 0 0 0")
+                axis = _numbers(attrs, "axis", hinge, xml)
+                axis = np.array([0.0, 0.0, 1.0]) if axis is None else axis
+                if axis.size != 3:
+                    raise xml.error(hinge, f"<joint axis=...>: needs 3 numbers, got {axis.size}")
+                length = np.linalg.norm(axis)
+                if length < 1e-9:
+                    raise xml.error(hinge, f"body {name[:40]!r}: zero joint axis")
+                body_axes[k] = axis / length
+                limit = _hinge_range(attrs, hinge, xml, compiler)
+                if limit is not None:
+                    body_limits[k] = limit
+            first_name = hinges[0][1].get("name", name)
+            if len(hinges) == 1:
+                kinds.append("fixed" if first_type == "fixed" else "hinge")
+                joints.append(first_name)
+            else:
+                kinds.append("spherical")
+                joints.append(first_name.rsplit("_", 1)[0] if "_" in first_name else first_name)
+        else:
+            raise xml.error(element, f"body {name[:40]!r}: {len(hinges)} joints in series are "
+                                     "not supported by PARC (0, 1 or 3)")
+        axes.append(body_axes)
+        limits.append(body_limits)
+        shapes.append([_shape(geom, attrs, frame, meshes, compiler, xml)
+                       for geom, attrs, frame in found.geoms])
+        stack.extend((child, index, frame, cls) for child, frame, cls in reversed(found.bodies))
+    contacts = [node.get("name", "") for node in root.iter("custom_contact_info")
+                for node in node.findall("body")]
+    return Character(root.get("model", "character"), names, np.array(parents, dtype=np.intp),
+                     np.array(pos), np.array(rot), kinds, joints, np.array(axes),
+                     np.array(limits), contacts, shapes)
+
+
+def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,
+            xml: _Xml) -> dict[str, tuple[str, Array]]:
+    """Mesh assets: name → (file path as MuJoCo resolves it, scale)."""
+    out: dict[str, tuple[str, Array]] = {}
+    base = os.path.dirname(os.fspath(xml.path)) if isinstance(xml.path, (str, os.PathLike)) \
+        else ""
+    for asset in root.findall("asset"):
+        for mesh in asset.findall("mesh"):
+            attrs = defaults.attrs(mesh, "main")
+            file_name = attrs.get("file")
+            if file_name is None:
+                continue
+            if compiler.strippath:
+                file_name = os.path.basename(file_name)
+            name = attrs.get("name") or os.path.splitext(os.path.basename(file_name))[0]
+            if not os.path.isabs(file_name):
+                folder = compiler.meshdir
+                file_name = os.path.normpath(os.path.join(
+                    folder if os.path.isabs(folder) else os.path.join(base, folder), file_name))
+            scale = _numbers(attrs, "scale", mesh, xml)
+            out[name] = (file_name, np.ones(3) if scale is None else np.resize(scale, 3))
+    return out
+
+
+def _shape(geom: Element, attrs: dict[str, str], frame: Array,
+           meshes: dict[str, tuple[str, Array]], compiler: _Compiler, xml: _Xml) -> Shape:
+    """A MuJoCo ``<geom>`` (class defaults resolved) as a Shape: sizes as DART's full lengths,
+    ``fromto`` for capsule/cylinder/box/ellipsoid, mesh assets resolved to file and scale."""
+    kind = attrs.get("type", "sphere")
+    size = _numbers(attrs, "size", geom, xml)
+    if size is not None and not 1 <= size.size <= 3:
+        raise xml.error(geom, f"<geom size=...>: needs 1 to 3 numbers, got {size.size}")
+    size = np.zeros(1) if size is None else size
+    transform = frame @ _frame(attrs, geom, xml, compiler)
+    params: dict[str, Any] = {}
+    ends = _numbers(attrs, "fromto", geom, xml) if kind in (
+        "capsule", "cylinder", "box", "ellipsoid") else None
+    if ends is not None:
+        if ends.size != 6:
+            raise xml.error(geom, "<geom fromto=...>: needs 6 numbers")
+        axis = ends[3:] - ends[:3]
+        length = float(np.linalg.norm(axis))
+        local = np.eye(4)
+        local[:3, 3] = 0.5 * (ends[:3] + ends[3:])
+        if length > 0:
+            local[:3, :3] = _zaxis(axis, geom, xml)
+        transform = frame @ local
+    if kind in ("capsule", "cylinder"):
+        params["radius"] = float(size[0])
+        if ends is not None:
+            params["height"] = float(np.linalg.norm(ends[3:] - ends[:3]))
+        else:
+            params["height"] = 2.0 * float(size[1]) if size.size > 1 else 0.0
+    elif kind == "sphere":
+        params["radius"] = float(size[0])
+    elif kind in ("box", "ellipsoid"):
+        if ends is not None:
+            half = float(np.linalg.norm(ends[3:] - ends[:3])) / 2
+            params["size"] = 2.0 * np.array([size[0], size[0], half])
+        else:
+            params["size"] = 2.0 * np.resize(size, 3)
+    elif kind == "mesh":
+        mesh = attrs.get("mesh", "")
+        if mesh not in meshes:
+            raise xml.error(geom, f"geom {attrs.get('name', '')[:40]!r}: mesh {mesh[:40]!r} is "
+                            "not a mesh asset with a file")
+        params["file_name"], params["scale"] = meshes[mesh][0], meshes[mesh][1].copy()
+        params["mesh"] = mesh
+    elif kind != "plane":
+        raise xml.error(geom, f"geom {attrs.get('name', '')[:40]!r}: unknown type {kind[:40]!r}")
+    kept = {k: attrs[k] for k in ("name", "density") if attrs.get(k) is not None}
+    visual_only = attrs.get("contype", "1") == "0" and attrs.get("conaffinity", "1") == "0"
+    return Shape(kind, params, transform, role="visual" if visual_only else "collision",
+                 attrs=kept)
