@@ -58,18 +58,37 @@ def to_file(up: str) -> tuple[tuple[int, float], ...]:
 
 def invert(y: Array, factor: float) -> Array:
     """Numbers ``x`` with ``x * factor == y`` exactly where such a double is near
-    ``y / factor`` (always so for ``y`` that came from ``x * factor``), else ``y / factor``."""
+    ``y / factor`` (always so for ``y`` that came from ``x * factor``), else ``y / factor``.
+
+    Of the candidates, ``y / factor`` rounded to 15 significant digits comes first, so a
+    number read as ``-3.61`` is written back as ``-3.61``, not ``-3.6099999999999994``.
+    """
     y = np.asarray(y, dtype=np.float64)
     guess = y / factor
-    best = guess.copy()
-    bad = guess * factor != y
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        power = 10.0 ** (14 - np.floor(np.log10(np.abs(guess))))
+        short = np.round(guess * power) / power
+    best = np.where(np.isfinite(short) & (short * factor == y), short, guess)
+    bad = best * factor != y
     for direction in (np.inf, -np.inf):
-        if not bad.any():
-            break
         step = guess
         for _ in range(3):
+            if not bad.any():
+                return best
             step = np.nextafter(step, direction)
             hit = bad & (step * factor == y)
             best[hit] = step[hit]
             bad &= ~hit
     return best
+
+
+def rate_of(frame_time: float) -> tuple[float, bool]:
+    """The rate of a frame time and whether it was snapped to a whole number: files print
+    few digits (0.033333 s), so a rate within 1e-4 (relative) of an integer is that integer."""
+    if not (np.isfinite(frame_time) and frame_time > 0):
+        raise ValueError(f"frame time must be a positive number, got {frame_time!r}")
+    rate = 1.0 / frame_time
+    whole = round(rate)
+    if whole > 0 and abs(whole * frame_time - 1.0) < 1e-4:
+        return float(whole), True
+    return rate, False

@@ -31,7 +31,7 @@ from ..._io import read_bytes
 from ...errors import FormatError, warn
 from ...model import Body, Joint, Motion, Skeleton, Timeline, Track
 from ...spatial import quaternion
-from ._axes import RADIANS, basis, unit_scale
+from ._axes import RADIANS, basis, rate_of, unit_scale
 
 Array = NDArray[np.float64]
 
@@ -203,10 +203,7 @@ def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y
         raise tokens.error(f"frame time must be a positive number, found {frame_time_text!r}", at)
     width = sum(len(node.channels) for node in nodes)
     values = _numbers(tokens, tokens.end, frames, width, frames_at)
-    rate = 1.0 / frame_time
-    snapped = round(rate) > 0 and abs(round(rate) * frame_time - 1.0) < 1e-4
-    if snapped:
-        rate = float(round(rate))
+    rate, snapped = rate_of(frame_time)
     meta: dict[str, object] = {"name": Path(path).stem, "source_format": "bvh",
             "bvh": {"frame_time": frame_time_text, "rate_snapped": bool(snapped),
                     "unit": unit, "up": up.lower()}}
