@@ -96,7 +96,8 @@ def describe(obj: Motion) -> list[str]:
 def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm",
           up: str = "y", order: str = "zxy", precision: int | None = None) -> None:
     """Write a BVH file in ``unit`` with ``up`` as the up axis; ``order``: the rotation
-    channel order of joints written from forward kinematics; ``precision``: fixed decimals
+    channel order (file axes, ``zxy`` = Zrotation Xrotation Yrotation) of joints written
+    from forward kinematics; ``precision``: fixed decimals
     (default: every digit, so the numbers read back exactly)."""
     scale, file_axes = unit_scale(unit), to_file(up)
     if sorted(order.lower()) != ["x", "y", "z"]:
@@ -286,7 +287,7 @@ def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: Array
                 mine = quaternion.multiply(
                     quaternion.conjugate(_node_quaternion(nodes, node.parent, skeleton, world)),
                     mine)
-            own += [f"{'XYZ'[file_axes[AXES.index(c)][0]]}rotation" for c in order]
+            own += [f"{c.upper()}rotation" for c in order]
             columns.extend(_euler(mine, order, file_axes))
         header.append(own)
     return columns, header
@@ -344,7 +345,8 @@ def _world(skeleton: Skeleton, q: Array, root_pose: Array) -> Array:
 
 
 def _euler(quat: Array, order: str, file_axes: tuple[tuple[int, float], ...]) -> list[Array]:
-    """Intrinsic Euler angles in degrees, in the file's axes, of model-frame quaternions."""
+    """Intrinsic Euler angles in degrees about the file's axes in ``order`` (file letters)
+    of model-frame quaternions."""
     from scipy.spatial.transform import Rotation
 
     turned = np.empty_like(quat)
@@ -352,8 +354,7 @@ def _euler(quat: Array, order: str, file_axes: tuple[tuple[int, float], ...]) ->
         file_axis, sign = file_axes[axis]
         turned[:, file_axis] = sign * quat[:, axis]
     turned[:, 3] = quat[:, 3]
-    file_order = "".join("XYZ"[file_axes[AXES.index(c)][0]] for c in order)
-    angles = Rotation.from_quat(quaternion.normalize(turned)).as_euler(file_order)
+    angles = Rotation.from_quat(quaternion.normalize(turned)).as_euler(order.upper())
     return list(np.degrees(angles).T)
 
 
