@@ -147,11 +147,13 @@ def parse_hierarchy(tokens: _Tokens) -> list[Node]:
             text, at = tokens.next("the channel count")
             if not text.isdigit() or int(text) > 6:
                 raise tokens.error(f"channel count must be 0 to 6, found {text!r}", at)
-            for _ in range(int(text)):
+            count = int(text)
+            for k in range(count):
                 text, at = tokens.next("a channel name")
                 match = _CHANNEL.fullmatch(text)
                 if match is None:
-                    raise tokens.error(f"unknown channel {text!r} (Xposition … Zrotation)", at)
+                    raise tokens.error(f"CHANNELS {count}: channel {k + 1} is {text!r}, not one of "
+                                       "Xposition … Zrotation", at)
                 node.channels.append(("xyz".index(match[1].lower()), match[2].lower()))
         elif word == "}":
             top = stack.pop()
@@ -211,13 +213,16 @@ def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y
 
 
 def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:
-    """The MOTION numbers as ``(frames, width)``; FormatError at the first problem."""
+    """The MOTION numbers as ``(frames, width)``; FormatError at the first problem.
+
+    ``Frames`` × channels is checked against the bytes left (two per number at least)
+    before anything is allocated: a file that cannot hold them goes to the token walk,
+    which allocates only for the numbers really there and says how many rows it found.
+    """
     data = memoryview(tokens.raw)[start:]
     expected = frames * width
     if expected and expected > (len(data) + 1) // 2:  # each number takes 2 bytes at least
-        raise tokens.error(f"Frames: {frames} × {width} channels needs at least "
-                           f"{2 * expected - 1} bytes of numbers; the file has {len(data)}",
-                           frames_at)
+        return _slow_numbers(tokens, start, frames, width, frames_at)  # names what is missing
     codes = np.frombuffer(data, dtype=np.uint8)
     space = _SPACE_BYTES[codes]
     count = int(np.count_nonzero(~space[:1])) + int(np.count_nonzero(space[:-1] & ~space[1:]))
