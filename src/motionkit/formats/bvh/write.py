@@ -111,8 +111,8 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     skeleton = obj.skeleton if obj.skeleton is not None and "joints" in obj.tracks else None
     if skeleton is None:
         skeleton = Skeleton(str(obj.meta.get("name") or "root"), [])
-    nodes = _layout(skeleton)
     q = _coordinates(skeleton, obj) if skeleton.bodies else np.zeros((frames, 0))
+    nodes = _layout(skeleton, q, file_axes)
     root_pose = obj.tracks["root"].data if "root" in obj.tracks else None
     if root_pose is None and not skeleton.bodies:
         raise ValueError("nothing to write: no root pose")
@@ -125,7 +125,6 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
             handle.write("\n" * frames)
             return
         data = np.stack(columns, axis=1)
-        data[data == 0.0] = 0.0  # -0.0 → 0.0
         step = 4096
         for start in range(0, frames, step):
             block = data[start:start + step]
@@ -173,10 +172,12 @@ def _direct(skeleton: Skeleton, index: int) -> list[tuple[int, int, float]] | No
     return out
 
 
-def _layout(skeleton: Skeleton) -> list[_Node]:
+def _layout(skeleton: Skeleton, q: Array, file_axes: tuple[tuple[int, float], ...]) -> list[_Node]:
     """The BVH joints of the first tree, depth first (a translation body the BVH reader
     made becomes the position channels of its child)."""
     bodies = skeleton.bodies
+    moving = {index: tuple(int(k) for k in np.flatnonzero(np.any(q[:, body.joint.dof_slice], axis=0)))
+              for index, body in enumerate(bodies) if body.joint.type == "translational"}
     if not bodies:
         return []
     kids: dict[int, list[int]] = {}
@@ -193,8 +194,10 @@ def _layout(skeleton: Skeleton) -> list[_Node]:
             child = kids[index][0]
             node = _Node(_name(bodies[child].name, used), parent, child,
                          joint.parent_to_joint[:3, 3].copy(), _direct(skeleton, child))
+            moves = _position_axes(bodies[child].attrs, node.offset, moving.get(index, ()),
+                                   file_axes)
             node.direct = None if node.direct is None else \
-                [(joint.dof_offset + k, k, 0.0) for k in range(3)] + node.direct
+                [(joint.dof_offset + k, k, 0.0) for k in moves] + node.direct
             nodes.append(node)
             stack.extend((grandchild, len(nodes) - 1) for grandchild in reversed(kids.get(child, [])))
             _end_sites(node, bodies[child].attrs, kids.get(child))
@@ -218,11 +221,26 @@ def _layout(skeleton: Skeleton) -> list[_Node]:
     return nodes
 
 
+def _position_axes(attrs: dict[str, object], offset: Array, moving: tuple[int, ...],
+                   file_axes: tuple[tuple[int, float], ...]) -> list[int]:
+    """The model axes that get a position channel: those the source file had (when the
+    offset is zero there, as the reader leaves it), else every axis the joint moves along
+    or whose offset is zero; those that move are always among them."""
+    model_of = {file_axis: axis for axis, (file_axis, _) in enumerate(file_axes)}
+    names = attrs.get("bvh_channels")
+    before = [model_of["XYZ".index(name[0])] for name in names if name.endswith("position")] \
+        if isinstance(names, list) and all(isinstance(n, str) and n[:1] in "XYZ" for n in names) else []
+    if before and all(offset[k] == 0.0 for k in before):
+        return before + [k for k in moving if k not in before]
+    return sorted({k for k in range(3) if offset[k] == 0.0} | set(moving),
+                  key=lambda k: file_axes[k][0])
+
+
 def _end_sites(node: _Node, attrs: dict[str, object], children: list[int] | None) -> None:
     sites = attrs.get("end_sites")
     if isinstance(sites, list) and sites:
         node.end_sites = [np.asarray(site, dtype=float).reshape(3) for site in sites]
-    elif not children:
+    elif not children and "bvh_channels" not in attrs:  # read from BVH: as the file was
         node.end_sites = [np.zeros(3)]
 
 
@@ -274,9 +292,10 @@ def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: Array
         if node.direct is not None:
             for column, axis, sign in node.direct:
                 file_axis, file_sign = file_axes[axis]
-                if sign == 0.0:  # a position channel of a BVH translation body
-                    own.append(f"{'XYZ'[file_axis]}position")
-                    columns.append(invert(file_sign * q[:, column], scale))
+                if sign == 0.0:  # a position channel of a BVH translation body: it
+                    own.append(f"{'XYZ'[file_axis]}position")  # replaces the offset
+                    value = q[:, column] + node.offset[axis] if node.offset[axis] else q[:, column]
+                    columns.append(invert(file_sign * value, scale))
                 else:
                     own.append(f"{'XYZ'[file_axis]}rotation")
                     columns.append(invert(file_sign * sign * q[:, column], RADIANS))
@@ -415,7 +434,6 @@ def _vector(model: Array, scale: float, file_axes: tuple[tuple[int, float], ...]
     for axis in range(3):
         file_axis, sign = file_axes[axis]
         out[file_axis] = invert(np.array([sign * model[axis]]), scale)[0]
-    out[out == 0.0] = 0.0
     return " ".join(repr(float(v)) for v in out)
 
 
