@@ -117,7 +117,10 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     if root_pose is None and not skeleton.bodies:
         raise ValueError("nothing to write: no root pose")
     columns, header = _channels(nodes, skeleton, q, root_pose, frames, scale, file_axes, order)
-    frame_time = _frame_time(obj, timeline.rate)
+    rate = timeline.rate
+    if not timeline.is_uniform:  # stamps dropped under lossy: their mean rate
+        rate = (frames - 1) / timeline.duration if frames > 1 and timeline.duration > 0 else 1.0
+    frame_time = _frame_time(obj, rate)
     with atomic_write(path, "w") as handle:
         handle.write(_hierarchy(nodes, header, scale, file_axes, skeleton))
         handle.write(f"MOTION\nFrames: {frames}\nFrame Time: {frame_time}\n")
