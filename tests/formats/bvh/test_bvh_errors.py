@@ -61,7 +61,7 @@ def _error(tmp_path: Path, text: str) -> str:
     (lambda t: t.replace("}\nMOTION", "}\nROOT Other {\nMOTION"), r"^:16:1: a second ROOT"),
     (lambda t: t.replace("JOINT Leg", "JOINT Hips"), r"^:6:3: joint name 'Hips' repeats"),
     (lambda t: t.replace("Zrotation Xrotation Yrotation\n    End", "Zrotation Zrotation Yrotation\n    End"),
-     r"^:9:5: joint 'Leg' has two Zrotation channels"),
+     r"^:9:26: joint 'Leg' has two Zrotation channels"),
     (lambda t: t[:60], r"^:5:23: file ends where a channel name should be"),
     (lambda t: "HIERARCH" + t[9:], r"^:1:1: expected 'HIERARCHY'"),
 ], ids=["channel count", "missing MOTION", "fewer rows", "not a number", "short row",

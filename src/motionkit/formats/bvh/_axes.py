@@ -36,6 +36,10 @@ def unit_scale(unit: str | float) -> float:
     try:
         return UNITS[str(unit).lower()]
     except KeyError:
+        try:  # a number given as text (-O unit=0.0254)
+            return unit_scale(float(unit))
+        except ValueError:
+            pass
         raise ValueError(f"unknown unit {unit!r}; known: {', '.join(UNITS)} or metres "
                          "per unit as a number") from None
 

@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from ... import _accel
 from ..._io import read_bytes
 from ...errors import FormatError, warn
 from ...model import Body, Joint, Motion, Skeleton, Timeline, Track
-from ...spatial import quaternion
 from ._axes import RADIANS, basis, rate_of, unit_scale
 
 Array = NDArray[np.float64]
@@ -154,7 +154,10 @@ def parse_hierarchy(tokens: _Tokens) -> list[Node]:
                 if match is None:
                     raise tokens.error(f"CHANNELS {count}: channel {k + 1} is {text!r}, not one of "
                                        "Xposition … Zrotation", at)
-                node.channels.append(("xyz".index(match[1].lower()), match[2].lower()))
+                channel = ("xyz".index(match[1].lower()), match[2].lower())
+                if channel in node.channels:
+                    raise tokens.error(f"joint {node.name!r} has two {text} channels", at)
+                node.channels.append(channel)
         elif word == "}":
             top = stack.pop()
             if top == -2:
@@ -209,7 +212,8 @@ def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y
     meta: dict[str, object] = {"name": Path(path).stem, "source_format": "bvh",
             "bvh": {"frame_time": frame_time_text, "rate_snapped": bool(snapped),
                     "unit": unit, "up": up.lower()}}
-    return build(nodes, values, Timeline.uniform(rate, frames), scale, axes, meta, tokens)
+    del raw, tokens  # the text is not needed any more: free it before building
+    return build(nodes, values, Timeline.uniform(rate, frames), scale, axes, meta)
 
 
 def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:
@@ -223,9 +227,13 @@ def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: in
     expected = frames * width
     if expected and expected > (len(data) + 1) // 2:  # each number takes 2 bytes at least
         return _slow_numbers(tokens, start, frames, width, frames_at)  # names what is missing
+    fast = _with_polars(data, frames, width) if width else None
+    if fast is not None:
+        return fast
     codes = np.frombuffer(data, dtype=np.uint8)
     space = _SPACE_BYTES[codes]
     count = int(np.count_nonzero(~space[:1])) + int(np.count_nonzero(space[:-1] & ~space[1:]))
+    del space
     if count == expected and bool(_NUMBER_BYTES[codes].all()):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -236,6 +244,31 @@ def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: in
         if parsed.size == expected:
             return parsed.reshape(frames, width)
     return _slow_numbers(tokens, start, frames, width, frames_at)
+
+
+def _with_polars(data: memoryview, frames: int, width: int) -> Array | None:
+    """The numbers through polars' CSV reader when every row is one line of numbers with
+    one blank between them (what writers write); None for anything else or any refusal."""
+    polars = _accel.polars_for(len(data))
+    if polars is None:
+        return None
+    body = bytes(data).strip()
+    if b"\r" in body:
+        body = body.replace(b"\r\n", b"\n")
+    if b"\t" in body:
+        body = body.replace(b"\t", b" ")
+    # frames × width numbers with exactly one blank or newline between neighbours
+    if body.count(b"\n") != frames - 1 or body.count(b" ") != frames * (width - 1):
+        return None
+    schema = {f"c{i}": polars.Float64 for i in range(width)}
+    try:
+        table = polars.read_csv(body, has_header=False, separator=" ", schema=schema,
+                                quote_char=None)
+    except Exception:  # any refusal: the strict NumPy path decides
+        return None
+    if table.height != frames or any(table.null_count().row(0)):
+        return None
+    return np.ascontiguousarray(table.to_numpy(), dtype=np.float64)
 
 
 def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:
@@ -271,52 +304,43 @@ def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_a
 
 
 def build(nodes: list[Node], values: Array, timeline: Timeline, scale: float,
-          axes: tuple[tuple[int, float], ...], meta: dict[str, object],
-          tokens: _Tokens) -> Motion:
+          axes: tuple[tuple[int, float], ...], meta: dict[str, object]) -> Motion:
     """The Motion and Skeleton of parsed joints and their ``(frames, width)`` numbers."""
     frames = values.shape[0]
     bodies: list[Body] = []
     body_of: list[int] = []  # BVH joint → its rotating body
-    columns: dict[str, Array] = {}  # dof name → values
-    rotations: list[Array] = []
+    sources: dict[str, tuple[int, float]] = {}  # dof name → (values column, factor)
+    turns: list[list[tuple[str, int, float]]] = []  # per joint: (dof, model axis, sign)
     column = 0
     root = np.zeros((frames, 7))
     for index, node in enumerate(nodes):
         assert node.offset is not None
-        offset = np.zeros(3)
-        for axis, value in enumerate(node.offset):
-            model, sign = axes[axis]
-            offset[model] = sign * (value * scale)
+        offset = np.array(_model(node.offset, scale, axes))
         rot: list[tuple[int, float, int]] = []  # (model axis, sign, column)
         moved = offset.copy()
-        position = np.zeros((frames, 3))
-        has_position = False
-        seen: dict[str, set[int]] = {"position": set(), "rotation": set()}
+        position: dict[int, tuple[int, float]] = {}  # model axis → (column, factor)
         for axis, kind in node.channels:
-            if axis in seen[kind]:
-                raise tokens.error(f"joint {node.name!r} has two {'XYZ'[axis]}{kind} channels",
-                                   node.at)
             model, sign = axes[axis]
             if kind == "rotation":
                 rot.append((model, sign, column))
             else:
                 moved[model] = 0.0
-                position[:, model] = sign * (values[:, column] * scale)
-                has_position = True
-            seen[kind].add(axis)
+                position[model] = (column, sign * scale)
             column += 1
         parent = body_of[node.parent] if node.parent >= 0 else -1
         place = np.eye(4)
         if index == 0:
-            root[:, :3] = moved + position
+            root[:, :3] = moved
+            for model, (col, factor) in position.items():
+                root[:, model] = values[:, col] * factor
             place[:3, 3] = offset
-        elif has_position:
+        elif position:
             place[:3, 3] = moved
             name = f"{node.name}__translation"
             move = Joint(name, "translational", place)
             bodies.append(Body(name, move, parent))
-            for k, dof in enumerate(move.dofs):
-                columns[dof.name] = position[:, k]
+            for model, dof in enumerate(move.dofs):
+                sources[dof.name] = position.get(model, (-1, 0.0))
             parent, place = len(bodies) - 1, np.eye(4)
         else:
             place[:3, 3] = offset
@@ -327,33 +351,86 @@ def build(nodes: list[Node], values: Array, timeline: Timeline, scale: float,
             body.attrs["end_sites"] = [_model(site, scale, axes) for site in node.end_sites]
         bodies.append(body)
         body_of.append(len(bodies) - 1)
-        angles = [values[:, c] * RADIANS for _, _, c in rot]
-        signed = [sign * a for (_, sign, _), a in zip(rot, angles, strict=True)] if joint.type == "euler" \
-            else angles
-        for dof, series in zip(joint.dofs, signed, strict=True):
-            columns[dof.name] = series
-        turn = np.zeros((frames, 4))
-        turn[:, 3] = 1.0
-        for (model, sign, _), angle in zip(rot, angles, strict=True):
-            axis_vector = np.zeros(3)
-            axis_vector[model] = sign
-            turn = quaternion.multiply(turn, quaternion.from_axis_angle(axis_vector, angle))
-        if index == 0:
-            root[:, 3:] = quaternion.positive_w(turn)
-        else:
-            rotations.append(turn)
+        euler = joint.type == "euler"  # the sign in the coordinate, else in the axis
+        for dof, (_, sign, col) in zip(joint.dofs, rot, strict=True):
+            sources[dof.name] = (col, sign * RADIANS if euler else RADIANS)
+        turns.append([(dof.name, model, 1.0 if euler else sign)
+                      for dof, (model, sign, _) in zip(joint.dofs, rot, strict=True)])
     skeleton = Skeleton(str(meta.get("name") or "bvh"), bodies)
+    names = skeleton.dof_names
+    picks = np.array([sources[name][0] for name in names], dtype=np.intp)
+    factors = np.array([sources[name][1] for name in names])
+    joints = values[:, np.maximum(picks, 0)] * factors if len(names) else np.zeros((frames, 0))
+    joints[:, picks < 0] = 0.0
+    where = {name: k for k, name in enumerate(names)}
+    rotations = np.empty((frames, len(nodes), 4))
+    for start in range(0, frames, 8192):  # bounded temporaries
+        block = joints[start:start + 8192]
+        for group in _groups(turns):
+            rotations[start:start + 8192, group] = _chain(
+                [[(where[dof], model, sign) for dof, model, sign in turns[k]] for k in group], block)
+    root[:, 3:] = rotations[:, 0]
     motion = Motion(skeleton=skeleton, meta=meta)
     motion.add(Track("root", "pose", root, timeline))
-    names = skeleton.dof_names
-    joints = np.empty((frames, len(names)))
-    for k, name in enumerate(names):
-        joints[:, k] = columns[name]
     motion.add(Track("joints", "value", joints, timeline, names))
-    stacked = np.stack(rotations, axis=1) if rotations else np.zeros((frames, 0, 4))
-    motion.add(Track("joint_rotations", "quaternion", quaternion.positive_w(stacked), timeline,
+    motion.add(Track("joint_rotations", "quaternion", rotations[:, 1:], timeline,
                      [node.name for node in nodes[1:]]))
     return motion
+
+
+def _groups(turns: list[list[tuple[str, int, float]]]) -> list[list[int]]:
+    """Joints with the same rotation axes, in order (their quaternions are built together)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for k, turn in enumerate(turns):
+        groups.setdefault(tuple(model for _, model, _ in turn), []).append(k)
+    return list(groups.values())
+
+
+def _chain(turns: list[list[tuple[int, int, float]]], joints: Array) -> Array:
+    """Quaternions ``(frames, joints, 4)`` (w >= 0) of joints that turn about the same model
+    axes in the same order: the product of one rotation per (column, axis, sign), each
+    multiplied on in closed form, ``(v, w) ⊗ (s·e_m, c) = (w·s·e_m + c·v + s·v × e_m, w·c − s·v_m)``,
+    skipping components that are still zero; s and c come from one ``tan`` of a quarter
+    angle (faster than ``sin`` and ``cos``)."""
+    shape = (len(joints), len(turns))
+    v: list[Array | None] = [None, None, None]
+    w: Array | None = None
+    for slot in range(len(turns[0])):
+        m = turns[0][slot][1]
+        a, b = (m + 1) % 3, (m + 2) % 3
+        t = joints[:, [turn[slot][0] for turn in turns]]
+        t *= np.array([0.25 * turn[slot][2] for turn in turns])
+        np.tan(t, out=t)
+        r = t * t
+        r += 1.0
+        np.divide(2.0, r, out=r)
+        cos = r - 1.0  # cos(φ/2) = 2/(1+t²) − 1
+        sin = r
+        sin *= t  # sin(φ/2) = 2t/(1+t²)
+        if w is None:
+            v[m], w = sin, cos
+            continue
+        v_m, v_a, v_b = v[m], v[a], v[b]
+        v[m] = w * sin if v_m is None else w * sin + cos * v_m
+        v[a] = _mix(cos, v_a, sin, v_b)
+        v[b] = _mix(cos, v_b, -sin, v_a)
+        w = w * cos if v_m is None else w * cos - sin * v_m
+    out = np.zeros((*shape, 4))
+    for k, part in enumerate([*v, w]):
+        if part is not None:
+            out[..., k] = part
+    if w is None:
+        out[..., 3] = 1.0
+    else:
+        out *= np.where(w < 0, -1.0, 1.0)[..., None]
+    return out
+
+
+def _mix(c: Array, x: Array | None, s: Array, y: Array | None) -> Array | None:
+    """``c·x + s·y`` where None stands for zero."""
+    if x is None:
+        return None if y is None else s * y
+    return c * x if y is None else c * x + s * y
 
 
 def _model(values: list[float], scale: float, axes: tuple[tuple[int, float], ...]) -> list[float]:
