@@ -25,6 +25,7 @@ from ..._io import atomic_write
 from ...model import Motion, Skeleton
 from ...spatial import quaternion
 from ..loss import Holds, tracks
+from ..trajectory._common import Fixed, shortest, write_rows
 from ._axes import AXES, RADIANS, invert, rate_of, to_file, unit_scale
 
 Array = NDArray[np.float64]
@@ -127,17 +128,8 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
         if not columns:
             handle.write("\n" * frames)
             return
-        data = np.stack(columns, axis=1)
-        step = 4096
-        for start in range(0, frames, step):
-            block = data[start:start + step]
-            if precision is None:
-                rows = (" ".join(map(repr, row)) for row in block.tolist())
-            else:
-                pattern = " ".join([f"%.{int(precision)}f"] * block.shape[1])
-                rows = (pattern % tuple(row) for row in block.tolist())
-            handle.write("\n".join(rows))
-            handle.write("\n")
+        number = shortest if precision is None else Fixed(precision)
+        write_rows(handle, [(column, number) for column in columns], " ", frames)
 
 
 def _bvh_translation(skeleton: Skeleton, body: object) -> bool:
