@@ -45,6 +45,7 @@ _NUMBER_BYTES = np.zeros(256, dtype=bool)
 _NUMBER_BYTES[list(b"0123456789+-.eE \t\r\n\f\v")] = True
 _SPACE_BYTES = np.zeros(256, dtype=bool)
 _SPACE_BYTES[list(b" \t\r\n\f\v")] = True
+_BLANKS = frozenset(b" \t\r\n\f\v")
 
 
 @dataclass
@@ -227,7 +228,7 @@ def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: in
     expected = frames * width
     if expected and expected > (len(data) + 1) // 2:  # each number takes 2 bytes at least
         return _slow_numbers(tokens, start, frames, width, frames_at)  # names what is missing
-    fast = _with_polars(data, frames, width) if width else None
+    fast = _with_polars(tokens.raw, start, frames, width) if width else None
     if fast is not None:
         return fast
     codes = np.frombuffer(data, dtype=np.uint8)
@@ -246,13 +247,19 @@ def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: in
     return _slow_numbers(tokens, start, frames, width, frames_at)
 
 
-def _with_polars(data: memoryview, frames: int, width: int) -> Array | None:
-    """The numbers through polars' CSV reader when every row is one line of numbers with
-    one blank between them (what writers write); None for anything else or any refusal."""
-    polars = _accel.polars_for(len(data))
+def _with_polars(raw: bytes, start: int, frames: int, width: int) -> Array | None:
+    """The numbers after ``start`` through polars' CSV reader when every row is one line
+    of numbers with one blank between them (what writers write); None for anything else
+    or any refusal."""
+    polars = _accel.polars_for(len(raw) - start)
     if polars is None:
         return None
-    body = bytes(data).strip()
+    end = len(raw)
+    while end > start and raw[end - 1] in _BLANKS:
+        end -= 1
+    while start < end and raw[start] in _BLANKS:
+        start += 1
+    body = raw[start:end]  # the one copy
     if b"\r" in body:
         body = body.replace(b"\r\n", b"\n")
     if b"\t" in body:
@@ -268,7 +275,7 @@ def _with_polars(data: memoryview, frames: int, width: int) -> Array | None:
         return None
     if table.height != frames or any(table.null_count().row(0)):
         return None
-    return np.ascontiguousarray(table.to_numpy(), dtype=np.float64)
+    return np.asarray(table.to_numpy(), dtype=np.float64)  # column-major: no second copy
 
 
 def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:
