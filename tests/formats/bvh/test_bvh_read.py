@@ -133,6 +133,12 @@ def test_real_file_tolerances(tmp_path: Path) -> None:
         np.testing.assert_array_equal(again.tracks[name].data, plain.tracks[name].data)
 
 
+@pytest.mark.corpus
+def test_a_wrong_unit_is_pointed_out() -> None:
+    with pytest.warns(mk.MotionkitWarning, match=r"measures 194 m at rest when read in unit 'm'"):
+        mk.read(corpus_file("bvh", "test_freebvh.bvh"), unit="m")
+
+
 def test_inner_position_channels_and_short_channel_lists(tmp_path: Path) -> None:
     text = """HIERARCHY
 ROOT R

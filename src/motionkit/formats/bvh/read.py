@@ -214,7 +214,28 @@ def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y
             "bvh": {"frame_time": frame_time_text, "rate_snapped": bool(snapped),
                     "unit": unit, "up": up.lower()}}
     del raw, tokens  # the text is not needed any more: free it before building
-    return build(nodes, values, Timeline.uniform(rate, frames), scale, axes, meta)
+    motion = build(nodes, values, Timeline.uniform(rate, frames), scale, axes, meta)
+    if len(nodes) >= 10:
+        _check_height(motion, unit, path)
+    return motion
+
+
+def _check_height(motion: Motion, unit: str | float, path: str | os.PathLike[str]) -> None:
+    """A warning when a character (read with 10+ joints) measures outside 0.3–3 m at rest (its
+    largest extent along an axis, End Sites included): the file's unit is probably not
+    ``unit`` (spec §3.3)."""
+    skeleton = motion.skeleton
+    assert skeleton is not None
+    rest = skeleton.rest_poses()
+    points = [rest[:, :3, 3]]
+    for index, body in enumerate(skeleton.bodies):
+        for site in body.attrs.get("end_sites", []):
+            points.append((rest[index, :3, :3] @ np.asarray(site) + rest[index, :3, 3])[None])
+    every = np.concatenate(points)
+    size = float(np.max(every.max(axis=0) - every.min(axis=0)))
+    if size > 0 and not 0.3 <= size <= 3.0:
+        warn(f"{os.fspath(path)}: the skeleton measures {size:.3g} m at rest when read in "
+             f"unit {unit!r}; pass the file's unit (unit=cm, m, mm, in, cmu or metres per unit)")
 
 
 def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:
