@@ -247,6 +247,9 @@ def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: in
     """
     data = memoryview(tokens.raw)[start:]
     expected = frames * width
+    if not width and frames > len(data) + 1:  # rows without numbers: one line each at least
+        raise tokens.error(f"Frames: {frames} but the file has {len(data) + 1} lines at most "
+                           "for them", frames_at)
     if expected and expected > (len(data) + 1) // 2:  # each number takes 2 bytes at least
         return _slow_numbers(tokens, start, frames, width, frames_at)  # names what is missing
     fast = _with_polars(tokens.raw, start, frames, width) if width else None

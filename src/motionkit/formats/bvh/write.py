@@ -73,12 +73,11 @@ def losses(obj: Motion, **_: object) -> list[str]:
         return lost
     roots = [b.name for b in skeleton.bodies if b.parent < 0]
     if len(roots) > 1:
-        lost.append(f"bodies {', '.join(map(repr, roots[1:4]))}… of a second tree (BVH holds "
-                    "one root)" if len(roots) > 4 else
-                    f"the second tree(s) of bodies {', '.join(map(repr, roots[1:]))} (BVH "
-                    "holds one root)")
-    moving = [f"{b.joint.name!r} ({b.joint.type})" for b in skeleton.bodies[1:]
-              if b.joint.type in TRANSLATING and b.parent >= 0 and not _bvh_translation(skeleton, b)]
+        more = "…" if len(roots) > 4 else ""
+        lost.append(f"the bodies from {', '.join(map(repr, roots[1:4]))}{more} on (a second "
+                    "tree: BVH holds one root)")
+    moving = [f"{b.joint.name!r} ({b.joint.type})" for i, b in enumerate(skeleton.bodies)
+              if b.joint.type in TRANSLATING and b.parent >= 0 and not _bvh_translation(skeleton, i)]
     if moving:
         lost.append(f"the translation of joint(s) {', '.join(moving)} (BVH joints only rotate)")
     return lost
@@ -125,23 +124,17 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     with atomic_write(path, "w") as handle:
         handle.write(_hierarchy(nodes, header, scale, file_axes, skeleton))
         handle.write(f"MOTION\nFrames: {frames}\nFrame Time: {frame_time}\n")
-        if not columns:
-            handle.write("\n" * frames)
-            return
         number = shortest if precision is None else Fixed(precision)
         write_rows(handle, [(column, number) for column in columns], " ", frames)
 
 
-def _bvh_translation(skeleton: Skeleton, body: object) -> bool:
+def _bvh_translation(skeleton: Skeleton, index: int) -> bool:
     """True for the ``<name>__translation`` body the BVH reader makes for position channels
     (written back as that joint's position channels)."""
-    from ...model import Body
-
-    assert isinstance(body, Body)
+    body = skeleton.bodies[index]
     if body.joint.type != "translational" or not body.name.endswith("__translation"):
         return False
-    index = skeleton.bodies.index(body)
-    kids = skeleton.children(index)
+    kids = np.flatnonzero(skeleton.parents == index)
     return (len(kids) == 1 and skeleton.bodies[kids[0]].name + "__translation" == body.name
             and np.array_equal(body.joint.parent_to_joint[:3, :3], np.eye(3))
             and np.array_equal(body.joint.child_to_joint, np.eye(4))
@@ -185,7 +178,7 @@ def _layout(skeleton: Skeleton, q: Array, file_axes: tuple[tuple[int, float], ..
         index, parent = stack.pop()
         body = bodies[index]
         joint = body.joint
-        if parent >= 0 and _bvh_translation(skeleton, body):
+        if parent >= 0 and _bvh_translation(skeleton, index):
             child = kids[index][0]
             node = _Node(_name(bodies[child].name, used), parent, child,
                          joint.parent_to_joint[:3, 3].copy(), _direct(skeleton, child))
@@ -345,9 +338,9 @@ def _world(skeleton: Skeleton, q: Array, root_pose: Array) -> Array:
     from ...kinematics import forward
 
     frozen = q.copy()
-    for body in skeleton.bodies[1:]:
+    for index, body in enumerate(skeleton.bodies):
         joint = body.joint
-        if body.parent < 0 or joint.type not in TRANSLATING or _bvh_translation(skeleton, body):
+        if body.parent < 0 or joint.type not in TRANSLATING or _bvh_translation(skeleton, index):
             continue
         if joint.type == "free":
             frozen[:, joint.dof_offset + 3:joint.dof_offset + 6] = 0.0
