@@ -66,6 +66,8 @@ def test_what_a_read_motion_holds() -> None:
     assert motion.skeleton.bodies[5].attrs["bvh_channels"] == ["Zrotation", "Yrotation", "Xrotation"]
     # ZYX channels in a Y-up file: Z ↦ −y, Y ↦ z, X ↦ x in the model
     assert motion.skeleton.bodies[5].joint.axis_order == "yzx"
+    assert mk.formats.registry.by_name("bvh").describe(motion) == [
+        "BVH: frame time 0.0333333 (snapped to a whole rate), read as unit cm with y up"]
 
 
 BASIC = """HIERARCHY

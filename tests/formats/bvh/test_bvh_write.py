@@ -161,6 +161,11 @@ def test_joints_bvh_cannot_hold_are_refused_by_name(tmp_path: Path) -> None:
     no_joints = mk.Motion({"root": motion.tracks["root"]}, skeleton)
     with pytest.raises(mk.ConversionError, match="skeleton 's' \\(no 'joints' track"):
         mk.write(tmp_path / "y.bvh", no_joints)
+    rigid = Skeleton("rigid", [Body("base", Joint("base", "free")),
+                               Body("tip", Joint("tip", "weld", np.eye(4) * 1.0), parent=0)])
+    rigid.bodies[1].joint.parent_to_joint[:3, 3] = [0.0, 0.0, 0.5]
+    mk.write(tmp_path / "rigid.bvh", mk.Motion({"root": motion.tracks["root"]}, rigid))
+    assert "JOINT tip" in (tmp_path / "rigid.bvh").read_text()  # no coordinates: no joints needed
 
 
 def test_root_only_motions_and_writer_options(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def losses(obj: Motion, **_: object) -> list[str]:
             lost.append(f"track {name!r} (no skeleton gives the joints their offsets: "
                         "character=... or model=...)")
         return lost
-    if "joints" not in obj.tracks and any(b.joint.dof_count for b in skeleton.bodies[1:]):
+    if "joints" not in obj.tracks and _posed_by_joints(skeleton):
         lost.append(f"the skeleton {skeleton.name!r} (no 'joints' track to pose it)")
         return lost
     roots = [b.name for b in skeleton.bodies if b.parent < 0]
@@ -81,6 +81,12 @@ def losses(obj: Motion, **_: object) -> list[str]:
     if moving:
         lost.append(f"the translation of joint(s) {', '.join(moving)} (BVH joints only rotate)")
     return lost
+
+
+def _posed_by_joints(skeleton: Skeleton) -> bool:
+    """True when a body other than the root has coordinates (a skeleton that needs a
+    ``joints`` track; without one it is dropped, the loss named by :func:`losses`)."""
+    return any(body.joint.dof_count for body in skeleton.bodies if body.parent >= 0)
 
 
 def describe(obj: Motion) -> list[str]:
@@ -103,19 +109,14 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     if sorted(order.lower()) != ["x", "y", "z"]:
         raise ValueError(f"order must be a permutation of xyz, got {order!r}")
     order = order.lower()
-    main = obj.tracks.get("root") or obj.tracks.get("joints")
-    if main is None:
-        raise ValueError("nothing to write: no root pose and no joint values")
-    timeline = main.timeline
+    root_pose = obj.tracks["root"].data  # the registry makes sure there is one
+    timeline = obj.tracks["root"].timeline
     frames = timeline.count
-    skeleton = obj.skeleton if obj.skeleton is not None and "joints" in obj.tracks else None
-    if skeleton is None:
+    skeleton = obj.skeleton
+    if skeleton is None or ("joints" not in obj.tracks and _posed_by_joints(skeleton)):
         skeleton = Skeleton(str(obj.meta.get("name") or "root"), [])
     q = _coordinates(skeleton, obj) if skeleton.bodies else np.zeros((frames, 0))
     nodes = _layout(skeleton, q, file_axes)
-    root_pose = obj.tracks["root"].data if "root" in obj.tracks else None
-    if root_pose is None and not skeleton.bodies:
-        raise ValueError("nothing to write: no root pose")
     columns, header = _channels(nodes, skeleton, q, root_pose, frames, scale, file_axes, order)
     rate = timeline.rate
     if not timeline.is_uniform:  # stamps dropped under lossy: their mean rate
@@ -250,15 +251,13 @@ def _coordinates(skeleton: Skeleton, motion: Motion) -> Array:
     return q
 
 
-def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: Array | None,
+def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: Array,
               frames: int, scale: float, file_axes: tuple[tuple[int, float], ...],
               order: str) -> tuple[list[Array], list[list[str]]]:
     """Every channel's numbers (file units, degrees) and each joint's channel names."""
     columns: list[Array] = []
     header: list[list[str]] = []
     world: Array | None = None
-    if root_pose is None:
-        root_pose = _root_from(nodes, skeleton, q)
     if nodes and nodes[0].direct is not None and not _same_rotation(
             _direct_quaternion(nodes[0].direct, q), root_pose[:, 3:]):
         nodes[0].direct = None
@@ -307,13 +306,6 @@ def _node_quaternion(nodes: list[_Node], index: int, skeleton: Skeleton, world: 
         joint_rot = quaternion.from_matrix(skeleton.bodies[node.body].joint.child_to_joint[:3, :3])
         quat = quaternion.multiply(quat, joint_rot)
     return quat
-
-
-def _root_from(nodes: list[_Node], skeleton: Skeleton, q: Array) -> Array:
-    """The root body's pose from its own joint (a motion without a root track)."""
-    from ...kinematics import forward
-
-    return forward(skeleton, q)[:, nodes[0].body]
 
 
 def _direct_quaternion(direct: list[tuple[int, int, float]], q: Array) -> Array:
