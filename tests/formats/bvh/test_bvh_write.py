@@ -239,3 +239,21 @@ def test_random_files_round_trip_exactly(tmp_path: Path, drawn: tuple[str, int],
         mk.write(tmp_path / "again.bvh", first, unit=unit, up=up)
     again = mk.api.read_motion(tmp_path / "again.bvh", unit=unit, up=up)
     _same(first, again)
+
+
+@pytest.mark.corpus
+def test_an_edited_root_wins_over_stale_root_angles(tmp_path: Path) -> None:
+    """The root's Euler coordinates are written as they are only while they give the root
+    track's orientation; a turned root track is decomposed instead."""
+    motion = mk.api.read_motion(corpus_file("bvh", "example.bvh"))
+    root = motion.tracks["root"]
+    turn = np.array([0.0, 0.0, np.sin(0.4), np.cos(0.4)])  # 0.8 rad about z
+    turned = root.data.copy()
+    turned[:, 3:] = mk.spatial.quaternion.multiply(turn, root.data[:, 3:])
+    motion.add(root.with_data(turned))
+    mk.write(tmp_path / "turned.bvh", motion)
+    back = mk.api.read_motion(tmp_path / "turned.bvh")
+    got = back.tracks["root"].data
+    np.testing.assert_allclose(got[:, :3], turned[:, :3], atol=1e-15)
+    dots = np.abs(np.einsum("ij,ij->i", got[:, 3:], turned[:, 3:]))
+    np.testing.assert_allclose(dots, 1.0, atol=1e-14)

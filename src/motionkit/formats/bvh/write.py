@@ -321,8 +321,10 @@ def _direct_quaternion(direct: list[tuple[int, int, float]], q: Array) -> Array:
 
 
 def _same_rotation(a: Array, b: Array) -> bool:
-    dots = np.abs(np.einsum("ij,ij->i", quaternion.normalize(a), quaternion.normalize(b)))
-    return bool(np.all(dots > 1.0 - 1e-12))
+    """True when every frame's rotations differ by less than about 1e-9 rad."""
+    between = quaternion.multiply(quaternion.conjugate(quaternion.normalize(a)),
+                                  quaternion.normalize(b))
+    return bool(np.all(np.linalg.norm(between[:, :3], axis=1) < 5e-10))
 
 
 def _world(skeleton: Skeleton, q: Array, root_pose: Array) -> Array:
