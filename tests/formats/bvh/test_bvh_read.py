@@ -181,6 +181,10 @@ Frame Time: 0.04
                      ("Hinge", "revolute"), ("Fixed", "weld")]
     assert motion.tracks["root"].timeline.rate == 25.0
     np.testing.assert_allclose(joint_positions(motion)[0], _by_hand(), atol=1e-12)
+    # written back (positions first, OFFSET before CHANNELS), bvhio agrees
+    mk.write(tmp_path / "again.bvh", motion, unit="m")
+    expected = oracle_positions(tmp_path / "again.bvh", [0])[0] @ Y_TO_Z.T
+    np.testing.assert_allclose(joint_positions(motion)[0], expected, atol=1e-5)
 
 
 def _by_hand() -> np.ndarray:
