@@ -58,7 +58,7 @@ def _oracle_vs_fk(path: Path, skeleton: Skeleton, motion: mk.Motion) -> None:
 
     links = mk.kinematics.link_motion(skeleton, motion).tracks["links"].data
     head, rows = path.read_text().split("Frame Time:")
-    rows = "\n".join(rows.split("\n")[:201])  # bvhio reads 1000 frames a second: 200 do
+    rows = "\n".join(rows.split("\n")[:201])  # bvhio needs ~9 s for 6,701 frames: 200 do
     count = min(len(links), 200)
     path = path.with_name("first200.bvh")
     path.write_text(head.replace(f"Frames: {len(links)}", f"Frames: {count}") + "Frame Time:" + rows)
