@@ -257,3 +257,19 @@ def test_an_edited_root_wins_over_stale_root_angles(tmp_path: Path) -> None:
     np.testing.assert_allclose(got[:, :3], turned[:, :3], atol=1e-15)
     dots = np.abs(np.einsum("ij,ij->i", got[:, 3:], turned[:, 3:]))
     np.testing.assert_allclose(dots, 1.0, atol=1e-14)
+
+
+def test_gimbal_lock_is_written_silently_and_exactly(tmp_path: Path) -> None:
+    """A middle angle of 90° has many Euler triples; any of them is the same rotation."""
+    from scipy.spatial.transform import Rotation
+
+    timeline = mk.Timeline.uniform(10.0, 2)
+    root = np.zeros((2, 7))
+    root[:, 3:] = Rotation.from_euler("ZXY", [[30, 90, 20], [0, -90, 45]], degrees=True).as_quat()
+    motion = mk.Motion({"root": mk.Track("root", "pose", root, timeline)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mk.write(tmp_path / "lock.bvh", motion, up="z", order="zxy")
+    back = mk.api.read_motion(tmp_path / "lock.bvh", up="z")
+    dots = np.abs(np.einsum("ij,ij->i", back.tracks["root"].data[:, 3:], root[:, 3:]))
+    np.testing.assert_allclose(dots, 1.0, atol=1e-14)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -355,7 +356,9 @@ def _euler(quat: Array, order: str, file_axes: tuple[tuple[int, float], ...]) ->
         file_axis, sign = file_axes[axis]
         turned[:, file_axis] = sign * quat[:, axis]
     turned[:, 3] = quat[:, 3]
-    angles = Rotation.from_quat(quaternion.normalize(turned)).as_euler(order.upper())
+    with warnings.catch_warnings():  # at a middle angle of ±90° SciPy picks one of the
+        warnings.filterwarnings("ignore", "Gimbal lock")  # triples: the same rotation
+        angles = Rotation.from_quat(quaternion.normalize(turned)).as_euler(order.upper())
     return list(np.degrees(angles).T)
 
 
