@@ -19,7 +19,7 @@ from motionkit.formats.loss import Holds
 FORMATS = registry.formats()
 MOTION_WRITERS = {"seq": ".seq", "parc": ".pkl", "traj": ".traj", "tum": ".tum",
                   "kitti": ".kitti", "euroc": ".csv", "rosbag": ".bag", "mimickit": ".pkl",
-                  "gmr": ".pkl"}
+                  "gmr": ".pkl", "bvh": ".bvh"}
 
 
 # ----------------------------------------------------------------------- the contract
@@ -204,6 +204,7 @@ SOURCES = [
     ("parc", "character", "humanoid.xml"), ("mimickit", "dataset_humanoid_locomotion.yaml"),
     ("trajectopy", "generated_trajectory.traj"), ("trajectopy", "KITTI_ORB.traj"),
     ("dart", "skel", "test", "double_pendulum.skel"), ("dart", "skel", "vehicle.skel"),
+    ("bvh", "test_mocapbank.bvh"),
 ]
 TARGETS = [".seq", ".pkl", ".traj", ".tum", ".kitti", ".csv", ".bag", ".skel", ".body", ".out"]
 

@@ -109,6 +109,7 @@ def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
         derived = link_motion(skeleton, obj, body=body)
         tracks = {name: t for name, t in obj.tracks.items() if name not in ("root", "links")}
         tracks.update(derived.tracks)
-        return Motion(tracks, obj.skeleton, obj.terrain, dict(obj.meta))  # the model is a tool
-    return Motion(tracks, skeleton, obj.terrain, dict(obj.meta))
+    # the model goes along where the target keeps a skeleton (BVH, .seq); else it was a tool
+    return Motion(tracks, skeleton if holds.skeleton else obj.skeleton, obj.terrain,
+                  dict(obj.meta))
 

@@ -294,6 +294,7 @@ FORMATS: tuple[Format, ...] = (
     Format("tum", "TUM RGB-D trajectory", (".tum", ".txt"), "trajectory.tum", "tum"),
     Format("kitti", "KITTI odometry poses", (".kitti", ".txt"), "trajectory.kitti", "kitti"),
     Format("euroc", "EuRoC / ASL ground truth CSV", (".csv",), "trajectory.euroc", "euroc"),
+    Format("bvh", "BVH character motion (Biovision Hierarchy)", (".bvh",), "bvh", "bvh"),
     Format("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
            "rosbag.bag", "rosbag"),
 )
