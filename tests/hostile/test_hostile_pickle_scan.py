@@ -8,13 +8,13 @@ import random
 
 import pytest
 
-from motionkit.formats.parc import safepickle
+from motionkit.formats.parc import pickle_scan
 
 
 def _outcome(data: bytes) -> str:
     try:
-        return f"ok {safepickle.scan(data)}"
-    except safepickle.PickleProblem as exc:
+        return f"ok {pickle_scan.scan(data)}"
+    except pickle_scan.PickleProblem as exc:
         return f"refused {exc}"
 
 
@@ -45,7 +45,7 @@ def _samples() -> list[bytes]:
 def test_run_skipping_decides_like_one_opcode_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     samples = _samples()
     fast = [_outcome(data) for data in samples]
-    monkeypatch.setattr(safepickle, "_PUSH_WIDTH", bytes(256))  # no run is ever skipped
+    monkeypatch.setattr(pickle_scan, "_PUSH_WIDTH", bytes(256))  # no run is ever skipped
     slow = [_outcome(data) for data in samples]
     assert fast == slow
     assert any(result.startswith("ok") for result in fast)

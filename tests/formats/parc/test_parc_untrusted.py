@@ -23,7 +23,7 @@ import pytest
 
 import motionkit as mk
 from motionkit.errors import FormatError
-from motionkit.formats.parc import safepickle
+from motionkit.formats.parc import pickle_scan, safepickle
 
 
 def _str4(text: str) -> bytes:
@@ -260,13 +260,13 @@ def test_torch_storage_size_lies(tmp_path: Path, sentinel: Path) -> None:
 
 
 def test_deep_nesting_on_the_stack(tmp_path: Path, sentinel: Path) -> None:
-    depth = safepickle.MAX_STACK + 10
+    depth = pickle_scan.MAX_STACK + 10
     data = b"\x80\x04" + b"]" * depth + b"a" * (depth - 1) + b"."
     _read_fails(tmp_path, data, sentinel, "values at once")
 
 
 def test_deep_nesting_through_marks(tmp_path: Path, sentinel: Path) -> None:
-    depth = safepickle.MAX_MARKS + 10
+    depth = pickle_scan.MAX_MARKS + 10
     data = b"\x80\x04" + b"(" * depth + b"l" * depth + b"."
     _read_fails(tmp_path, data, sentinel, "marks")
 

@@ -1,0 +1,230 @@
+"""The first layer of the safe unpickler: a walk over a pickle's opcodes that builds
+nothing and refuses what could make decoding allocate far more than the file's size,
+nest without bound or run long (see :mod:`.safepickle` for the layers after it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickletools
+import re
+import struct
+from typing import Any
+
+#: Most values the unpickler stack may hold at once, and most open MARKs.
+MAX_STACK = 100_000
+MAX_MARKS = 1_000
+#: Deepest nesting of values (in the opcode scan and in every walk over decoded data).
+MAX_DEPTH = 100
+#: Most dictionary/set insertions per pickle (bounds hash-collision work).
+MAX_INSERTS = 10_000
+#: Bytes of memoized data a pickle may fetch again beyond its own size (so decoding can
+#: copy at most about twice the file's data).
+MAX_REUSE_SLACK = 1 << 20
+#: Longest text argument of the protocol-0 number opcodes (INT, LONG, FLOAT, GET, PUT).
+MAX_TEXT_NUMBER = 4_300
+
+
+class PickleProblem(Exception):
+    """A pickle breaks a rule (raised by the scan and the shims); the readers turn it into
+    a FormatError that names the file."""
+
+
+_COUNTED = {-2: (1, "<B"), -3: (4, "<i"), -4: (4, "<I"), -5: (8, "<Q")}
+_MARKERS = ("mark", "stackslice")
+# What an opcode means to the scan.
+_PLAIN, _PUT, _GET, _DUP, _MARK, _FILL, _FRAME, _FORBIDDEN, _PERSID, _STOP = range(10)
+_ROLES = {"PUT": _PUT, "BINPUT": _PUT, "LONG_BINPUT": _PUT, "MEMOIZE": _PUT, "GET": _GET,
+          "BINGET": _GET, "LONG_BINGET": _GET, "DUP": _DUP, "MARK": _MARK, "FRAME": _FRAME,
+          "STOP": _STOP, "EXT1": _FORBIDDEN, "EXT2": _FORBIDDEN, "EXT4": _FORBIDDEN,
+          "PERSID": _FORBIDDEN, "BINPERSID": _PERSID}
+#: Opcodes that add items to the container below them (its depth grows, not adds up).
+_FILL_OPS = ("APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD")
+#: Dictionary/set insertions: one per opcode, per stack pair, or per stack item.
+_INSERTS = {"SETITEM": 1, "SETITEMS": 2, "DICT": 2, "ADDITEMS": 3, "FROZENSET": 3}
+_NUMBER_OPS = ("INT", "LONG", "FLOAT", "GET", "PUT")
+
+
+def _build_table() -> list[tuple[Any, ...] | None]:
+    table: list[tuple[Any, ...] | None] = [None] * 256
+    for op in pickletools.opcodes:
+        before = [s.name for s in op.stack_before]
+        mark_at = before.index("mark") if "mark" in before else -1
+        plain = len([s for s in before if s not in _MARKERS])
+        arg = op.arg
+        kind = 0 if arg is None else arg.n
+        pair = arg is not None and arg.name == "stringnl_noescape_pair"
+        role = _FILL if op.name in _FILL_OPS else _ROLES.get(op.name, _PLAIN)
+        numeric = op.name in _NUMBER_OPS or pair
+        table[ord(op.code.encode("latin-1"))] = (
+            op.name, kind, pair, mark_at, plain, len(op.stack_after), role,
+            _INSERTS.get(op.name, 0), numeric)
+    return table
+
+
+_TABLE = _build_table()
+
+
+def _build_push_run() -> tuple[bytes, re.Pattern[bytes], re.Pattern[bytes]]:
+    """Opcodes that only push one plain value (no data weight, no nesting, no mark, no
+    memo) with a fixed-width argument — numbers, None, booleans, empty containers — and
+    patterns matching one of them and a run of up to 4,096. Such runs (a list of floats)
+    are skipped in C, with the same effect on the scan as one opcode at a time."""
+    widths = bytearray(256)
+    alternatives = []
+    for code, entry in enumerate(_TABLE):
+        if entry is None:
+            continue
+        _, kind, _, mark_at, plain, after, role, counted, numeric = entry
+        if (role == _PLAIN and mark_at < 0 and plain == 0 and after == 1 and counted == 0
+                and kind >= 0 and not numeric):
+            widths[code] = 1 + kind
+            alternatives.append(re.escape(bytes([code])) + b"." * kind)
+    one = b"(?:" + b"|".join(alternatives) + b")"
+    return bytes(widths), re.compile(one, re.DOTALL), re.compile(one + b"{1,4096}", re.DOTALL)
+
+
+_PUSH_WIDTH, _PUSH_OP, _PUSH_RUN = _build_push_run()
+
+
+def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 0,
+         allow_persistent: bool = False) -> int:
+    """Check one pickle's opcodes against the limits; return the offset just past STOP.
+
+    The pickle starts at ``start`` and may not reach past ``stop`` (default: the end of
+    ``data``); messages count bytes from ``origin``. Nothing is built and no large
+    argument is copied, so this costs time linear in the number of opcodes (a NumPy array
+    is a single opcode). Every stack value and memo entry carries the bytes of data it
+    holds and its nesting depth.
+    """
+    size = len(data) if stop is None else stop
+    pos = start
+    stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
+    depths: list[int] = []  # per value on the stack: how deeply it nests
+    marks: list[int] = []
+    memo: list[tuple[int, int]] = []
+    inserts = 0
+    reused = 0  # data fetched again from the memo (each fetch may be copied again)
+    reuse_limit = size - start + MAX_REUSE_SLACK
+    table = _TABLE
+    push_width, push_op, push_run = _PUSH_WIDTH, _PUSH_OP.findall, _PUSH_RUN.match
+    while pos < size:
+        width = push_width[data[pos]]
+        if width and pos + width < size and push_width[data[pos + width]]:
+            run = push_run(data, pos, size)  # None if the first argument is truncated
+            if run is not None:
+                count = len(push_op(data, pos, run.end()))
+                if len(stack) + count > MAX_STACK:
+                    raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
+                stack.extend(itertools.repeat(0, count))
+                depths.extend(itertools.repeat(0, count))
+                pos = run.end()
+                continue
+        entry = table[data[pos]]
+        if entry is None:
+            raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte "
+                               f"{pos - origin}")
+        name, kind, pair, mark_at, plain, after, role, counted, numeric = entry
+        at = pos - origin  # for messages
+        pos += 1
+        if role == _FORBIDDEN or (role == _PERSID and not allow_persistent):
+            raise PickleProblem(f"forbidden pickle opcode {name} at byte {at}")
+        number = 0
+        weight = 0
+        if kind > 0:
+            if pos + kind > size:
+                raise PickleProblem(f"truncated pickle at byte {at}")
+            number = int.from_bytes(data[pos:pos + kind], "little")
+            pos += kind
+        elif kind == -1:
+            limit = MAX_TEXT_NUMBER if numeric else size
+            for _ in range(2 if pair else 1):
+                end = data.find(b"\n", pos, min(size, pos + limit + 1))
+                if end < 0:
+                    raise PickleProblem(f"unterminated or overlong {name} argument at byte {at}")
+                if role in (_PUT, _GET):
+                    try:
+                        number = int(data[pos:end])
+                    except ValueError:
+                        raise PickleProblem(f"bad {name} index at byte {at}") from None
+                pos = end + 1
+        elif kind < -1:
+            width, fmt = _COUNTED[kind]
+            if pos + width > size:
+                raise PickleProblem(f"truncated pickle at byte {at}")
+            (weight,) = struct.unpack_from(fmt, data, pos)
+            pos += width
+            if weight < 0 or weight > size - pos:
+                raise PickleProblem(f"{name} at byte {at} declares {weight} bytes but only "
+                                    f"{size - pos} remain")
+            pos += weight
+        depth = 0
+        if role != _PLAIN:
+            if role == _FRAME:
+                if number > size - pos:
+                    raise PickleProblem(f"FRAME at byte {at} is longer than the data")
+            elif role == _PUT:
+                index = number if name != "MEMOIZE" else len(memo)
+                if index > len(memo):
+                    raise PickleProblem(f"memo index {index} out of order at byte {at}")
+                if not stack:
+                    raise PickleProblem(f"{name} on an empty stack at byte {at}")
+                memo[index:index + 1] = [(stack[-1], depths[-1])]
+                continue
+            elif role == _GET:
+                if number >= len(memo):
+                    raise PickleProblem(f"memo index {number} not yet stored at byte {at}")
+                weight, depth = memo[number]
+                reused += weight
+            elif role == _DUP and stack:
+                reused += stack[-1]
+            elif role == _MARK:
+                marks.append(len(stack))
+                if len(marks) > MAX_MARKS:
+                    raise PickleProblem(f"pickle nests deeper than {MAX_MARKS} marks")
+                continue
+            if reused > reuse_limit:
+                raise PickleProblem("pickle re-uses large data more often than its size allows")
+        if mark_at >= 0:
+            if not marks:
+                raise PickleProblem(f"{name} without MARK at byte {at}")
+            top = marks.pop()
+            if counted == 2:
+                inserts += (len(stack) - top) // 2
+            elif counted == 3:
+                inserts += len(stack) - top
+            first = top - mark_at
+        else:
+            inserts += counted  # SETITEM: 1
+            first = len(stack) - plain
+        if first < 0 or (marks and first < marks[-1]):
+            raise PickleProblem(f"pickle stack underflow at byte {at} ({name})")
+        if first < len(stack):
+            weight += sum(stack[first:])
+            if after:
+                if role == _FILL:
+                    depth = max(depths[first], max(depths[first + 1:], default=-1) + 1)
+                elif role == _DUP:
+                    depth = depths[first]
+                else:
+                    depth = max(depths[first:]) + 1
+                if depth > MAX_DEPTH:
+                    raise PickleProblem(f"pickle nests deeper than {MAX_DEPTH} levels "
+                                        f"(at byte {at})")
+            del stack[first:]
+            del depths[first:]
+        if after:
+            stack.append(weight)
+            depths.append(depth)
+            if after > 1:  # DUP
+                stack.append(weight)
+                depths.append(depth)
+            if len(stack) > MAX_STACK:
+                raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
+        if inserts > MAX_INSERTS:
+            raise PickleProblem(f"pickle inserts more than {MAX_INSERTS} dictionary/set items")
+        if role == _STOP:
+            return pos
+    raise PickleProblem("pickle data was truncated (no STOP)")
+
+
