@@ -13,7 +13,7 @@ from .. import __version__
 from ..errors import MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
-COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval")
+COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval", "batch", "catalog", "pack")
 
 EPILOG = """\b
 Examples:
@@ -25,6 +25,9 @@ Examples:
   motionkit info robot.skel
   motionkit fk SR1.body SR1WalkPattern1.seq links.seq
   motionkit eval ape groundtruth.tum estimate.tum --align se3
+  motionkit batch convert 'motions/**/*.seq' --out converted --to traj -j 2
+  motionkit catalog data/ -o catalog.parquet
+  motionkit pack motions/ -o lib.mkpack
 """
 
 
