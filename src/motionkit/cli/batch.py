@@ -50,7 +50,7 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None) -
     counts = {"failed": 0}
     start = time.monotonic()
     bar = tqdm(total=len(items), desc=f"batch {job.op}", unit="file", file=sys.stderr,
-               delay=0.5, dynamic_ncols=True)
+               delay=0.5, dynamic_ncols=True, disable=None)  # None: only on a terminal
 
     def tick(outcome: Outcome) -> None:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1

@@ -83,6 +83,16 @@ def work(job: Job, item: Item) -> Outcome:
     return outcome
 
 
+def work_chunk(job: Job, items: list[Item]) -> list[Outcome]:
+    """:func:`work` for several files in one task (fewer tasks: less scheduling per file)."""
+    return [work(job, item) for item in items]
+
+
+def chunk_size(files: int, workers: int) -> int:
+    """Files per task: about 16 tasks per worker, 1 to 32 files each."""
+    return max(1, min(32, files // (max(workers, 1) * 16)))
+
+
 def _work(job: Job, item: Item) -> Outcome:
     source = item.source
     row, obj = read_file(source, job.from_format)
@@ -186,21 +196,23 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
 
     outcomes: list[Outcome | None] = [None] * len(items)
     with client_for(workers, scheduler) as client:
-        futures = client.map(work, [job] * len(items), items, pure=False)
-        where = {future.key: index for index, future in enumerate(futures)}
+        size = chunk_size(len(items), sum(client.nthreads().values()) or workers)
+        starts = range(0, len(items), size)
+        futures = client.map(work_chunk, [job] * len(starts),
+                             [items[start:start + size] for start in starts], pure=False)
+        where = {future.key: start for start, future in zip(starts, futures, strict=True)}
         for future in as_completed(futures):
-            index = where[future.key]
+            start = where[future.key]
+            chunk = items[start:start + size]
             try:
-                outcome: Outcome = future.result()
+                results: list[Outcome] = future.result()
             except Exception as exc:  # the task itself was lost (e.g. KilledWorker)
-                source = items[index].source
-                outcome = _failed(source, _empty_row(source), exc)
-                outcome.error = row_error = f"task lost: {outcome.error}"
-                outcome.row["error"] = row_error
-            outcomes[index] = outcome
+                results = [_lost(item.source, exc) for item in chunk]
             future.release()
-            if on_outcome is not None:
-                on_outcome(outcome)
+            for index, outcome in enumerate(results, start):
+                outcomes[index] = outcome
+                if on_outcome is not None:
+                    on_outcome(outcome)
     done = [o for o in outcomes if o is not None]
     if job.out is not None:
         from .catalog import write_catalog
@@ -211,12 +223,14 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     return done
 
 
-def _empty_row(source: Path) -> Row:
+def _lost(source: Path, exc: BaseException) -> Outcome:
+    """The outcome of a file whose task Dask gave up on (its workers kept dying)."""
     from .catalog import COLUMNS
 
+    error = f"task lost: {one_line(exc)}"
     row: Row = dict.fromkeys(COLUMNS)
-    row.update(path=str(source), tracks=[], shapes=[], terrain=False, status="failed")
-    return row
+    row.update(path=str(source), tracks=[], shapes=[], terrain=False, status="failed", error=error)
+    return Outcome(str(source), "failed", row, error=error)
 
 
 def write_results_table(outcomes: list[Outcome], path: Path) -> Path | None:
