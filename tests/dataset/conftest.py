@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from dask_helpers import Cluster, dask_cluster
+
+from .dask_helpers import Cluster, dask_cluster
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from dask_helpers import Cluster, make_dataset
 
 from motionkit.dataset.catalog import COLUMNS
 from motionkit.dataset.files import expand
 from motionkit.errors import MotionkitError
+
+from .dask_helpers import Cluster, make_dataset
 
 
 def test_catalog_command_writes_one_row_per_file(cluster: Cluster, tmp_path: Path) -> None:

@@ -68,6 +68,9 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None) -
         click.echo(printable(error if error.startswith(outcome.source) else
                              f"{outcome.source}: {error}"))
     done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()) if n or status == "failed")
+    warned = sum(len(o.warnings) for o in outcomes)
+    if warned:
+        done += f", {warned} warning(s)"
     click.echo(f"{len(outcomes)} file(s): {done} in {elapsed:.1f} s "
                f"({len(outcomes) / max(elapsed, 1e-9):.1f} files/s); "
                f"catalog {printable(str(Path(cast(Path, job.out)) / 'catalog.parquet'))}", err=True)

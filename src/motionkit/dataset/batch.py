@@ -190,6 +190,11 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     the job also writes its catalog there, ``catalog.parquet``."""
     if isinstance(job, str):
         job = Job(job)
+    if job.op == "convert" and job.to_format:
+        from ..formats import registry
+
+        if not registry.by_name(job.to_format).can_write():
+            raise MotionkitError(f"format {job.to_format!r} cannot be written")
     if not items:
         return []
     from distributed import as_completed
