@@ -95,6 +95,11 @@ def test_a_rerun_converts_nothing_and_a_touched_input_exactly_once(
     os.utime(touched, (later, later))
     third = run_batch(job, items, scheduler=cluster.address)
     assert [o.source for o in third if o.status == "converted"] == [str(touched.absolute())]
+    quiet = expand([str(root / "group4")])  # no broken file: a rerun needs no cluster at all
+    run_batch(Job("convert", tmp_path / "out4", to_format="tum", lossy=True), quiet,
+              scheduler=cluster.address)
+    assert {o.status for o in run_batch(Job("convert", tmp_path / "out4", to_format="tum"), quiet,
+                                        scheduler="tcp://127.0.0.1:9")} == {"skipped"}
     forced = run_batch(Job("convert", job.out, to_format="tum", lossy=True, force=True), items,
                        scheduler=cluster.address)
     assert sum(o.status == "converted" for o in forced) == sum(

@@ -200,24 +200,29 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     from distributed import as_completed
 
     outcomes: list[Outcome | None] = [None] * len(items)
-    with client_for(workers, scheduler) as client:
-        size = chunk_size(len(items), sum(client.nthreads().values()) or workers)
-        starts = range(0, len(items), size)
-        futures = client.map(work_chunk, [job] * len(starts),
-                             [items[start:start + size] for start in starts], pure=False)
-        where = {future.key: start for start, future in zip(starts, futures, strict=True)}
-        for future in as_completed(futures):
-            start = where[future.key]
-            chunk = items[start:start + size]
-            try:
-                results: list[Outcome] = future.result()
-            except Exception as exc:  # the task itself was lost (e.g. KilledWorker)
-                results = [_lost(item.source, exc) for item in chunk]
-            future.release()
-            for index, outcome in enumerate(results, start):
-                outcomes[index] = outcome
-                if on_outcome is not None:
-                    on_outcome(outcome)
+    for index, outcome in _unchanged(job, items):
+        outcomes[index] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
+    todo = [index for index, outcome in enumerate(outcomes) if outcome is None]
+    if todo:
+        with client_for(workers, scheduler) as client:
+            size = chunk_size(len(todo), sum(client.nthreads().values()) or workers)
+            chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
+            futures = client.map(work_chunk, [job] * len(chunks),
+                                 [[items[i] for i in chunk] for chunk in chunks], pure=False)
+            where = {future.key: chunk for chunk, future in zip(chunks, futures, strict=True)}
+            for future in as_completed(futures):
+                chunk = where[future.key]
+                try:
+                    results: list[Outcome] = future.result()
+                except Exception as exc:  # the task itself was lost (e.g. KilledWorker)
+                    results = [_lost(items[index].source, exc) for index in chunk]
+                future.release()
+                for index, outcome in zip(chunk, results, strict=True):
+                    outcomes[index] = outcome
+                    if on_outcome is not None:
+                        on_outcome(outcome)
     done = [o for o in outcomes if o is not None]
     if job.out is not None:
         from .catalog import write_catalog
@@ -226,6 +231,30 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
         if job.op == "eval":
             write_results_table(done, job.out / "results.parquet")
     return done
+
+
+def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
+    """Files a rerun need not even read: their output is newer than them, and the last
+    catalog in ``out`` has an ``ok`` row of the same size and modification time."""
+    if job.out is None or job.force:
+        return []
+    from .catalog import read_catalog
+
+    previous = read_catalog(job.out / "catalog.parquet")
+    found = []
+    for index, item in enumerate(items):
+        row = previous.get(str(item.source))
+        target = job.target(item)
+        if row is None or target is None or row["status"] != "ok":
+            continue
+        try:
+            stat = item.source.stat()
+        except OSError:
+            continue
+        if (row["size"], row["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns) \
+                and up_to_date(item.source, target):
+            found.append((index, Outcome(str(item.source), "skipped", row, output=str(target))))
+    return found
 
 
 def _lost(source: Path, exc: BaseException) -> Outcome:

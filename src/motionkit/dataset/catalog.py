@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 #: Column names, in order, and their polars type names.
 COLUMNS = {
-    "path": "str", "size": "int", "sha256": "str", "format": "str", "frames": "int",
+    "path": "str", "size": "int", "mtime_ns": "int", "sha256": "str", "format": "str", "frames": "int",
     "duration": "float", "rate": "float", "stamped": "bool", "tracks": "list[str]",
     "shapes": "list[list[int]]", "skeleton": "str", "terrain": "bool", "status": "str",
     "error": "str",
@@ -42,6 +42,7 @@ def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded |
     row: Row = dict.fromkeys(COLUMNS)
     row.update(path=str(path), tracks=[], shapes=[], terrain=False, status="failed")
     try:
+        row["mtime_ns"] = path.stat().st_mtime_ns
         row["size"], row["sha256"] = sha256(path)
         fmt = registry.for_reading(path, from_format)
         row["format"] = fmt.name
@@ -98,6 +99,20 @@ def write_catalog(rows: list[Row], path: str | os.PathLike[str]) -> Path:
     with atomic_write(target) as handle:
         frame.write_parquet(handle)
     return target
+
+
+def read_catalog(path: str | os.PathLike[str]) -> dict[str, Row]:
+    """The rows of a catalog written by :func:`write_catalog`, by path; empty when there is
+    none or it cannot be read (it is only a cache then)."""
+    import polars as pl
+
+    try:
+        frame = pl.read_parquet(Path(path))
+    except (OSError, pl.exceptions.PolarsError):
+        return {}
+    if frame.columns != list(COLUMNS):
+        return {}
+    return {str(row["path"]): row for row in frame.iter_rows(named=True)}
 
 
 def catalog(patterns: list[str] | tuple[str, ...], output: str | os.PathLike[str],
