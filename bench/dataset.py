@@ -163,13 +163,22 @@ def packed(root: Path, entries: int) -> None:
           "process with the import")
 
 
+def load_average() -> str:
+    """The machine's 1-minute load average (the VM is shared: read figures against it)."""
+    return f"[load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores]"
+
+
 def main() -> None:
     files = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     with tempfile.TemporaryDirectory(prefix="mk-bench-") as tmp:
         root = Path(tmp)
+        print(load_average())
         batch(root, files)
+        print(load_average())
         load(parc_files(root, 1000))
+        print(load_average())
         packed(root, 16_000)
+        print(load_average())
 
 
 if __name__ == "__main__":
