@@ -125,6 +125,9 @@ def test_batch_eval_writes_one_results_table(cluster: Cluster, tmp_path: Path) -
     assert table.height == 3 and set(table["metric"]) == {"ape"}
     assert (table["rmse"] < 0.05).all()
     assert (tmp_path / "res" / "run" / "a.tum.json").is_file()
+    wrong = _motionkit("batch", "eval", str(tmp_path / "est"), "--ref", "{relative.__class__}",
+                       "--out", str(tmp_path / "res"), "--scheduler", cluster.address)
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "may use" in wrong.stderr
 
 
 def test_batch_validate_and_info_with_a_local_cluster(

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import string
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -134,6 +135,23 @@ def _write_json(target: Path, document: object) -> None:
         handle.write("\n")
 
 
+#: The fields a reference pattern may use.
+REFERENCE_FIELDS = frozenset({"relative", "parent", "stem", "name"})
+
+
+def check_reference(pattern: str) -> None:
+    """A MotionkitError unless ``pattern`` uses only plain {relative}, {parent}, {stem}, {name}."""
+    try:
+        fields = [field for _, field, spec, _ in string.Formatter().parse(pattern)
+                  if field is not None and (field or spec is not None)]
+    except ValueError as exc:
+        raise MotionkitError(f"reference pattern {pattern!r}: {exc}") from None
+    wrong = sorted({f for f in fields if f not in REFERENCE_FIELDS})
+    if wrong:
+        raise MotionkitError(f"reference pattern {pattern!r} uses {', '.join(map(repr, wrong))}; "
+                             "it may use {relative}, {parent}, {stem} and {name}")
+
+
 def reference_for(pattern: str, relative: PurePosixPath) -> Path:
     """The reference path of an estimate: ``pattern`` with {relative}, {parent}, {stem}, {name}."""
     parent = str(relative.parent) if str(relative.parent) != "." else ""
@@ -144,8 +162,7 @@ def reference_for(pattern: str, relative: PurePosixPath) -> Path:
 def _evaluate(job: Job, item: Item, target: Path) -> None:
     from .. import evaluation
 
-    if job.reference is None:
-        raise MotionkitError("batch eval needs a reference pattern (--ref)")
+    assert job.reference is not None  # run_batch checked it
     reference = reference_for(job.reference, item.relative)
     ref = evaluation.read_poses(reference)
     est = evaluation.read_poses(item.source)
@@ -195,6 +212,10 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
 
         if not registry.by_name(job.to_format).can_write():
             raise MotionkitError(f"format {job.to_format!r} cannot be written")
+    if job.op == "eval":
+        if job.reference is None:
+            raise MotionkitError("batch eval needs a reference pattern (--ref)")
+        check_reference(job.reference)
     if not items:
         return []
     from distributed import as_completed
