@@ -1,9 +1,10 @@
 """Batch jobs over many files on Dask: convert, validate, info, catalog and evaluate.
 
-Each file is one task, run by :func:`work` on a Dask worker (a local cluster of worker
-processes by default, or any cluster given by its scheduler address). A task never raises
-for a bad file: it returns an :class:`Outcome` saying what happened, so one broken file
-never stops a batch; a worker that dies mid-task has its tasks rescheduled by Dask.
+Files are done by :func:`work` on Dask workers, a chunk of files per task (a local
+cluster of worker processes by default, or any cluster given by its scheduler address).
+It never raises for a bad file: it returns an :class:`Outcome` saying what happened, so
+one broken file never stops a batch; a worker that dies mid-task has its tasks rerun
+elsewhere by Dask.
 Outputs are written atomically beside their final name and mirror the input tree; an
 output newer than its input is kept unless the job says ``force``.
 """
@@ -29,9 +30,10 @@ from .files import Item, up_to_date
 if TYPE_CHECKING:
     from distributed import Client
 
+    from ..evaluation.align import Kind
+
 Op = Literal["convert", "validate", "info", "catalog", "eval"]
 Status = Literal["converted", "written", "skipped", "ok", "failed"]
-OPS: tuple[Op, ...] = ("convert", "validate", "info", "catalog", "eval")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Job:
     #: eval: where each estimate's reference is, with {relative}, {parent}, {stem}, {name}.
     reference: str | None = None
     metric: Literal["ape", "rpe"] = "ape"
-    align: str = "none"
+    align: Kind = "none"
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -167,9 +169,9 @@ def _evaluate(job: Job, item: Item, target: Path) -> None:
     ref = evaluation.read_poses(reference)
     est = evaluation.read_poses(item.source)
     if job.metric == "ape":
-        result = evaluation.ape(ref, est, align=job.align)  # type: ignore[arg-type]
+        result = evaluation.ape(ref, est, align=job.align)
     else:
-        result = evaluation.rpe(ref, est, align=job.align)  # type: ignore[arg-type]
+        result = evaluation.rpe(ref, est, align=job.align)
     result.ref_name, result.est_name = str(reference), str(item.source)
     result.save(target)
 
@@ -218,8 +220,6 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
         check_reference(job.reference)
     if not items:
         return []
-    from distributed import as_completed
-
     outcomes: list[Outcome | None] = [None] * len(items)
     for index, outcome in _unchanged(job, items):
         outcomes[index] = outcome
@@ -228,6 +228,8 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     todo = [index for index, outcome in enumerate(outcomes) if outcome is None]
     if todo:
         with client_for(workers, scheduler) as client:
+            from distributed import as_completed
+
             size = chunk_size(len(todo), sum(client.nthreads().values()) or workers)
             chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
             futures = client.map(work_chunk, [job] * len(chunks),
