@@ -134,6 +134,8 @@ def test_damaged_packs_are_one_clear_error(listing: Path, tmp_path: Path) -> Non
     {"contacts": {"dtype": "|O"}},
     {"frame_counts": {"offset": 3}},
     {"weights": {"shape": [-1]}},
+    {"weights": {"offset": 0}},
+    {"frame_counts": {"dtype": "<f8"}},
 ])
 def test_a_hostile_index_is_checked_against_the_file(listing: Path, tmp_path: Path,
                                                      edit: dict[str, dict[str, object]]) -> None:
@@ -145,11 +147,28 @@ def test_a_hostile_index_is_checked_against_the_file(listing: Path, tmp_path: Pa
     assert "\n" not in str(caught.value)
 
 
+def test_hostile_values_in_the_small_arrays(listing: Path, tmp_path: Path) -> None:
+    target = tmp_path / "lib.mkpack"
+    pack(listing, target)
+    whole = target.read_bytes()
+    _, length, _ = HEADER.unpack_from(whole)
+    entries = json.loads(whole[HEADER.size:HEADER.size + length])["arrays"]
+    for name, value in (("frame_counts", np.int64(2 ** 62)), ("frame_counts", np.int64(0)),
+                        ("fps", np.float64(np.nan)), ("weights", np.float64(-1.0)),
+                        ("weights", np.float64(7.0)), ("wrap", np.uint8(7))):
+        data = bytearray(whole)
+        offset = entries[name]["offset"]
+        data[offset:offset + value.nbytes] = value.tobytes()
+        target.write_bytes(bytes(data))
+        with pytest.raises(FormatError, match="is damaged"):
+            MotionLib.load(target)
+
+
 def test_a_hostile_index_of_wrong_values(listing: Path, tmp_path: Path) -> None:
     target = tmp_path / "lib.mkpack"
     pack(listing, target)
     whole = target.read_bytes()
-    for edit in ({"names": ["a"]}, {"version": 2}, {"arrays": {}}, {"format": "other"}):
+    for edit in ({"names": ["a"]}, {"version": 2}, {"arrays": {}}, {"format": "other"}, {"names": "x"}):
         target.write_bytes(whole)
         _rewrite_index(target, edit)
         with pytest.raises(FormatError):

@@ -188,12 +188,17 @@ class _Pack:
 
     def _check_values(self, arrays: dict[str, NDArray[Any]], dims: dict[str | int, int]) -> None:
         counts, fps, weights = arrays["frame_counts"], arrays["fps"], arrays["weights"]
-        if counts.min() < 1 or int(counts.sum()) != dims.get("T", -1):
+        frames = dims["T"]
+        # each count at most T first, so that their sum cannot overflow
+        if counts.min() < 1 or counts.max() > frames or int(counts.sum()) != frames:
             raise self._fail("its frame counts do not add up to its frames")
         if not (np.isfinite(fps).all() and fps.min() > 0):
             raise self._fail("a frame rate is not a positive number")
-        if not (np.isfinite(weights).all() and weights.min() >= 0 and weights.sum() > 0):
-            raise self._fail("its weights are not numbers >= 0 with a positive sum")
+        if not (np.isfinite(weights).all() and weights.min() >= 0
+                and abs(float(weights.sum()) - 1.0) <= 1e-9):
+            raise self._fail("its weights are not numbers >= 0 that sum to 1")
+        if arrays["wrap"].view(np.uint8).max() > 1:
+            raise self._fail("its loop flags are not booleans")
 
     def verify(self) -> list[str]:
         """Arrays whose bytes no longer match their recorded hashes."""
@@ -214,6 +219,10 @@ def open_pack(path: str | os.PathLike[str], character: Character | None = None,
     pack = _Pack(Path(path))
     if verify and (problems := pack.verify()):
         raise FormatError(f"is damaged: {problems[0]}", path)
+    joints = pack.arrays["joint_rot"].shape[1]
+    if character is not None and character.body_count != joints + 1:
+        raise MotionkitError(f"the character has {character.body_count} bodies; the motions of "
+                             f"{path} have {joints + 1}")
     return MotionLib.from_state(pack.arrays, pack.index["names"], character)
 
 
