@@ -91,7 +91,11 @@ def command() -> None:
     """
 
 
-@command.command("convert")
+@command.command("convert", epilog="""\b
+Examples:
+  motionkit batch convert 'motions/**/*.seq' --out converted --to traj
+  motionkit batch convert data/ --out data_v4 -j 2 --force
+  motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786""")
 @_shared
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
@@ -104,7 +108,10 @@ def convert(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | Non
         patterns, jobs, scheduler)
 
 
-@command.command("validate")
+@command.command("validate", epilog="""\b
+Examples:
+  motionkit batch validate data/ --out report
+  motionkit batch validate 'parc/**/*.pkl' --out report -j 2""")
 @_shared
 def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
              from_format: str | None, force: bool) -> None:
@@ -115,7 +122,9 @@ def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | No
         patterns, jobs, scheduler)
 
 
-@command.command("info")
+@command.command("info", epilog="""\b
+Examples:
+  motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
 @_shared
 def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
          from_format: str | None, force: bool) -> None:
@@ -126,7 +135,10 @@ def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
         patterns, jobs, scheduler)
 
 
-@command.command("eval")
+@command.command("eval", epilog="""\b
+Examples:
+  motionkit batch eval 'runs/**/*.tum' --ref 'gt/{stem}.tum' --out results --align se3
+  motionkit batch eval est/ --ref 'gt/{relative}' --out results --metric rpe""")
 @_shared
 @click.option("--ref", "reference", required=True, metavar="PATTERN",
               help="Each estimate's reference: a path with {relative}, {parent}, {stem} or {name} "
