@@ -13,7 +13,8 @@ from .. import __version__
 from ..errors import MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
-COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval", "plot", "view")
+COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval", "plot", "view", "batch",
+            "catalog", "pack")
 
 EPILOG = """\b
 Examples:
@@ -27,6 +28,9 @@ Examples:
   motionkit eval ape groundtruth.tum estimate.tum --align se3
   motionkit plot groundtruth.tum estimate.tum -o paths.png
   motionkit view SR1WalkPattern1.seq --model SR1.body --html walk.html
+  motionkit batch convert 'motions/**/*.seq' --out converted --to traj -j 2
+  motionkit catalog data/ -o catalog.parquet
+  motionkit pack motions/ -o lib.mkpack
 """
 
 

@@ -32,6 +32,8 @@ from ..spatial import quaternion as quat
 Array = NDArray[np.float64]
 #: Most entries of a motion list (each packs its frames once more).
 MAX_MOTIONS = 100_000
+#: The extension of packed libraries (``motionkit pack``).
+PACK_SUFFIX = ".mkpack"
 
 
 @dataclass(eq=False)
@@ -87,36 +89,25 @@ class MotionLib:
 
     @classmethod
     def load(cls, source: str | os.PathLike[str], character: Any = None) -> MotionLib:
-        """From one motion file, a folder of ``.pkl`` files, or a motion-list YAML."""
-        from .. import api
-        from ..formats.parc import motionlist
-
+        """From one motion file, a folder of ``.pkl`` files, a motion-list YAML, or a packed
+        library (``.mkpack``, opened memory-mapped: see ``motionkit pack``)."""
         target = Path(source)
         char = load_character(character) if character is not None else None
-        if target.is_dir():
-            files = sorted(p for p in target.rglob("*") if p.suffix.lower() in (".pkl", ".ms"))
-            if not files:
-                raise FormatError("no .pkl motion files in this folder", target)
-            motions = [api.read_motion(p, **_options_for(p, char)) for p in files]
-            return cls(motions, character=char, names=[p.stem for p in files])
-        if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
-                target.read_bytes()[:65536] if target.is_file() else b""):
-            listing = motionlist.read(target)
-            if len(listing.paths) > MAX_MOTIONS:
-                raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
-            read: dict[Path, Motion] = {}  # a file listed many times is read once
-            motions = []
-            for entry in listing.entries:
-                p = entry.path
-                if not p.exists():
-                    raise FormatError(motionlist.missing(entry), target)
-                key = p.resolve()
-                if key not in read:
-                    read[key] = api.read_motion(p, **_options_for(p, char))
-                motions.append(read[key])
-            return cls(motions, listing.weights, character=char,
-                       names=[p.stem for p in listing.paths])
-        return cls([api.read_motion(target, **_options_for(target, char))], character=char)
+        if target.suffix.lower() == PACK_SUFFIX:
+            from ..dataset.pack import open_pack
+
+            return open_pack(target, character=char)
+        paths, weights, folder = listing(target)
+        from .. import api
+
+        read: dict[Path, Motion] = {}  # a file listed many times is read once
+        for path in paths:
+            key = path.resolve()
+            if key not in read:
+                read[key] = api.read_motion(path, **_options_for(path, char))
+        motions = [read[p.resolve()] for p in paths]
+        names = [p.stem for p in paths] if folder or weights is not None else None
+        return cls(motions, weights, character=char, names=names)
 
     def _pack(self, motions: Sequence[Motion]) -> None:
         root_pos, root_rot, joint_rot, contacts = [], [], [], []
@@ -298,9 +289,51 @@ class MotionLib:
     def __len__(self) -> int:
         return self.num_motions
 
+    def state(self) -> dict[str, NDArray[Any]]:
+        """Every array the queries use, by name: what a packed library stores."""
+        arrays: dict[str, NDArray[Any]] = {
+            "frame_counts": self.frame_counts, "fps": self.fps, "wrap": self.wrap,
+            "weights": self.weights}
+        arrays.update({name: getattr(self, "_" + name) for name in _STATE})
+        for table in ("root_slerp", "joint_slerp"):
+            slerp: _SlerpTable = getattr(self, "_" + table)
+            arrays.update({f"{table}.{part}": getattr(slerp, part) for part in _SLERP})
+        return arrays
+
+    @classmethod
+    def from_state(cls, arrays: dict[str, NDArray[Any]], names: Sequence[str],
+                   character: Character | None = None) -> MotionLib:
+        """A library from :meth:`state`'s arrays (used as they are: memory maps stay maps).
+
+        The caller has checked the arrays' shapes agree (``dataset.pack`` does)."""
+        lib = cls.__new__(cls)
+        lib.character = character
+        lib.weights = arrays["weights"]
+        lib.names = list(names)
+        lib.frame_counts = arrays["frame_counts"]
+        lib.fps = arrays["fps"]
+        lib.wrap = arrays["wrap"]
+        lib.starts = np.concatenate([[0], np.cumsum(lib.frame_counts)[:-1]]).astype(np.int64)
+        lib.lengths = (lib.frame_counts - 1) / lib.fps
+        lib.terrains = [None] * len(lib.names)
+        for name in _STATE:
+            setattr(lib, "_" + name, arrays[name])
+        for table in ("root_slerp", "joint_slerp"):
+            slerp = _SlerpTable.__new__(_SlerpTable)
+            for part in _SLERP:
+                setattr(slerp, part, arrays[f"{table}.{part}"])
+            setattr(lib, "_" + table, slerp)
+        return lib
+
     def __repr__(self) -> str:
         return (f"MotionLib({self.num_motions} motions, {int(self.frame_counts.sum())} frames, "
                 f"{float(self.lengths.sum()):.1f} s)")
+
+
+#: Per-frame arrays kept as ``_<name>`` attributes, and the parts of a slerp table.
+_STATE = ("root_pos", "root_rot", "joint_rot", "contacts", "loop_shift", "root_vel",
+          "root_ang_vel", "dof_vel")
+_SLERP = ("start", "end", "theta", "inv_sin")
 
 
 class _SlerpTable:
@@ -330,6 +363,29 @@ class _SlerpTable:
         w0 = np.sin((1.0 - t) * theta) * inv
         w1 = np.sin(t * theta) * inv
         return np.asarray(self.start[index] * w0[..., None] + self.end[index] * w1[..., None])
+
+
+def listing(target: Path) -> tuple[list[Path], Array | None, bool]:
+    """The motion files ``MotionLib.load`` reads for ``target``: every ``.pkl``/``.ms`` of a
+    folder (sorted), the entries of a motion list with its weights, or the one file; and
+    whether ``target`` was a folder."""
+    from ..formats.parc import motionlist
+
+    if target.is_dir():
+        files = sorted(p for p in target.rglob("*") if p.suffix.lower() in (".pkl", ".ms"))
+        if not files:
+            raise FormatError("no .pkl motion files in this folder", target)
+        return files, None, True
+    if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
+            target.read_bytes()[:65536] if target.is_file() else b""):
+        entries = motionlist.read(target)
+        if len(entries.paths) > MAX_MOTIONS:
+            raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
+        for entry in entries.entries:
+            if not entry.path.exists():
+                raise FormatError(motionlist.missing(entry), target)
+        return list(entries.paths), np.asarray(entries.weights, dtype=float), False
+    return [target], None, False
 
 
 def _options_for(path: Path, char: Character | None) -> dict[str, Any]:

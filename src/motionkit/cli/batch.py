@@ -1,0 +1,159 @@
+"""``motionkit batch``: convert, validate, describe or evaluate many files on Dask."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+if TYPE_CHECKING:
+    from ..dataset.batch import Job, Outcome
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped, safe to print on a terminal."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def _shared(func: Callable[..., None]) -> Callable[..., None]:
+    """PATTERNS and the options every batch command takes."""
+    options = [
+        click.argument("patterns", nargs=-1, required=True),
+        click.option("--out", type=click.Path(file_okay=False), required=True, metavar="DIR",
+                     help="Output folder (mirrors the input tree; catalog.parquet goes here)."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1,
+                     show_default="the number of cores", help="Worker processes of the local cluster."),
+        click.option("--scheduler", metavar="ADDRESS",
+                     help="Run on an existing Dask cluster, e.g. tcp://host:8786."),
+        click.option("--from", "from_format", metavar="FORMAT", help="Read inputs as this format."),
+        click.option("--force", is_flag=True, help="Redo outputs that are newer than their inputs."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None) -> None:
+    """Run ``job`` with a progress bar; list the failures at the end (exit 2 if any)."""
+    from tqdm import tqdm
+
+    from ..dataset.batch import run_batch
+    from ..dataset.files import expand
+
+    items = expand(patterns)
+    counts = {"failed": 0}
+    start = time.monotonic()
+    bar = tqdm(total=len(items), desc=f"batch {job.op}", unit="file", file=sys.stderr,
+               delay=0.5, dynamic_ncols=True, disable=None)  # None: only on a terminal
+
+    def tick(outcome: Outcome) -> None:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        bar.set_postfix(failed=counts["failed"], refresh=False)
+        bar.update()
+
+    try:
+        outcomes = run_batch(job, items, workers=jobs, scheduler=scheduler, on_outcome=tick)
+    finally:
+        bar.close()
+    elapsed = time.monotonic() - start
+    failures = [o for o in outcomes if o.status == "failed"]
+    for outcome in failures:
+        error = str(outcome.error)
+        click.echo(printable(error if error.startswith(outcome.source) else
+                             f"{outcome.source}: {error}"))
+    done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()) if n or status == "failed")
+    warned = sum(len(o.warnings) for o in outcomes)
+    if warned:
+        done += f", {warned} warning(s)"
+    click.echo(f"{len(outcomes)} file(s): {done} in {elapsed:.1f} s "
+               f"({len(outcomes) / max(elapsed, 1e-9):.1f} files/s); "
+               f"catalog {printable(str(Path(cast(Path, job.out)) / 'catalog.parquet'))}", err=True)
+    if failures:
+        sys.exit(2)
+
+
+@click.group("batch", epilog="""\b
+Examples:
+  motionkit batch convert 'motions/**/*.seq' --out converted --to traj -j 2
+  motionkit batch validate data/ --out report
+  motionkit batch info 'parc/**/*.pkl' --out info --scheduler tcp://head:8786
+  motionkit batch eval 'runs/**/*.tum' --ref 'gt/{name}' --out results --align se3""")
+def command() -> None:
+    """Work on many files at once on Dask (a local cluster, or --scheduler for one you run).
+
+    One broken file never stops a batch: its error is listed at the end (exit 2).
+    """
+
+
+@command.command("convert", epilog="""\b
+Examples:
+  motionkit batch convert 'motions/**/*.seq' --out converted --to traj
+  motionkit batch convert data/ --out data_v4 -j 2 --force
+  motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786""")
+@_shared
+@click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
+@click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+def convert(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
+            from_format: str | None, force: bool, to_format: str | None, lossy: bool) -> None:
+    """Convert every file matched by PATTERNS into --out."""
+    from ..dataset.batch import Job
+
+    run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force),
+        patterns, jobs, scheduler)
+
+
+@command.command("validate", epilog="""\b
+Examples:
+  motionkit batch validate data/ --out report
+  motionkit batch validate 'parc/**/*.pkl' --out report -j 2""")
+@_shared
+def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
+             from_format: str | None, force: bool) -> None:
+    """Read every file completely; the catalog in --out says which failed and why."""
+    from ..dataset.batch import Job
+
+    run(Job("validate", Path(out).absolute(), from_format=from_format, force=force),
+        patterns, jobs, scheduler)
+
+
+@command.command("info", epilog="""\b
+Examples:
+  motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
+@_shared
+def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
+         from_format: str | None, force: bool) -> None:
+    """Write each file's ``info --json`` document to --out as FILE.json."""
+    from ..dataset.batch import Job
+
+    run(Job("info", Path(out).absolute(), from_format=from_format, force=force),
+        patterns, jobs, scheduler)
+
+
+@command.command("eval", epilog="""\b
+Examples:
+  motionkit batch eval 'runs/**/*.tum' --ref 'gt/{stem}.tum' --out results --align se3
+  motionkit batch eval est/ --ref 'gt/{relative}' --out results --metric rpe""")
+@_shared
+@click.option("--ref", "reference", required=True, metavar="PATTERN",
+              help="Each estimate's reference: a path with {relative}, {parent}, {stem} or {name} "
+                   "of the estimate, e.g. 'gt/{parent}/{stem}.tum'.")
+@click.option("--metric", type=click.Choice(["ape", "rpe"]), default="ape", show_default=True)
+@click.option("--align", "alignment", type=click.Choice(["se3", "sim3", "posyaw", "scale",
+                                                         "translation", "none"]),
+              default="none", show_default=True, help="Fit each estimate onto its reference first.")
+def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
+             from_format: str | None, force: bool, reference: str, metric: str,
+             alignment: str) -> None:
+    """Evaluate every estimate against its reference: FILE.json results and one table,
+    results.parquet (``eval table``'s columns)."""
+    from ..dataset.batch import Job
+
+    settings: dict[str, Any] = {"reference": reference, "metric": metric, "align": alignment}
+    run(Job("eval", Path(out).absolute(), from_format=from_format, force=force, **settings),
+        patterns, jobs, scheduler)

@@ -1,0 +1,316 @@
+"""Batch jobs over many files on Dask: convert, validate, info, catalog and evaluate.
+
+Files are done by :func:`work` on Dask workers, a chunk of files per task (a local
+cluster of worker processes by default, or any cluster given by its scheduler address).
+It never raises for a bad file: it returns an :class:`Outcome` saying what happened, so
+one broken file never stops a batch; a worker that dies mid-task has its tasks rerun
+elsewhere by Dask.
+Outputs are written atomically beside their final name and mirror the input tree; an
+output newer than its input is kept unless the job says ``force``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import string
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Literal
+
+from .._io import atomic_write
+from ..errors import MotionkitError
+from .catalog import Row, info_document, one_line, read_file
+from .files import Item, up_to_date
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from ..evaluation.align import Kind
+
+Op = Literal["convert", "validate", "info", "catalog", "eval"]
+Status = Literal["converted", "written", "skipped", "ok", "failed"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What to do with every file of a batch."""
+
+    op: Op
+    out: Path | None = None
+    to_format: str | None = None
+    from_format: str | None = None
+    lossy: bool = False
+    force: bool = False
+    #: eval: where each estimate's reference is, with {relative}, {parent}, {stem}, {name}.
+    reference: str | None = None
+    metric: Literal["ape", "rpe"] = "ape"
+    align: Kind = "none"
+
+    def target(self, item: Item) -> Path | None:
+        """Where ``item``'s output goes (None for jobs that write no per-file output)."""
+        if self.out is None or self.op in ("validate", "catalog"):
+            return None
+        if self.op == "convert":
+            suffix = None
+            if self.to_format:
+                from ..formats import registry
+
+                suffix = registry.by_name(self.to_format).extensions[0]
+            return item.target(self.out, suffix)
+        return item.target(self.out).with_name(item.relative.name + ".json")
+
+
+@dataclass
+class Outcome:
+    """What one task did with one file; ``row`` is its catalog row."""
+
+    source: str
+    status: Status
+    row: Row
+    output: str | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def work(job: Job, item: Item) -> Outcome:
+    """Do ``job`` for one file (runs on a Dask worker; never raises for the file's faults)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _work(job, item)
+    outcome.warnings = [" ".join(str(w.message).split()) for w in caught]
+    return outcome
+
+
+def work_chunk(job: Job, items: list[Item]) -> list[Outcome]:
+    """:func:`work` for several files in one task (fewer tasks: less scheduling per file)."""
+    return [work(job, item) for item in items]
+
+
+def chunk_size(files: int, workers: int) -> int:
+    """Files per task: about 16 tasks per worker, 1 to 32 files each."""
+    return max(1, min(32, files // (max(workers, 1) * 16)))
+
+
+def _work(job: Job, item: Item) -> Outcome:
+    source = item.source
+    row, obj = read_file(source, job.from_format)
+    if obj is None:
+        return Outcome(str(source), "failed", row, error=str(row["error"]))
+    try:
+        target = job.target(item)
+    except MotionkitError as exc:
+        return _failed(source, row, exc)
+    if target is None:
+        return Outcome(str(source), "ok", row)
+    if not job.force and up_to_date(source, target):
+        return Outcome(str(source), "skipped", row, output=str(target))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if job.op == "convert":
+            from ..formats import registry
+
+            registry.for_writing(target, job.to_format).write(target, obj, lossy=job.lossy)
+            return Outcome(str(source), "converted", row, output=str(target))
+        if job.op == "info":
+            _write_json(target, info_document(str(row["format"]), obj))
+        else:
+            _evaluate(job, item, target)
+    except Exception as exc:  # the file's failure, reported in its outcome
+        return _failed(source, row, exc)
+    return Outcome(str(source), "written", row, output=str(target))
+
+
+def _failed(source: Path, row: Row, exc: BaseException) -> Outcome:
+    error = one_line(exc)
+    row["status"], row["error"] = "failed", error
+    return Outcome(str(source), "failed", row, error=error)
+
+
+def _write_json(target: Path, document: object) -> None:
+    with atomic_write(target, "w") as handle:
+        json.dump(document, handle, indent=2, default=str)
+        handle.write("\n")
+
+
+#: The fields a reference pattern may use.
+REFERENCE_FIELDS = frozenset({"relative", "parent", "stem", "name"})
+
+
+def check_reference(pattern: str) -> None:
+    """A MotionkitError unless ``pattern`` uses only plain {relative}, {parent}, {stem}, {name}."""
+    try:
+        fields = [field for _, field, spec, _ in string.Formatter().parse(pattern)
+                  if field is not None and (field or spec is not None)]
+    except ValueError as exc:
+        raise MotionkitError(f"reference pattern {pattern!r}: {exc}") from None
+    wrong = sorted({f for f in fields if f not in REFERENCE_FIELDS})
+    if wrong:
+        raise MotionkitError(f"reference pattern {pattern!r} uses {', '.join(map(repr, wrong))}; "
+                             "it may use {relative}, {parent}, {stem} and {name}")
+
+
+def reference_for(pattern: str, relative: PurePosixPath) -> Path:
+    """The reference path of an estimate: ``pattern`` with {relative}, {parent}, {stem}, {name}."""
+    parent = str(relative.parent) if str(relative.parent) != "." else ""
+    return Path(pattern.format(relative=str(relative), parent=parent, stem=relative.stem,
+                               name=relative.name))
+
+
+def _evaluate(job: Job, item: Item, target: Path) -> None:
+    from .. import evaluation
+
+    assert job.reference is not None  # run_batch checked it
+    reference = reference_for(job.reference, item.relative)
+    ref = evaluation.read_poses(reference)
+    est = evaluation.read_poses(item.source)
+    if job.metric == "ape":
+        result = evaluation.ape(ref, est, align=job.align)
+    else:
+        result = evaluation.rpe(ref, est, align=job.align)
+    result.ref_name, result.est_name = str(reference), str(item.source)
+    result.save(target)
+
+
+@contextlib.contextmanager
+def client_for(workers: int, scheduler: str | None) -> Iterator[Client]:
+    """A Dask client: to the cluster at ``scheduler``, else to a new local cluster of
+    ``workers`` single-threaded worker processes (closed on exit)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise MotionkitError("batch work needs Dask: pip install 'motionkit[dask]'") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise MotionkitError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
+        with client:
+            yield client
+        return
+    if workers < 1:
+        raise MotionkitError("the number of workers must be at least 1")
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            Client(cluster) as client:
+        yield client
+
+
+def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str | None = None,
+              on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Run ``job`` over ``items`` on Dask; outcomes in the items' order.
+
+    ``on_outcome`` is called as each file finishes (for progress). A task lost for good
+    (its workers kept dying) is a failed outcome, not an exception. With an ``out`` folder
+    the job also writes its catalog there, ``catalog.parquet``."""
+    if isinstance(job, str):
+        job = Job(job)
+    if job.op == "convert" and job.to_format:
+        from ..formats import registry
+
+        if not registry.by_name(job.to_format).can_write():
+            raise MotionkitError(f"format {job.to_format!r} cannot be written")
+    if job.op == "eval":
+        if job.reference is None:
+            raise MotionkitError("batch eval needs a reference pattern (--ref)")
+        check_reference(job.reference)
+    if not items:
+        return []
+    outcomes: list[Outcome | None] = [None] * len(items)
+    for index, outcome in _unchanged(job, items):
+        outcomes[index] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
+    todo = [index for index, outcome in enumerate(outcomes) if outcome is None]
+    if todo:
+        with client_for(workers, scheduler) as client:
+            from distributed import as_completed
+
+            size = chunk_size(len(todo), sum(client.nthreads().values()) or workers)
+            chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
+            futures = client.map(work_chunk, [job] * len(chunks),
+                                 [[items[i] for i in chunk] for chunk in chunks], pure=False)
+            where = {future.key: chunk for chunk, future in zip(chunks, futures, strict=True)}
+            for future in as_completed(futures):
+                chunk = where[future.key]
+                try:
+                    results: list[Outcome] = future.result()
+                except Exception as exc:  # the task itself was lost (e.g. KilledWorker)
+                    results = [_lost(items[index].source, exc) for index in chunk]
+                future.release()
+                for index, outcome in zip(chunk, results, strict=True):
+                    outcomes[index] = outcome
+                    if on_outcome is not None:
+                        on_outcome(outcome)
+    done = [o for o in outcomes if o is not None]
+    if job.out is not None:
+        from .catalog import write_catalog
+
+        write_catalog([o.row for o in done], job.out / "catalog.parquet")
+        if job.op == "eval":
+            write_results_table(done, job.out / "results.parquet")
+    return done
+
+
+def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
+    """Files a rerun need not even read: their output is newer than them, and the last
+    catalog in ``out`` has an ``ok`` row of the same size and modification time."""
+    if job.out is None or job.force:
+        return []
+    from .catalog import read_catalog
+
+    previous = read_catalog(job.out / "catalog.parquet")
+    found = []
+    for index, item in enumerate(items):
+        row = previous.get(str(item.source))
+        target = job.target(item)
+        if row is None or target is None or row["status"] != "ok":
+            continue
+        try:
+            stat = item.source.stat()
+        except OSError:
+            continue
+        if (row["size"], row["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns) \
+                and up_to_date(item.source, target):
+            found.append((index, Outcome(str(item.source), "skipped", row, output=str(target))))
+    return found
+
+
+def _lost(source: Path, exc: BaseException) -> Outcome:
+    """The outcome of a file whose task Dask gave up on (its workers kept dying)."""
+    from .catalog import COLUMNS
+
+    error = f"task lost: {one_line(exc)}"
+    row: Row = dict.fromkeys(COLUMNS)
+    row.update(path=str(source), tracks=[], shapes=[], terrain=False, status="failed", error=error)
+    return Outcome(str(source), "failed", row, error=error)
+
+
+def write_results_table(outcomes: list[Outcome], path: Path) -> Path | None:
+    """The evaluated pairs as one results table (``motionkit eval table``'s columns), beside
+    a Markdown copy; None when no pair was evaluated."""
+    import polars as pl
+
+    from ..evaluation import load
+    from ..evaluation.result import STAT_KEYS
+
+    rows = []
+    for outcome in outcomes:
+        if outcome.output is None or outcome.status == "failed":
+            continue
+        result = load(outcome.output)
+        rows.append({"result": os.path.basename(outcome.output), "metric": result.metric,
+                     "relation": result.relation, "unit": result.unit, "ref": result.ref_name,
+                     "est": result.est_name, "match": str(result.settings.get("match")),
+                     "align": result.alignment.kind, "scale": result.alignment.scale,
+                     "pairs": result.pairs, **{key: result.stats[key] for key in STAT_KEYS}})
+    if not rows:
+        return None
+    frame = pl.DataFrame(rows)
+    with atomic_write(path) as handle:
+        frame.write_parquet(handle)
+    return path

@@ -1,0 +1,84 @@
+"""Which files a batch works on, and where each one's output goes (the input tree, mirrored)."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import MotionkitError
+
+_MAGIC = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One input file and its path relative to the folder its pattern starts from."""
+
+    source: Path
+    relative: PurePosixPath
+
+    def target(self, out: Path, suffix: str | None = None) -> Path:
+        """The output path under ``out`` (same relative path; ``suffix`` replaces the extension)."""
+        relative = self.relative if suffix is None else self.relative.with_suffix(suffix)
+        return out.joinpath(*relative.parts)
+
+
+def _base(pattern: str) -> Path:
+    """The folder a glob pattern starts from: its leading parts without wildcards."""
+    parts = Path(pattern).parts
+    fixed = []
+    for part in parts:
+        if _MAGIC & set(part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(".")
+
+
+def expand(patterns: list[str] | tuple[str, ...]) -> list[Item]:
+    """Files matched by ``patterns`` (globs with ``**``, folders taken whole, plain files).
+
+    Each file is listed once, in pattern order, then sorted within its pattern.
+    A pattern that matches nothing is a MotionkitError (a typo should not look like an
+    empty dataset)."""
+    items: list[Item] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        path = Path(pattern)
+        if path.is_dir():
+            base, found = path, [p for p in path.rglob("*") if p.is_file()]
+        elif path.is_file():
+            base, found = path.parent, [path]
+        else:
+            base = _base(pattern)
+            found = [Path(p) for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)]
+        if not found:
+            raise MotionkitError(f"{pattern!r} matches no file")
+        for file in sorted(found):
+            key = os.path.realpath(file)
+            if key in seen or (file.name.startswith(".") and file.name.endswith(".part")):
+                continue
+            seen.add(key)
+            items.append(Item(file.absolute(), PurePosixPath(file.relative_to(base).as_posix())))
+    return items
+
+
+def up_to_date(source: Path, target: Path) -> bool:
+    """True when ``target`` exists and was written after ``source`` last changed."""
+    try:
+        return target.stat().st_mtime_ns >= source.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def sha256(path: Path) -> tuple[int, str]:
+    """Size and SHA-256 (hex) of a file, read in blocks."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return size, digest.hexdigest()

@@ -1,0 +1,1 @@
+"""Dataset tests: batch jobs on Dask, the catalog, packed libraries."""
