@@ -195,31 +195,24 @@ def table(results: tuple[str, ...], output: str | None) -> None:
     """One row per saved RESULT: its settings and statistics, for comparing many runs."""
     import polars as pl
 
+    from .._io import atomic_write
     from ..evaluation import load
-    from ..evaluation.result import STAT_KEYS
 
-    rows = []
-    for path in results:
-        result = load(path)
-        settings = result.settings
-        rows.append({"result": Path(path).name, "metric": result.metric, "relation": result.relation,
-                     "unit": result.unit, "ref": result.ref_name, "est": result.est_name,
-                     "match": str(settings.get("match")), "align": result.alignment.kind,
-                     "scale": result.alignment.scale, "pairs": result.pairs,
-                     **{key: result.stats[key] for key in STAT_KEYS}})
+    rows = [load(path).summary_row(Path(path).name) for path in results]
     frame = pl.DataFrame(rows)
     if output is None:
         click.echo(_markdown(frame))
         return
     suffix = Path(output).suffix.lower()
-    if suffix == ".csv":
-        frame.write_csv(output)
-    elif suffix == ".parquet":
-        frame.write_parquet(output)
-    elif suffix == ".md":
-        Path(output).write_text(_markdown(frame) + "\n")
-    else:
+    if suffix not in (".csv", ".parquet", ".md"):
         raise MotionkitError(f"table format {suffix or '(none)'} is not known; use .csv, .md or .parquet")
+    with atomic_write(output) as handle:  # never a half-written table
+        if suffix == ".csv":
+            frame.write_csv(handle)
+        elif suffix == ".parquet":
+            frame.write_parquet(handle)
+        else:
+            handle.write((_markdown(frame) + "\n").encode("utf-8"))
     click.echo(f"wrote {output} ({len(rows)} rows)", err=True)
 
 

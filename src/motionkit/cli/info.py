@@ -6,10 +6,10 @@ import itertools
 from typing import Any
 
 import click
-import numpy as np
 
 from ..formats import registry
-from ..model import Motion, Skeleton, Track, World
+from ..model import Motion, Skeleton, World
+from ..summary import all_tracks, describe, summarise
 from ._common import busy, clean, echo_json
 
 #: Lines of one file's summary shown before "… N more lines".
@@ -17,8 +17,6 @@ MAX_LINES = 2000
 #: Tree levels drawn with branch lines; deeper bodies show their depth as a number, so a
 #: line never grows with the depth and the tree costs time linear in its bodies.
 MAX_DRAWN_DEPTH = 16
-#: Keys of one metadata mapping shown (summaries nest three levels).
-MAX_KEYS = 32
 
 
 @click.command(epilog="""\b
@@ -44,27 +42,6 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
         if index:
             click.echo()
         click.echo(render(path, name, obj))
-
-
-def describe(fmt: str, obj: Any) -> dict[str, Any]:
-    """The ``info --json`` document (layout fixed by DESIGN.md's public API contract)."""
-    if isinstance(obj, Motion):
-        doc: dict[str, Any] = {"format": fmt, "frames": obj.frames, "duration": obj.duration,
-                               "tracks": {n: t.describe() for n, t in _all_tracks(obj).items()}}
-        meta = {k: v for k, v in obj.meta.items() if k != "source_format"}
-        if meta:
-            doc["meta"] = summarise(meta)
-        if obj.terrain is not None and hasattr(obj.terrain, "describe"):
-            doc["terrain"] = obj.terrain.describe()
-        return doc
-    if hasattr(obj, "skeletons"):
-        return {"format": fmt, **obj.describe()}
-    if hasattr(obj, "describe"):
-        described = obj.describe()
-        if hasattr(obj, "bodies"):  # a single skeleton
-            return {"format": fmt, "skeletons": [described]}
-        return {"format": fmt, **described}
-    return {"format": fmt, "type": type(obj).__name__}
 
 
 def render(path: str, fmt: str, obj: Any) -> str:
@@ -139,11 +116,6 @@ def _list_lines(obj: Any) -> list[str]:
     return lines
 
 
-def _all_tracks(motion: Motion) -> dict[str, Track]:
-    """Stored tracks, then the views derived from them (``root`` of ``links``)."""
-    return {**motion.tracks, **motion.tracks.views()}
-
-
 def _motion_lines(obj: Motion, fmt: registry.Format) -> list[str]:
     """The format's own lines (its ``describe`` hook, which stands for its metadata
     namespace), timing, one line per track (labels, attrs), metadata, extras."""
@@ -153,7 +125,7 @@ def _motion_lines(obj: Motion, fmt: registry.Format) -> list[str]:
     counts = sorted({track.frames for track in obj.tracks.values()})
     frames = str(obj.frames) if len(counts) <= 1 else f"{counts[0]} to {counts[-1]} (per track below)"
     lines.append(f"  frames: {frames}   duration: {obj.duration:.6g} s")
-    for name, track in _all_tracks(obj).items():
+    for name, track in all_tracks(obj).items():
         timing = (f"{track.timeline.rate:g} Hz" if track.timeline.is_uniform
                   else f"stamped ({track.frames} stamps)")
         shape = "x".join(str(n) for n in track.data.shape)
@@ -176,33 +148,6 @@ def _motion_lines(obj: Motion, fmt: registry.Format) -> list[str]:
     if obj.skeleton is not None:
         lines.append(f"  skeleton: {getattr(obj.skeleton, 'name', type(obj.skeleton).__name__)}")
     return lines
-
-
-def summarise(value: Any, depth: int = 0) -> Any:
-    """Metadata made JSON-friendly and short: arrays and bytes become one-line summaries."""
-    if isinstance(value, np.ndarray):
-        if value.size <= 8 and value.dtype.kind in "biuf":
-            return value.tolist()
-        return f"array {value.dtype} {list(value.shape)}"
-    if isinstance(value, (bytes, bytearray)):
-        return f"<{len(value)} bytes>"
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        if depth >= 3:
-            return f"dict of {len(value)} keys"
-        shown = {str(k): summarise(v, depth + 1)
-                 for k, v in itertools.islice(value.items(), MAX_KEYS)}
-        if len(value) > MAX_KEYS:  # aliased mappings could otherwise multiply per level
-            shown["…"] = f"{len(value) - MAX_KEYS} more keys"
-        return shown
-    if isinstance(value, (list, tuple)):
-        if len(value) > 16 or depth >= 3:
-            return f"{type(value).__name__} of {len(value)}"
-        return [summarise(v, depth + 1) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return type(value).__name__
 
 
 def _meta_lines(key: str, value: Any, indent: str) -> list[str]:

@@ -296,18 +296,9 @@ def write_results_table(outcomes: list[Outcome], path: Path) -> Path | None:
     import polars as pl
 
     from ..evaluation import load
-    from ..evaluation.result import STAT_KEYS
 
-    rows = []
-    for outcome in outcomes:
-        if outcome.output is None or outcome.status == "failed":
-            continue
-        result = load(outcome.output)
-        rows.append({"result": os.path.basename(outcome.output), "metric": result.metric,
-                     "relation": result.relation, "unit": result.unit, "ref": result.ref_name,
-                     "est": result.est_name, "match": str(result.settings.get("match")),
-                     "align": result.alignment.kind, "scale": result.alignment.scale,
-                     "pairs": result.pairs, **{key: result.stats[key] for key in STAT_KEYS}})
+    rows = [load(outcome.output).summary_row(os.path.basename(outcome.output))
+            for outcome in outcomes if outcome.output is not None and outcome.status != "failed"]
     if not rows:
         return None
     frame = pl.DataFrame(rows)

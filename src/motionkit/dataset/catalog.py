@@ -58,7 +58,7 @@ def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded |
 
 def info_document(fmt: str, obj: Loaded) -> dict[str, Any]:
     """``motionkit info --json``'s document for ``obj``."""
-    from ..cli.info import describe
+    from ..summary import describe
 
     return describe(fmt, obj)
 

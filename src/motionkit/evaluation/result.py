@@ -66,6 +66,15 @@ class Result:
         if not self.stats:
             self.stats = statistics(self.errors)
 
+    def summary_row(self, name: str) -> dict[str, object]:
+        """One row of a results table (``motionkit eval table``, ``batch eval``): the
+        result's ``name``, its settings and statistics."""
+        return {"result": name, "metric": self.metric, "relation": self.relation,
+                "unit": self.unit, "ref": self.ref_name, "est": self.est_name,
+                "match": str(self.settings.get("match")), "align": self.alignment.kind,
+                "scale": self.alignment.scale, "pairs": self.pairs,
+                **{key: self.stats[key] for key in STAT_KEYS}}
+
     def table(self) -> dict[str, NDArray[np.generic]]:
         """The per-pair columns (``ref_index_start``/``est_index_start`` only for RPE)."""
         columns: dict[str, NDArray[np.generic]] = {name: getattr(self, attr)
