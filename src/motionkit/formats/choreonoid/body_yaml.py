@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from ...errors import FormatError, warn
-from .yamlnodes import FALSE_WORDS, TRUE_WORDS, BaseLoader
+from .yamlnodes import FALSE_WORDS, TRUE_WORDS, BaseLoader, yaml_error
 
 #: Deepest nesting of collections accepted (real models stay below 20).
 MAX_DEPTH = 200
@@ -116,14 +116,8 @@ def compose(path: str | os.PathLike[str], text: bytes) -> tuple[Node | None, dic
     try:
         for event in yaml.parse(text, Loader=BaseLoader):
             composer.feed(event)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        message = " ".join(str(exc.problem or exc.context or "YAML syntax error").split())
-        raise FormatError(f"YAML syntax error: {message}", path,
-                          mark.line + 1 if mark else None,
-                          mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
-        raise FormatError(f"YAML error: {' '.join(str(exc).split())}", path) from None
+        raise yaml_error(exc, path) from None
     return composer.first, composer.anchors
 
 

@@ -24,6 +24,16 @@ _YAML_SPECIALS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-
                   ".nan": float("nan")}
 
 
+
+def yaml_error(exc: yaml.YAMLError, path: object) -> FormatError:
+    """PyYAML's error as one FormatError line, with its line and column where it has them."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        message = " ".join(str(exc.problem or exc.context or "YAML syntax error").split())
+        return FormatError(f"YAML syntax error: {message}", str(path),
+                           mark.line + 1 if mark else None, mark.column + 1 if mark else None)
+    return FormatError(f"YAML error: {' '.join(str(exc).split())}", str(path))
+
 class QuotedStr(str):
     """A scalar that was quoted in the source; kept so opaque components are re-emitted alike."""
 
@@ -41,14 +51,8 @@ class Document:
         try:
             check_yaml(text, path, BaseLoader, budget)
             self.root = yaml.compose(text, Loader=BaseLoader)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            message = " ".join(str(exc.problem or exc.context or "YAML syntax error").split())
-            raise FormatError(f"YAML syntax error: {message}", path,
-                              mark.line + 1 if mark else None,
-                              mark.column + 1 if mark else None) from None
         except yaml.YAMLError as exc:
-            raise FormatError(f"YAML error: {' '.join(str(exc).split())}", path) from None
+            raise yaml_error(exc, path) from None
 
     def error(self, node: yaml.Node | None, message: str) -> FormatError:
         """A FormatError located at ``node``."""

@@ -20,7 +20,6 @@ import math
 import os
 import pickle
 import weakref
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +107,7 @@ def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
     data = read_bytes(path)
     values = decode(data, path)
     char = load_character(character) if character is not None else None
-    return _guarded(lambda: _motion(values, data, path, char), path)
+    return safepickle.converting(lambda: _motion(values, data, path, char), path)
 
 
 def decode(data: bytes, path: Any) -> dict[str, Any]:
@@ -135,23 +134,6 @@ def decode(data: bytes, path: Any) -> dict[str, Any]:
                 if {"root_pos", "root_rot", "dof_pos"} <= set(values) else "")
         raise FormatError(f"not a MimicKit motion: no 'frames' key{hint}", path)
     return values
-
-
-def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
-    """Run a conversion of decoded data; what it trips over becomes a FormatError."""
-    try:
-        return action()
-    except safepickle.PickleProblem as exc:
-        raise safepickle.UnsafePickleError(str(exc), path) from None
-    except FormatError:
-        raise
-    except RecursionError:
-        raise FormatError("data nested too deeply", path) from None
-    except MemoryError:
-        raise FormatError("data needs more memory than available", path) from None
-    except safepickle.DATA_ERRORS as exc:
-        raise FormatError(f"unreadable data ({safepickle.describe_error(exc)})",
-                          path) from None
 
 
 def _motion(values: dict[Any, Any], data: bytes, path: Any, char: Character | None) -> Motion:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import read_bytes
-from ...errors import FormatError, MotionkitError, warn
+from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...model.terrain import Terrain
 from ...spatial.quaternion import from_exp_map, positive_w
@@ -60,11 +59,11 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
         if legacy:
             raise safepickle.UnsafePickleError("an MS container that names globals "
                                                "(PARC's holds none)", path)
-        return _guarded(lambda: _read_ms(outer, path, char, misc), path)
+        return safepickle.converting(lambda: _read_ms(outer, path, char, misc), path)
     if isinstance(outer, dict) and "frames" in outer:
-        return _guarded(lambda: _read_legacy(outer, path, char, misc), path)
+        return safepickle.converting(lambda: _read_legacy(outer, path, char, misc), path)
     if isinstance(outer, dict) and "terrain" in outer:
-        return _guarded(lambda: _read_terrain_only(outer, path, misc), path)
+        return safepickle.converting(lambda: _read_terrain_only(outer, path, misc), path)
     raise FormatError("not a PARC motion file (neither an MS container nor a legacy dict "
                       "with 'frames' or 'terrain')", path)
 
@@ -74,23 +73,6 @@ def _is_container(outer: Any) -> bool:
         isinstance(k, str) and k in MS_KEYS
         and (v is None or isinstance(v, (bytes, safepickle.Blob)))
         for k, v in outer.items())
-
-
-def _guarded(action: Callable[[], Motion], path: Any) -> Motion:
-    """Run a conversion of decoded data; whatever it trips over becomes a FormatError."""
-    try:
-        return action()
-    except safepickle.PickleProblem as exc:
-        raise safepickle.UnsafePickleError(str(exc), path) from None
-    except MotionkitError:
-        raise
-    except RecursionError:
-        raise FormatError("data nested too deeply", path) from None
-    except MemoryError:
-        raise FormatError("data needs more memory than available", path) from None
-    except safepickle.DATA_ERRORS as exc:
-        raise FormatError(f"unreadable data ({safepickle.describe_error(exc)})",
-                          path) from None
 
 
 def _warn(path: Any, message: str) -> None:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 from types import MappingProxyType
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -840,6 +840,26 @@ def _guarded(action: Callable[[], Any], path: Any, what: str) -> Any:
     except DATA_ERRORS as exc:
         raise FormatError(f"{what}: not a valid pickle ({describe_error(exc)})",
                           path) from None
+
+
+T = TypeVar("T")
+
+
+def converting(action: Callable[[], T], path: Any) -> T:
+    """Run a reader's conversion of decoded data (a Motion from PARC or MimicKit dicts):
+    whatever untrusted data makes it trip over becomes a FormatError naming the file."""
+    try:
+        return action()
+    except PickleProblem as exc:
+        raise UnsafePickleError(str(exc), path) from None
+    except FormatError:
+        raise
+    except RecursionError:
+        raise FormatError("data nested too deeply", path) from None
+    except MemoryError:
+        raise FormatError("data needs more memory than available", path) from None
+    except DATA_ERRORS as exc:
+        raise FormatError(f"unreadable data ({describe_error(exc)})", path) from None
 
 
 def describe_error(exc: BaseException) -> str:
