@@ -109,6 +109,8 @@ def _with(item: str, writer: str) -> mk.Motion:
     if item == "ns stamps":  # float seconds cannot give these nanoseconds back
         ns = 1_700_000_000_000_000_000 + np.arange(5) * 100_000_001
         return _base(writer, mk.Timeline.from_nanoseconds(ns))
+    if item == "start time":
+        return _base(writer, mk.Timeline.uniform(10.0, 5, start=5.0))
     motion = _base(writer)
     timeline = motion.tracks["root"].timeline
     if item == "skeleton":
@@ -133,7 +135,7 @@ def _with(item: str, writer: str) -> mk.Motion:
 #: How the refusal names each item.
 NAMED = {"skeleton": "skeleton", "terrain": "terrain", "extra track": "'extra'",
          "quaternion track": "'orient'", "EPSG": "EPSG 25832", "ns stamps": "time stamps",
-         "labels": "labels", "non-plain metadata": "'blob'"}
+         "labels": "labels", "non-plain metadata": "'blob'", "start time": "time"}
 #: Items a writer keeps outside the file by design (NOTES.md): a .seq or PARC motion is
 #: defined relative to a body model the file never contains.
 BY_REFERENCE = {("seq", "skeleton"), ("parc", "skeleton")}
@@ -160,6 +162,8 @@ def _kept(item: str, before: mk.Motion, after: mk.Motion, target: Path) -> bool:
         return stamps is not None and np.array_equal(stamps, ns)
     if item == "labels":
         return after.tracks["root"].labels == ["base"]
+    if item == "start time":
+        return bool(after.tracks["root"].timeline.start == 5.0)
     return False
 
 
@@ -385,3 +389,20 @@ def test_a_model_is_not_a_loss_for_a_one_pose_target(tmp_path: Path) -> None:
     mk.write(tmp_path / "r.tum", root_only)
     with pytest.warns(mk.MotionkitWarning, match="no joint values"):
         mk.convert(tmp_path / "r.tum", tmp_path / "f.tum", model=model, link="RLEG_ANKLE_R")
+
+
+@pytest.mark.parametrize("writer", ["mimickit", "gmr", "bvh", "parc"])
+def test_tracks_on_another_timeline_are_never_retimed(tmp_path: Path, writer: str) -> None:
+    """Writers of one frame rate name a track at another rate (or start) instead of
+    writing its frames at the root's times."""
+    motion = _base(writer)
+    name, kind, width = (("joint_rotations", "quaternion", (14, 4)) if writer == "parc"
+                         else ("joints", "value", (2,)))
+    data = np.zeros((5, *width))
+    if kind == "quaternion":
+        data[..., 3] = 1.0
+    motion.tracks.pop(name, None)
+    motion.add(mk.Track(name, kind, data, mk.Timeline.uniform(20.0, 5), attrs=(
+        {"layout": "mimickit-dof"} if writer == "mimickit" else {})))
+    with pytest.raises(mk.ConversionError, match=f"track '{name}'"):
+        mk.write(tmp_path / ("x" + MOTION_WRITERS[writer]), motion, format=writer)

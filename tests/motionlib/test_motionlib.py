@@ -18,7 +18,7 @@ from conftest import corpus_file
 from motionkit.errors import FormatError, MotionkitError
 from motionkit.formats.parc import motionlist
 from motionkit.model import Motion, Timeline, Track
-from motionkit.motionlib import MotionLib
+from motionkit.motionlib import MotionLib, library
 from motionkit.spatial import quaternion as quat
 
 
@@ -322,4 +322,16 @@ def test_list_paths_resolve_as_parc_and_mimickit_open_them(tmp_path: Path, monke
     listing.write_text("motions:\n  - {file: data/motions/none.pkl, weight: 1}\n")
     with pytest.raises(FormatError, match=r"'data/motions/none.pkl' is in none of: "
                        + re.escape(f"{repo}, {repo / 'data' / 'lists'}, {repo / 'data'}, {tmp_path}")):
+        MotionLib.load(listing)
+
+
+def test_a_list_repeating_one_file_cannot_blow_up_memory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(library, "REPEAT_SLACK", 100)
+    shutil.copy(corpus_file("parc", "ms", "sfu.pkl"), tmp_path / "a.pkl")  # 15 frames
+    listing = tmp_path / "many.yaml"
+    listing.write_text("motions:\n" + "  - {file: a.pkl, weight: 1}\n" * 200)
+    with pytest.raises(FormatError, match="repeats its files: 3000 frames to pack from 15"):
+        MotionLib.load(listing)
+    listing.write_text("motions:\n  - {file: " + "a" * 300 + ".pkl, weight: 1}\n")
+    with pytest.raises(FormatError, match="is in none of"):  # a name too long: not there
         MotionLib.load(listing)

@@ -23,8 +23,10 @@ from ..model.timeline import seconds_to_ns
 
 #: Metadata every reader sets to describe its source; no writer is asked to keep it.
 DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame"})
-#: Track attributes that are model facts other rules cover (``orientation``: position_only).
-MODEL_ATTRS = frozenset({"orientation"})
+#: Track attributes that are model facts, not data: ``orientation`` (position_only covers
+#: it), ``derived_from`` (a track computed from another one) and ``layout`` (how columns
+#: are laid out, which the track's own format restates).
+MODEL_ATTRS = frozenset({"orientation", "derived_from", "layout"})
 #: A quaternion further than this from unit length is "bad", as are zero and non-finite ones.
 ROTATION_TOLERANCE = 1e-4
 
@@ -49,6 +51,7 @@ class Holds:
     quaternions are written as they are and read back so (else they are refused, lossy or
     not, since the file would not read back). ``repeated_stamps=False``: stamps that repeat
     or go back are refused (the registry offers ``dedupe=True`` to drop repeats).
+    ``start=False``: the file's motions start at time 0 (another start is lost).
     ``frame_numbers``: a timeline of frame numbers only (no times) is written as such;
     where False (most formats) it would become invented seconds and counts as lost.
     ``position_only=False``: a root without orientation would
@@ -60,6 +63,7 @@ class Holds:
     terrain: bool = True
     times: bool = True
     stamps: bool = True
+    start: bool = True
     ns_stamps: bool = True
     one_timeline: bool = False
     empty_tracks: bool = True
@@ -278,6 +282,8 @@ def _timeline_losses(track: Track, holds: Holds) -> list[str]:
         return ["the time stamps"]
     if not timeline.is_uniform and not holds.stamps:
         return [f"the time stamps of track {track.name!r} (a fixed rate only)"]
+    if not holds.start and timeline.start != 0.0:
+        return [f"start time {timeline.start:g} s of track {track.name!r} (motions start at 0)"]
     if not holds.ns_stamps and track.data.size:
         changed = ns_changed(timeline)
         if changed:

@@ -27,7 +27,7 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
     """
     root_track = motion.root_pose()
     root = None if root_track is None else np.asarray(root_track.data, dtype=float)
-    joints = motion.tracks.get("joints") or _joints_from_rotations(skeleton, motion)
+    joints = motion.tracks.get("joints") or joints_from_rotations(skeleton, motion)
     frames = joints.frames if joints is not None else (root_track.frames if root_track else 0)
     q = np.zeros((frames, skeleton.dof_count))
     if joints is None:
@@ -71,7 +71,7 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
                           "match them by")
 
 
-def _joints_from_rotations(skeleton: Skeleton, motion: Motion) -> Track | None:
+def joints_from_rotations(skeleton: Skeleton, motion: Motion) -> Track | None:
     """A ``joints`` track derived from ``joint_rotations`` through the skeleton as a PARC
     character, or None when the motion has none or the skeleton is no such character."""
     rotations = motion.tracks.get("joint_rotations")

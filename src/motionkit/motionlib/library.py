@@ -106,6 +106,11 @@ class MotionLib:
             if key not in read:
                 read[key] = api.read_motion(path, **_options_for(path, char))
         motions = [read[p.resolve()] for p in paths]
+        packed, distinct = sum(m.frames for m in motions), sum(m.frames for m in read.values())
+        if packed > REPEAT_FACTOR * distinct + REPEAT_SLACK:  # each entry is packed anew
+            raise FormatError(f"the list repeats its files: {packed} frames to pack from "
+                              f"{distinct} distinct ones; give an entry a larger weight instead "
+                              "of listing it again", target)
         names = [p.stem for p in paths] if folder or weights is not None else None
         return cls(motions, weights, character=char, names=names)
 
@@ -365,6 +370,11 @@ class _SlerpTable:
         return np.asarray(self.start[index] * w0[..., None] + self.end[index] * w1[..., None])
 
 
+#: How many times over a motion list may repeat its files' frames (memory is per entry).
+REPEAT_FACTOR = 8
+REPEAT_SLACK = 1_000_000
+
+
 def listing(target: Path) -> tuple[list[Path], Array | None, bool]:
     """The motion files ``MotionLib.load`` reads for ``target``: every ``.pkl``/``.ms`` of a
     folder (sorted), the entries of a motion list with its weights, or the one file; and
@@ -378,11 +388,14 @@ def listing(target: Path) -> tuple[list[Path], Array | None, bool]:
         return files, None, True
     if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
             target.read_bytes()[:65536] if target.is_file() else b""):
-        entries = motionlist.read(target)
+        from ..formats import registry
+
+        entries = registry.by_name("motionlist").read(target)
+        assert isinstance(entries, motionlist.MotionList)
         if len(entries.paths) > MAX_MOTIONS:
             raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
         for entry in entries.entries:
-            if not entry.path.exists():
+            if not motionlist.is_there(entry.path):
                 raise FormatError(motionlist.missing(entry), target)
         return list(entries.paths), np.asarray(entries.weights, dtype=float), False
     return [target], None, False

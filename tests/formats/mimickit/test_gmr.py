@@ -143,7 +143,10 @@ def test_missing_fps_defaults_to_30_with_a_warning(tmp_path: Path) -> None:
 def test_gmr_and_mimickit_convert_both_ways(tmp_path: Path) -> None:
     """GMR's g1 dof_pos are MimicKit's g1 DOFs: columns copied, root exp-map recomputed."""
     source = corpus_file("mimickit", "g1_walk.pkl")
-    mk.convert(_g1_gmr(tmp_path), tmp_path / "mk.pkl", to_format="mimickit")
+    with pytest.raises(mk.ConversionError, match="the meaning of track 'joints'"):
+        mk.convert(_g1_gmr(tmp_path), tmp_path / "mk.pkl", to_format="mimickit")  # qpos != DOFs
+    with pytest.warns(mk.MotionkitWarning, match="the meaning of track 'joints'"):  # g1: they are
+        mk.convert(_g1_gmr(tmp_path), tmp_path / "mk.pkl", to_format="mimickit", lossy=True)
     back = safepickle.loads((tmp_path / "mk.pkl").read_bytes(), "mk.pkl", "test")
     frames = np.array(back["frames"])
     original = _g1_frames()

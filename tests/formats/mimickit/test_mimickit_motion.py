@@ -259,7 +259,8 @@ def _motion(frames: int = 4, rate: float = 30.0) -> mk.Motion:
     root[:, 3:] = [0.0, 0.0, np.sin(0.4), np.cos(0.4)]
     motion = mk.Motion(meta={"loop_mode": "WRAP"})
     motion.add(mk.Track("root", "pose", root, timeline))
-    motion.add(mk.Track("joints", "value", np.full((frames, 2), 0.5), timeline))
+    motion.add(mk.Track("joints", "value", np.full((frames, 2), 0.5), timeline,
+                        attrs={"layout": "mimickit-dof"}))  # what the columns mean
     return motion
 
 

@@ -8,9 +8,9 @@ See ``specs/character-bridges.md`` §3 and NOTES.md "BVH".
 from __future__ import annotations
 
 from .read import read
-from .write import HOLDS, describe, losses, write
+from .write import describe, holds, losses, write
 
-__all__ = ["HOLDS", "describe", "losses", "read", "sniff", "write"]
+__all__ = ["describe", "holds", "losses", "read", "sniff", "write"]
 
 
 def sniff(head: bytes) -> bool:

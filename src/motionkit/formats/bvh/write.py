@@ -23,10 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
+from ...errors import ConversionError
 from ...model import Motion, Skeleton
 from ...spatial import quaternion
 from ..loss import Holds, tracks
-from ..trajectory._common import Fixed, shortest, write_rows
+from ..textcolumns import Fixed, shortest, write_rows
 from ._axes import AXES, RADIANS, invert, rate_of, to_file, unit_scale
 
 Array = NDArray[np.float64]
@@ -35,10 +36,29 @@ Array = NDArray[np.float64]
 TRANSLATING = ("prismatic", "screw", "translational", "translational2d", "planar", "free")
 _ROTATING = ("weld", "revolute", "universal", "euler")
 
-#: A root pose, the joint values and (derived) local rotations, at a fixed rate.
+#: A root pose, the joint values and (derived) local rotations, at a fixed rate from 0.
 HOLDS = Holds(tracks=tracks(root="pose", joints="value", joint_rotations="quaternion"),
-              terrain=False, stamps=False, frame_numbers=False, position_only=False,
-              one_timeline=True, attrs=False, meta=frozenset(), namespace="bvh")
+              terrain=False, stamps=False, start=False, frame_numbers=False,
+              position_only=False, one_timeline=True, attrs=False, meta=frozenset(),
+              namespace="bvh")
+
+
+def holds(unit: str | float = "cm", up: str = "y", order: str = "zxy",
+          precision: int | None = None) -> Holds:
+    """:data:`HOLDS`, once the writer's options are known to be good (a ConversionError
+    naming a bad one comes before any loss is weighed)."""
+    try:
+        unit_scale(unit)
+        to_file(up)
+    except ValueError as exc:
+        raise ConversionError(str(exc)) from None
+    if sorted(str(order).lower()) != ["x", "y", "z"]:
+        raise ConversionError(f"order must be a permutation of xyz, got {order!r}")
+    if precision is not None and (isinstance(precision, bool) or not isinstance(precision, int)
+                                  or not 0 <= precision <= 17):
+        raise ConversionError(f"precision must be a whole number of decimals from 0 to 17, "
+                              f"not {precision!r}")
+    return HOLDS
 
 
 @dataclass
@@ -60,6 +80,8 @@ def losses(obj: Motion, **_: object) -> list[str]:
     tree, a skeleton without joint values, joint rotations without a skeleton."""
     lost = []
     root = obj.tracks.get("root")
+    if root is not None and root.frames == 0:
+        raise ConversionError("a BVH motion needs at least one frame")
     if root is not None and root.labels:
         lost.append("the labels of track 'root'")
     skeleton = obj.skeleton
@@ -69,8 +91,10 @@ def losses(obj: Motion, **_: object) -> list[str]:
             lost.append(f"track {name!r} (no skeleton gives the joints their offsets: "
                         "character=... or model=...)")
         return lost
-    if "joints" not in obj.tracks and _posed_by_joints(skeleton):
-        lost.append(f"the skeleton {skeleton.name!r} (no 'joints' track to pose it)")
+    if not _has_joint_values(skeleton, obj) and _posed_by_joints(skeleton):
+        lost.append(f"the skeleton {skeleton.name!r} (no joint values to pose it)")
+        if "joint_rotations" in obj.tracks:
+            lost.append("track 'joint_rotations' (not rotations of this skeleton's joints)")
         return lost
     roots = [b.name for b in skeleton.bodies if b.parent < 0]
     if len(roots) > 1:
@@ -82,6 +106,14 @@ def losses(obj: Motion, **_: object) -> list[str]:
     if moving:
         lost.append(f"the translation of joint(s) {', '.join(moving)} (BVH joints only rotate)")
     return lost
+
+
+def _has_joint_values(skeleton: Skeleton, motion: Motion) -> bool:
+    """True when the motion poses the skeleton: a ``joints`` track, or joint rotations the
+    skeleton's character maps to its DOFs (as forward kinematics takes them)."""
+    from ...kinematics.motion import joints_from_rotations
+
+    return "joints" in motion.tracks or joints_from_rotations(skeleton, motion) is not None
 
 
 def _posed_by_joints(skeleton: Skeleton) -> bool:
@@ -114,7 +146,7 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     timeline = obj.tracks["root"].timeline
     frames = timeline.count
     skeleton = obj.skeleton
-    if skeleton is None or ("joints" not in obj.tracks and _posed_by_joints(skeleton)):
+    if skeleton is None or (not _has_joint_values(skeleton, obj) and _posed_by_joints(skeleton)):
         skeleton = Skeleton(str(obj.meta.get("name") or "root"), [])
     q = _coordinates(skeleton, obj) if skeleton.bodies else np.zeros((frames, 0))
     nodes = _layout(skeleton, q, file_axes)

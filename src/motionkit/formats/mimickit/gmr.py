@@ -52,8 +52,8 @@ HELD = tracks(root="pose", joints="value", joint_rotations="quaternion",
 def holds(character: Any = None) -> Holds:
     """Root pose, joint values and body positions; the skeleton only by reference."""
     return Holds(tracks=HELD,
-                 skeleton=character is not None, terrain=False, stamps=False,
-                 ns_stamps=False, frame_numbers=False, position_only=False,
+                 skeleton=character is not None, terrain=False, stamps=False, start=False,
+                 one_timeline=True, ns_stamps=False, frame_numbers=False, position_only=False,
                  meta=frozenset(), namespace="gmr")
 
 
@@ -218,7 +218,8 @@ def _bodies(values: dict[Any, Any], frames: int, path: Any) -> tuple[NDArray[Any
 
 
 def losses(obj: Motion, character: Any = None) -> list[str]:
-    """Labels and attributes a GMR file does not hold, and a start time."""
+    """Labels and attributes a GMR file does not hold, joint values whose meaning it cannot
+    tell, and joint rotations it would not write."""
     char = load_character(character) if character is not None else None
     lost: list[str] = []
     expected = {"joints": qpos_names(char) if char else None,
@@ -233,9 +234,13 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
             (name, key) not in OWN_ATTRS or (key == "frame" and value != BODY_FRAME))]
         if odd:
             lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
-    root = obj.tracks.get("root")
-    if root is not None and root.timeline.start != 0.0:
-        lost.append(f"start time {root.timeline.start:g} s (GMR motions start at 0)")
+    if "joints" in obj.tracks and char is None and obj.meta.get("source_format") != "gmr":
+        lost.append("the meaning of track 'joints' (not known to be MuJoCo qpos: give the "
+                    "robot's MJCF as character=...)")
+    rotations = obj.tracks.get("joint_rotations")
+    if ("joints" in obj.tracks and rotations is not None
+            and rotations.attrs.get("derived_from") != "joints"):
+        lost.append("track 'joint_rotations' (dof_pos is written from 'joints')")
     return lost
 
 

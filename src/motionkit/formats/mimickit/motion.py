@@ -61,8 +61,8 @@ def holds(character: Any = None) -> Holds:
     """Root pose, the DOF columns, loop mode and fps; the skeleton only by reference (the
     ``character`` the writer is given)."""
     return Holds(tracks=HELD,
-                 skeleton=character is not None, terrain=False, stamps=False,
-                 ns_stamps=False, frame_numbers=False, position_only=False,
+                 skeleton=character is not None, terrain=False, stamps=False, start=False,
+                 one_timeline=True, ns_stamps=False, frame_numbers=False, position_only=False,
                  meta=frozenset({"loop_mode"}), namespace="mimickit")
 
 
@@ -312,7 +312,8 @@ def _root_exp_map(root: NDArray[Any]) -> NDArray[np.float64]:
 
 def losses(obj: Motion, character: Any = None) -> list[str]:
     """What a MimicKit file cannot hold beyond the declaration: labels and attributes it
-    does not explain, a start time, too few frames for its length."""
+    does not explain, joint values not in its DOF layout, joint rotations it would not
+    write."""
     char = load_character(character) if character is not None else None
     lost: list[str] = []
     expected = {"joints": char.dof_names if char else None,
@@ -324,13 +325,22 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
                      and set(char.dof_names) <= set(track.labels))
         if track.labels is not None and track.labels != expected.get(name) and not reordered:
             lost.append(f"the labels of track {name!r}")
+        if reordered and char is not None and track.labels is not None:
+            extra = [label for label in track.labels if label not in set(char.dof_names)]
+            if extra:
+                lost.append(f"joint values {', '.join(extra[:5])} (not DOFs of the character)")
+        if (name == "joints" and char is None and track.attrs.get("layout") != "mimickit-dof"
+                and obj.meta.get("source_format") not in ("parc", "mimickit")):  # PARC's too
+            lost.append("the meaning of track 'joints' (not in MimicKit's DOF layout: give "
+                        "character=... to lay them out)")
+    rotations = obj.tracks.get("joint_rotations")
+    if ("joints" in obj.tracks and rotations is not None
+            and rotations.attrs.get("derived_from") != "joints"):
+        lost.append("track 'joint_rotations' (the DOFs are written from 'joints')")
         odd = [key for key in track.attrs if (name, key) not in OWN_ATTRS
                and key != "orientation"]
         if odd:
             lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
-    root = obj.tracks.get("root")
-    if root is not None and root.timeline.start != 0.0:
-        lost.append(f"start time {root.timeline.start:g} s (MimicKit motions start at 0)")
     return lost
 
 

@@ -183,7 +183,7 @@ def _locate(target: Path, base: Path, source: str, weight: float, extras: dict[s
     found: dict[Path, tuple[Path, str]] = {}
     for folder, label in places:
         candidate = folder / target
-        if candidate.is_file():
+        if is_there(candidate):
             found.setdefault(candidate.resolve(), (candidate, label))
     if len(found) > 1:
         where = "; ".join(f"{label} ({candidate})" for candidate, label in found.values())
@@ -193,6 +193,14 @@ def _locate(target: Path, base: Path, source: str, weight: float, extras: dict[s
         candidate, label = next(iter(found.values()))
         return MotionEntry(candidate, weight, source, extras, label, tried)
     return MotionEntry(base / target, weight, source, extras, "", tried)
+
+
+def is_there(path: Path) -> bool:
+    """True for an existing file; a name the system refuses (too long, say) is not there."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def missing(entry: MotionEntry) -> str:

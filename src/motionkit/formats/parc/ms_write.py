@@ -31,7 +31,7 @@ from .ms_read import (
 
 #: PARC's own rules say what is lost (``losses``: its fields, float32, integer fps, plain
 #: data as pickles hold it), so the generic declaration leaves values to them.
-HOLDS = Holds(namespace="parc", plain=lambda key, value: True, raw_rotations=True)
+HOLDS = Holds(namespace="parc", plain=lambda key, value: True, raw_rotations=True, start=False)
 WRITES = (Motion, Terrain)
 
 
@@ -212,8 +212,6 @@ def _writer_fps(timeline: Timeline, lost: list[str]) -> int:
         rate = timeline.rate or (timeline.count - 1) / max(timeline.duration, 1e-12)
     else:
         rate = timeline.rate
-    if timeline.start != 0.0:
-        lost.append(f"start time {timeline.start:g} s (PARC motions start at 0)")
     if abs(rate - round(rate)) > 1e-9 or round(rate) < 1:
         lost.append(f"frame rate {rate:g} Hz (PARC stores an integer fps; {round(rate)} written)")
     return max(1, round(rate))
