@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import require_peer
 from motionkit import ConversionError
 from motionkit import evaluation as ev
 from motionkit.cli import main
@@ -138,7 +139,7 @@ def test_cli_bad_offset_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 @pytest.mark.parametrize("metric", ["ape", "kitti"])
 def test_cli_plot_writes_a_png(metric: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("matplotlib")
+    require_peer("matplotlib")
     t = np.arange(0.0, 600.0, 1.0)
     ref = ev.Poses(t, np.column_stack([100 * np.cos(t / 60), 100 * np.sin(t / 60), 0 * t]),
                    from_rpy(np.column_stack([0 * t, 0 * t, t / 60])))

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
-from conftest import corpus_file, corpus_root, require_peer
+from conftest import corpus_file, corpus_names, corpus_root, require_peer
 from fk_reference import joint_motion
 from motionkit.kinematics import forward, forward_transforms, poses_to_matrices
 from motionkit.model.skeleton import JOINT_DOFS, Body, Joint, Skeleton
 from motionkit.spatial import quaternion
 
 SKEL_DIR = corpus_root() / "dart" / "skel"
-GOOD_FILES = sorted(p.relative_to(SKEL_DIR).as_posix() for p in SKEL_DIR.rglob("*.skel")
-                    if p.name != "test_single_body.skel")
+GOOD_FILES = corpus_names(sorted(p.relative_to(SKEL_DIR).as_posix() for p in SKEL_DIR.rglob("*.skel")
+                                 if p.name != "test_single_body.skel"))
 
 
 def quiet_read(path: Path) -> mk.World:

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("viser")
-
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit.view import LiveView, build_scene, write_html
+
+require_peer("viser")  # in the test extra: a missing one fails under CI
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -15,16 +15,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-pytest.importorskip("viser")
-
 from viewdata import decode
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit import Motion, Timeline, Track
 from motionkit.view import LiveView, build_scene, write_html
 from motionkit.view.render import free_port
+
+require_peer("viser")  # in the test extra: a missing one fails under CI
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
-from conftest import corpus_file, corpus_root, require_peer
+from conftest import corpus_file, corpus_names, corpus_root, require_peer
 from motionkit.formats.dart.skel_write import euler_xyz, transformation
 from motionkit.kinematics import forward_transforms
 from motionkit.model.skeleton import Body, Joint, Skeleton, World
@@ -21,7 +21,7 @@ from motionkit.model.skeleton import Body, Joint, Skeleton, World
 SKEL_DIR = corpus_root() / "dart" / "skel"
 SKEL_FILES = sorted(p.relative_to(SKEL_DIR).as_posix() for p in SKEL_DIR.rglob("*.skel"))
 BAD_IN_DART = {"test/test_single_body.skel"}
-GOOD_FILES = [f for f in SKEL_FILES if f not in BAD_IN_DART]
+GOOD_FILES = corpus_names([f for f in SKEL_FILES if f not in BAD_IN_DART])
 
 
 def skel(name: str) -> Path:

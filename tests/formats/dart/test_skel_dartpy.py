@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import motionkit as mk
-from conftest import corpus_root, require_peer
+from conftest import corpus_file, corpus_names, corpus_root, require_peer
 from motionkit.kinematics import forward_transforms
 from motionkit.model.skeleton import World
 
@@ -39,9 +39,9 @@ def _theirs(path: Path) -> Any:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [f for f in FILES if f not in NOT_IN_DART])
+@pytest.mark.parametrize("name", corpus_names([f for f in FILES if f not in NOT_IN_DART]))
 def test_names_inertia_and_fk_equal_dartpy(name: str) -> None:
-    path = ROOT / name
+    path = corpus_file(*name.split("/"))
     ours, theirs = _ours(path), _theirs(path)
     assert [s.name for s in ours.skeletons] == [
         theirs.getSkeleton(i).getName() for i in range(theirs.getNumSkeletons())]
@@ -79,12 +79,12 @@ def test_names_inertia_and_fk_equal_dartpy(name: str) -> None:
 def test_dartenv_files_need_what_the_issue_says() -> None:
     """The four DartEnv files read, each for the reason it is in the corpus."""
     with pytest.warns(mk.MotionkitWarning, match=r"comment is not well-formed XML"):
-        mk.read(ROOT / "dartenv" / "UpperBodyCapsules_datadriven.skel")
+        mk.read(corpus_file("dartenv", "UpperBodyCapsules_datadriven.skel"))
     with pytest.warns(mk.MotionkitWarning, match=r"'0\.0\.0' read as 0\.0"):
-        puzzle = mk.read(ROOT / "dartenv" / "cross_puzzle.skel")
+        puzzle = mk.read(corpus_file("dartenv", "cross_puzzle.skel"))
     assert isinstance(puzzle, World)
     with pytest.warns(mk.MotionkitWarning, match=r"renamed 'j_torso\(1\)'"):
-        walker = mk.read(ROOT / "dartenv" / "walker3d_waist.skel")
+        walker = mk.read(corpus_file("dartenv", "walker3d_waist.skel"))
     assert isinstance(walker, World)
     joints = [j.name for j in walker.skeleton("walker").joints]
     assert joints[:2] == ["j_torso", "j_torso(1)"]
@@ -119,11 +119,11 @@ def test_names_as_dart_issues_them(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [f for f in FILES if f.startswith("dartenv/")])
+@pytest.mark.parametrize("name", corpus_names([f for f in FILES if f.startswith("dartenv/")]))
 def test_read_write_read_keeps_dartpys_own_dynamics(name: str, tmp_path: Path) -> None:
-    original = _theirs(ROOT / name)
+    original = _theirs(corpus_file(*name.split("/")))
     out = tmp_path / "copy.skel"
-    mk.write(out, _ours(ROOT / name))
+    mk.write(out, _ours(corpus_file(*name.split("/"))))
     copy = _theirs(out)
     assert copy.getNumSkeletons() == original.getNumSkeletons()
     for index in range(original.getNumSkeletons()):

@@ -14,7 +14,7 @@ import pytest
 from mimickit_helpers import mujoco_model, quaternions
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit.formats import registry
 from motionkit.formats.parc import safepickle
 
@@ -94,7 +94,7 @@ def test_the_writer_uses_numpy_1_names_and_gmr_key_order(tmp_path: Path) -> None
 
 @pytest.mark.corpus
 def test_with_the_robot_mjcf_joints_are_labelled_and_fk_matches_mujoco(tmp_path: Path) -> None:
-    mujoco = pytest.importorskip("mujoco")
+    mujoco = require_peer("mujoco")
     path, values = _go2_gmr(tmp_path, mujoco)
     go2 = corpus_file("mimickit", "go2.xml")
     motion = mk.read(path, character=go2)

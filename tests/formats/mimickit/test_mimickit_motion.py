@@ -15,7 +15,7 @@ import pytest
 from mimickit_helpers import mujoco_model, quaternions
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit.formats import registry
 from motionkit.formats.parc import safepickle
 
@@ -99,7 +99,7 @@ def _links(motion: mk.Motion) -> np.ndarray:
 
 @pytest.mark.corpus
 def test_fk_of_the_humanoid_motion_matches_mujoco() -> None:
-    mujoco = pytest.importorskip("mujoco")
+    mujoco = require_peer("mujoco")
     motion = mk.read(corpus_file("mimickit", "humanoid_platform05.pkl"), character=_humanoid())
     model = mujoco_model(mujoco, _humanoid())
     data = mujoco.MjData(model)
@@ -128,7 +128,7 @@ def _go2_frames(count: int = 12) -> list[list[float]]:
 @pytest.mark.corpus
 def test_fk_of_a_go2_motion_matches_mujoco(tmp_path: Path) -> None:
     """An all-hinge robot: MuJoCo's qpos is the row itself (exp-map made a quaternion)."""
-    mujoco = pytest.importorskip("mujoco")
+    mujoco = require_peer("mujoco")
     go2 = corpus_file("mimickit", "go2.xml")
     path = tmp_path / "go2_gait.pkl"
     path.write_bytes(pickle.dumps({"loop_mode": 1, "fps": 50, "frames": _go2_frames()},

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit.errors import ConversionError, FormatError
 from motionkit.formats.parc import character as ch
 from motionkit.formats.parc import mjcf
@@ -240,7 +240,7 @@ def _mujoco_model(mujoco, path: Path):  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: ch.Character) -> None:
     """Peer oracle: MuJoCo's own FK from our qpos equals PARC-convention FK."""
-    mujoco = pytest.importorskip("mujoco")
+    mujoco = require_peer("mujoco")
     model = _mujoco_model(mujoco, corpus_file("parc", "character", "humanoid.xml"))
     data = mujoco.MjData(model)
     assert model.nq == humanoid.qpos_size

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import use_polars
+from conftest import require_peer, use_polars
 from motionkit.errors import FormatError, MotionkitWarning
 from motionkit.formats.trajectory import _text
 
-pytest.importorskip("polars")
+require_peer("polars")
 
 HEAD = "#epsg 0\n#fields t,px,py,pz,qx,qy,qz,qw\n"
 

@@ -10,7 +10,7 @@ import pytest
 
 import motionkit as mk
 from conftest import DATA as FIXTURES
-from conftest import use_polars
+from conftest import require_peer, use_polars
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 from motionkit.spatial import gpstime
@@ -108,7 +108,7 @@ def test_epsg_4326_kept_as_metadata() -> None:
 
 
 def test_epsg_4326_to_local_enu_and_utm() -> None:
-    pytest.importorskip("pyproj")
+    require_peer("pyproj")
     local = mk.read(DATA / "epsg4326.traj", local_enu=True)
     xyz = local.tracks["root"].data[:, :3]
     north = xyz[1] - xyz[0]

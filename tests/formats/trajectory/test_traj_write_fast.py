@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import use_polars
+from conftest import require_peer, use_polars
 from motionkit.formats import textcolumns as common
 
-pytest.importorskip("polars")
+require_peer("polars")
 
 HARD = [0.0, -0.0, -1e-12, -5e-10, 4.9999999999e-10, 2.675, 1.0000000005, 123.4999999995,
         1e22, -1e22, 0.1 + 0.2, 1 / 1024, 3 / 1024, -5 / 1024, 1 / 16, 2.5, -0.5]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import corpus_file, use_polars
+from conftest import corpus_file, require_peer, use_polars
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.model import Motion, Timeline, Track
 
@@ -320,7 +320,7 @@ def _both_paths(path: Path, monkeypatch: pytest.MonkeyPatch, **options: object) 
 
 def test_fast_parser_equals_numpy_bit_for_bit(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("polars")
+    require_peer("polars")
     rng = np.random.default_rng(5)
     table = np.column_stack([np.arange(300) * 0.1 + 1.7e9, rng.normal(size=(300, 3)) * 1e3,
                              rng.normal(size=(300, 4))])
@@ -337,7 +337,7 @@ def test_fast_parser_equals_numpy_bit_for_bit(tmp_path: Path,
 def test_fast_parser_falls_back_to_the_strict_path(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch,
                                                    bad: str) -> None:
-    pytest.importorskip("polars")
+    require_peer("polars")
     rows = [f"{i} {i} 0 0 0 0 0 1" for i in range(60)]
     rows[41] = bad
     fast, slow = _both_paths(_write(tmp_path, "\n".join(rows) + "\n"), monkeypatch,
