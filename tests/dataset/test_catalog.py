@@ -49,3 +49,11 @@ def test_importing_motionkit_and_its_dataset_package_stays_light() -> None:
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_patterns_reaching_out_of_their_folder_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "m.seq").write_text("")
+    with pytest.raises(MotionkitError, match="outside the folder it starts from"):
+        expand([str(tmp_path / "a" / "*" / ".." / ".." / "x" / "*.seq")])

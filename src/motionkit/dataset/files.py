@@ -61,7 +61,11 @@ def expand(patterns: list[str] | tuple[str, ...]) -> list[Item]:
             if key in seen or (file.name.startswith(".") and file.name.endswith(".part")):
                 continue
             seen.add(key)
-            items.append(Item(file.absolute(), PurePosixPath(file.relative_to(base).as_posix())))
+            relative = PurePosixPath(os.path.normpath(file.relative_to(base)).replace(os.sep, "/"))
+            if relative.is_absolute() or ".." in relative.parts:  # the output must stay in --out
+                raise MotionkitError(f"{pattern!r} reaches {str(file)!r} outside the folder it "
+                                     "starts from; give a pattern without '..'")
+            items.append(Item(file.absolute(), relative))
     return items
 
 
