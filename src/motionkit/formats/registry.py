@@ -289,6 +289,7 @@ FORMATS: tuple[Format, ...] = (
     Format("parc-character", "PARC character model (MJCF subset)", (".xml",), "parc.character"),
     Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
     Format("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
+    Format("urdf", "URDF robot model (written from any skeleton)", (".urdf",), "urdf"),
     Format("traj", "trajectopy ASCII trajectory", (".traj", ".txt", ".csv"), "trajectory.traj",
            "traj"),
     Format("tum", "TUM RGB-D trajectory", (".tum", ".txt"), "trajectory.tum", "tum"),

@@ -1,0 +1,271 @@
+"""A Skeleton as a tree of one-coordinate joints (URDF and Choreonoid ``.body`` alike).
+
+URDF and Choreonoid share a frame rule: a link's frame *is* its joint's frame, each joint
+moves one coordinate about or along one axis, and nothing offsets a child from its joint.
+Every neutral joint therefore becomes a chain of steps (``specs/character-bridges.md``
+§5.2): ``revolute``/``prismatic`` one step; ``universal`` two revolute steps; ``ball``
+three revolute steps about x, y, z (values = intrinsic XYZ Euler angles); ``euler`` three
+in its axis order (values copied); ``translational`` three prismatic; ``planar`` two
+prismatic and a revolute about the normal; a ``free`` joint below the root three
+prismatic then three revolute; ``weld`` one fixed step. The links between steps are
+dummies ``BODY__1``, ``BODY__2``…; a child offset ``C ≠ I`` adds a link ``BODY__joint`` and
+a fixed joint ``BODY__offset`` (origin ``C⁻¹``) to the real body. Multi-coordinate joints
+name their steps after the neutral coordinates, so values map by name
+(:func:`step_values`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
+
+from ...model.skeleton import Body, Dof, Joint, Skeleton, World
+from ..dart.skel_write import euler_xyz
+
+Array = NDArray[np.float64]
+
+#: Generated links and joints carry this infix (never in a source name we keep).
+INFIX = "__"
+_EYE3 = np.eye(3)
+
+
+@dataclass(eq=False)
+class Step:
+    """One generated joint: ``kind`` is ``fixed``, ``revolute`` or ``prismatic``.
+
+    ``origin`` is the parent link frame → joint frame (= child link frame at q = 0);
+    ``axis`` is a unit vector in the joint frame; ``dof`` the neutral coordinate it
+    carries (limits, dynamics), ``None`` for fixed steps and rotations of ball/free
+    joints, whose Euler values have no neutral limits.
+    """
+
+    name: str
+    kind: str
+    parent: str
+    child: str
+    origin: Array
+    axis: Array
+    dof: Dof | None
+    source: str  # the neutral joint's name
+
+
+@dataclass(eq=False)
+class Link:
+    """A generated link: the real body, or ``None`` for a massless dummy."""
+
+    name: str
+    body: Body | None
+
+
+@dataclass(eq=False)
+class Tree:
+    """The expanded tree: links parent-first, steps in the same order, the root link."""
+
+    root: str
+    links: list[Link]
+    steps: list[Step]
+    notes: list[str]  # how neutral joints map to steps (for a file comment)
+
+
+def _unit(v: Array) -> Array:
+    return np.asarray(v, dtype=float) / float(np.linalg.norm(v))
+
+
+def _roots(skeleton: Skeleton) -> list[int]:
+    return [i for i, b in enumerate(skeleton.bodies) if b.parent < 0]
+
+
+def base_is_body(skeleton: Skeleton, weld_too: bool) -> bool:
+    """True when the one root body becomes the root link (a free root, or with
+    ``weld_too`` a welded one); else a ``world`` link holds every root joint."""
+    roots = _roots(skeleton)
+    allowed = ("free", "weld") if weld_too else ("free",)
+    return len(roots) == 1 and skeleton.bodies[roots[0]].joint.type in allowed
+
+
+def expand(skeleton: Skeleton, *, weld_root: bool = False, world: str = "world") -> Tree:
+    """The step tree of ``skeleton`` (see the module doc); ``weld_root`` keeps a welded
+    root body as the root link (Choreonoid), else it hangs from ``world`` (URDF)."""
+    bodies = skeleton.bodies
+    own_root = base_is_body(skeleton, weld_root)
+    root = bodies[0].name if own_root else world
+    tree = Tree(root, [] if own_root else [Link(world, None)], [], [])
+    for index, body in enumerate(bodies):
+        if own_root and index == 0:
+            tree.links.append(Link(body.name, body))
+            tree.notes.append(f"{body.joint.name} ({body.joint.type}): the root link "
+                              f"{body.name} itself")
+            continue
+        parent = world if body.parent < 0 else bodies[body.parent].name
+        _joint_steps(tree, body, parent)
+    return tree
+
+
+def _joint_steps(tree: Tree, body: Body, parent: str) -> None:
+    joint = body.joint
+    c_mat = joint.child_to_joint
+    if joint.type == "weld":
+        origin = joint.parent_to_joint @ np.linalg.inv(c_mat)
+        tree.steps.append(Step(joint.name, "fixed", parent, body.name, origin, np.zeros(3),
+                               None, joint.name))
+        tree.links.append(Link(body.name, body))
+        tree.notes.append(f"{joint.name} (weld): fixed joint {joint.name}")
+        return
+    axes = _axes(joint)
+    offset = not np.array_equal(c_mat, np.eye(4))
+    last = f"{body.name}{INFIX}joint" if offset else body.name
+    names = _step_names(joint)
+    current = parent
+    for k, (kind, axis, dof) in enumerate(axes):
+        child = last if k == len(axes) - 1 else f"{body.name}{INFIX}{k + 1}"
+        origin = joint.parent_to_joint if k == 0 else np.eye(4)
+        tree.steps.append(Step(names[k], kind, current, child, origin, axis, dof, joint.name))
+        tree.links.append(Link(child, body if child == body.name else None))
+        current = child
+    if offset:
+        tree.steps.append(Step(f"{body.name}{INFIX}offset", "fixed", last, body.name,
+                               np.asarray(np.linalg.inv(c_mat), dtype=float), np.zeros(3), None, joint.name))
+        tree.links.append(Link(body.name, body))
+    tree.notes.append(f"{joint.name} ({joint.type}{_value_note(joint)}): "
+                      + ", ".join(names))
+
+
+def _value_note(joint: Joint) -> str:
+    if joint.type == "ball":
+        return "; values = intrinsic XYZ Euler angles of its rotation"
+    if joint.type == "free":
+        return "; values = translation, then intrinsic XYZ Euler angles of its rotation"
+    if joint.type == "screw":
+        return "; written as its rotation only"
+    return ""
+
+
+def _step_names(joint: Joint) -> list[str]:
+    if joint.dof_count == 1:
+        return [joint.name]
+    if joint.type in ("ball", "free"):  # Euler steps: not the rotation-vector coordinates
+        names = [f"{joint.name}{INFIX}r{c}" for c in "xyz"]
+        if joint.type == "free":
+            names = [dof.name for dof in joint.dofs[3:]] + names
+        return names
+    return [dof.name for dof in joint.dofs]
+
+
+def _axes(joint: Joint) -> list[tuple[str, Array, Dof | None]]:
+    """(kind, unit axis, dof) of each step of a moving joint."""
+    t, dofs = joint.type, joint.dofs
+    units = {c: _EYE3[i] for i, c in enumerate("xyz")}
+    if t in ("revolute", "screw"):
+        return [("revolute", _unit(joint.axes[0]), dofs[0])]
+    if t == "prismatic":
+        return [("prismatic", _unit(joint.axes[0]), dofs[0])]
+    if t == "universal":
+        return [("revolute", _unit(joint.axes[i]), dofs[i]) for i in range(2)]
+    if t == "euler":
+        return [("revolute", units[c], dofs[i]) for i, c in enumerate(joint.axis_order)]
+    if t == "ball":
+        return [("revolute", units[c], None) for c in "xyz"]
+    if t == "translational":
+        return [("prismatic", units[c], dofs[i]) for i, c in enumerate("xyz")]
+    if t in ("planar", "translational2d"):
+        a1, a2, n = joint.plane_axes()
+        steps: list[tuple[str, Array, Dof | None]] = [("prismatic", a1, dofs[0]),
+                                                      ("prismatic", a2, dofs[1])]
+        if t == "planar":
+            steps.append(("revolute", n, dofs[2]))
+        return steps
+    if t == "free":
+        return ([("prismatic", units[c], dofs[3 + i]) for i, c in enumerate("xyz")]
+                + [("revolute", units[c], None) for c in "xyz"])
+    raise ValueError(f"joint {joint.name!r}: unknown type {t!r}")
+
+
+def losses(skeleton: Skeleton, target: str) -> list[str]:
+    """What the step form cannot express: screw joints, limits on ball or free-joint
+    rotations (their Euler steps have none), duplicate names."""
+    found = []
+    for body in skeleton.bodies:
+        joint = body.joint
+        if joint.type == "screw":
+            found.append(f"screw joint {joint.name!r} (written as a revolute joint, its "
+                         "translation lost)")
+        if joint.type in ("ball", "free"):
+            rot = joint.dofs[:3]
+            if any(math.isfinite(d.lower) or math.isfinite(d.upper) for d in rot):
+                found.append(f"rotation limits of the {joint.type} joint {joint.name!r} "
+                             f"(its {target} Euler joints are left unlimited)")
+    tree = expand(skeleton, weld_root=target == "Choreonoid")
+    for kind, names in (("link", [link.name for link in tree.links]),
+                        ("joint", [step.name for step in tree.steps])):
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            found.append(f"two {kind}s named {name!r} (names must be unique)")
+    return found
+
+
+def step_values(skeleton: Skeleton, q: Sequence[float] | Array) -> dict[str, float]:
+    """The value of every moving step for the neutral coordinates ``q`` (one frame), by
+    step name: how a neutral motion drives the exported model."""
+    coords = np.asarray(q, dtype=float).reshape(skeleton.dof_count)
+    tree = expand(skeleton)
+    out: dict[str, float] = {}
+    for body in skeleton.bodies:
+        joint = body.joint
+        if joint.type == "weld" or (tree.root == body.name):
+            continue
+        values = coords[joint.dof_slice]
+        if joint.type == "ball":
+            values = _euler(values)
+        elif joint.type == "free":
+            values = np.concatenate([values[3:], _euler(values[:3])])
+        for name, value in zip(_step_names(joint), values, strict=True):
+            out[name] = float(value)
+    return out
+
+
+def _euler(rotation_vector: Array) -> Array:
+    """Intrinsic XYZ Euler angles of the rotation ``exp(rotation_vector)``."""
+    return euler_xyz(Rotation.from_rotvec(rotation_vector).as_matrix())
+
+
+def single(obj: World | Skeleton, target: str) -> tuple[Skeleton, list[str]]:
+    """The one skeleton a single-robot file holds, and the loss when a world has more."""
+    if isinstance(obj, Skeleton):
+        return obj, []
+    if not obj.skeletons:
+        raise ValueError(f"the world has no skeleton to write as {target}")
+    first = obj.skeletons[0]
+    if len(obj.skeletons) == 1:
+        return first, []
+    rest = ", ".join(repr(s.name) for s in obj.skeletons[1:])
+    return first, [f"skeletons {rest} (a {target} file holds one robot; {first.name!r} is "
+                   "written)"]
+
+
+def mesh_file(params: dict[str, object], folder: str) -> str | None:
+    """A shape's mesh path as seen from ``folder`` (the file being written), or None
+    when the shape names no file."""
+    name = params.get("file_name")
+    if not name:
+        return None
+    text = str(name)
+    base = params.get("base")
+    if base is None or "://" in text or os.path.isabs(text):
+        return text
+    target = os.path.normpath(os.path.join(str(base), text))
+    return os.path.relpath(target, folder).replace(os.sep, "/")
+
+
+def grouped(problems: dict[str, list[str]]) -> list[str]:
+    """One loss line per kind of problem, naming at most three bodies."""
+    out = []
+    for what, names in problems.items():
+        shown = ", ".join(repr(n) for n in names[:3])
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        out.append(f"{what} on {shown}{more}")
+    return out
