@@ -287,6 +287,8 @@ FORMATS: tuple[Format, ...] = (
     Format("parc", "PARC motion pickle (MS container or legacy)", (".pkl", ".ms"), "parc.ms",
            "parc"),
     Format("parc-character", "PARC character model (MJCF subset)", (".xml",), "parc.character"),
+    Format("mjcf", "MuJoCo MJCF model (written from any skeleton; read as parc-character)",
+           (".xml",), "mjcf"),
     Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
     Format("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
     Format("urdf", "URDF robot model (written from any skeleton)", (".urdf",), "urdf"),
