@@ -1,0 +1,95 @@
+"""Models the export tests write: every corpus model motionkit reads, plus a synthetic tree
+with every joint type at random frames, and the FK helpers the oracles are compared with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.kinematics import forward, poses_to_matrices
+from motionkit.model.skeleton import Body, Dof, Inertia, Joint, Shape, Skeleton
+
+Array = np.ndarray
+
+#: Corpus models, relative to the corpus root (BVH: the skeleton of the motion).
+CORPUS = [
+    "choreonoid/SR1.body",
+    *[f"choreonoid/body/{n}.body" for n in (
+        "4wheelsVehicle", "CarT3", "DoubleArmV7S", "FireCabinet", "HRP4C", "HoseConnector",
+        "SR1_2016", "agxMaterialSample", "crawler", "quadcopter")],
+    *[f"dart/skel/{n}.skel" for n in (
+        "cube", "cubes", "freeChain", "joint_limit", "shapes", "skateboard", "soft_cubes",
+        "sphere", "two_cubes", "vehicle")],
+    *[f"dart/skel/test/{n}.skel" for n in (
+        "SimplePendulum", "ball_joints", "double_pendulum_ball_joint",
+        "double_pendulum_euler_joint", "free_joints", "planar_joint",
+        "serial_chain_revolute_joint", "simple_tree_structure_euler_joint",
+        "test_articulated_bodies", "translational_joints")],
+    *[f"dartenv/{n}.skel" for n in ("UpperBodyCapsules", "cross_puzzle", "walker3d_waist")],
+    "parc/character/humanoid.xml",
+    "mimickit/go2.xml",
+    *[f"bvh/{n}.bvh" for n in ("example", "sinusoidal", "test_freebvh", "test_mocapbank")],
+]
+
+
+def skeletons(relative: str) -> list[Skeleton]:
+    """Every skeleton with bodies in a corpus file (skipped when the corpus is missing)."""
+    path = corpus_file(*relative.split("/"))
+    obj = mk.read(path)
+    if isinstance(obj, mk.Motion):
+        assert obj.skeleton is not None
+        found = [obj.skeleton]
+    elif isinstance(obj, mk.World):
+        found = list(obj.skeletons)
+    else:
+        assert isinstance(obj, Skeleton)
+        found = [obj]
+    return [s for s in found if s.bodies]
+
+
+def corpus_ids() -> list[str]:
+    return [Path(p).stem + Path(p).suffix for p in CORPUS]
+
+
+def _frame(rng: np.random.Generator) -> Array:
+    t = np.eye(4)
+    t[:3, :3] = Rotation.random(random_state=rng).as_matrix()
+    t[:3, 3] = rng.uniform(-0.5, 0.5, 3)
+    return t
+
+
+def every_joint(seed: int = 7) -> Skeleton:
+    """A chain with one joint of every exportable type, random P and C, limits on some."""
+    rng = np.random.default_rng(seed)
+    kinds = [("root", "free", {}), ("hinge", "revolute", {"axes": [[1.0, 2.0, 0.5]]}),
+             ("slider", "prismatic", {"axes": [[0.0, 3.0, 1.0]]}),
+             ("cardan", "universal", {"axes": [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]}),
+             ("shoulder", "ball", {}), ("wrist", "euler", {"axis_order": "zxy"}),
+             ("shift", "translational", {}), ("slide2", "planar", {"plane": "zx"}),
+             ("inner", "free", {}), ("tip", "weld", {})]
+    bodies = []
+    for index, (name, kind, extra) in enumerate(kinds):
+        joint = Joint(f"{name}_joint", kind, _frame(rng), _frame(rng), **extra)  # type: ignore[arg-type]
+        if kind == "revolute":
+            joint.dofs = [Dof(joint.name, lower=-1.5, upper=2.0, damping=0.25)]
+        shapes = [Shape("box", {"size": np.array([0.1, 0.2, 0.3])}, _frame(rng), "visual"),
+                  Shape("cylinder", {"radius": 0.05, "height": 0.4}, _frame(rng), "collision"),
+                  Shape("sphere", {"radius": 0.07}, _frame(rng), "collision")]
+        moment = np.diag([0.02, 0.03, 0.04])
+        bodies.append(Body(f"{name}_link", joint, index - 1,
+                           inertia=Inertia(1.0 + index, rng.uniform(-0.1, 0.1, 3), moment),
+                           shapes=shapes))
+    return Skeleton("every_joint", bodies)
+
+
+def random_q(skeleton: Skeleton, seed: int = 0) -> Array:
+    return np.random.default_rng(seed).uniform(-1.2, 1.2, skeleton.dof_count)
+
+
+def world_poses(skeleton: Skeleton, q: Array) -> Array:
+    """motionkit's FK: world transforms ``(bodies, 4, 4)``."""
+    return poses_to_matrices(forward(skeleton, q))

@@ -1,0 +1,111 @@
+"""URDF export: yourdfpy and dartpy's URDF loader give every body the pose motionkit's FK
+gives (≤ 1e-9) at random configurations, for every corpus model and every joint type."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, world_poses
+
+import motionkit as mk
+from motionkit.formats.urdf import step_values
+from motionkit.formats.urdf.chain import expand
+from motionkit.model.skeleton import Skeleton
+
+yourdfpy = pytest.importorskip("yourdfpy")
+
+
+def _relative(skeleton: Skeleton, poses: np.ndarray) -> tuple[str, np.ndarray]:
+    """The URDF root link and every body's pose relative to it (loaders place the root)."""
+    root = expand(skeleton).root
+    if root == skeleton.bodies[0].name:
+        return root, np.linalg.inv(poses[0]) @ poses
+    return root, poses
+
+
+def _check_yourdfpy(skeleton: Skeleton, path: Path) -> float:
+    model = yourdfpy.URDF.load(str(path), load_meshes=False, load_collision_meshes=False)
+    q = random_q(skeleton)
+    values = step_values(skeleton, q)
+    assert set(values) == set(model.actuated_joint_names)
+    model.update_cfg(values)
+    root, expected = _relative(skeleton, world_poses(skeleton, q))
+    return max((float(np.abs(model.get_transform(b.name, root) - expected[i]).max())
+                for i, b in enumerate(skeleton.bodies)), default=0.0)
+
+
+def _check_dart(skeleton: Skeleton, path: Path) -> float:
+    dart = pytest.importorskip("dartpy")
+    model = dart.utils.DartLoader().parseSkeleton(str(path))
+    q = random_q(skeleton, 1)
+    for name, value in step_values(skeleton, q).items():
+        model.getJoint(name).setPosition(0, value)
+    root, expected = _relative(skeleton, world_poses(skeleton, q))
+    base = np.eye(4)
+    if root == skeleton.bodies[0].name:
+        base = np.linalg.inv(model.getBodyNode(root).getWorldTransform().matrix())
+    return max(float(np.abs(base @ model.getBodyNode(b.name).getWorldTransform().matrix()
+                            - expected[i]).max()) for i, b in enumerate(skeleton.bodies))
+
+
+def test_every_joint_type_matches_yourdfpy_and_dart(tmp_path: Path) -> None:
+    skeleton = every_joint()
+    path = tmp_path / "every.urdf"
+    mk.write(path, skeleton)
+    assert _check_yourdfpy(skeleton, path) <= 1e-9
+    assert _check_dart(skeleton, path) <= 1e-9
+    text = path.read_text()
+    assert "inf" not in text and "capsule" not in text
+    assert 'name="hinge_joint" type="revolute"' in text  # limited: revolute
+    assert 'lower="-1.5" upper="2.0"' in text and 'damping="0.25"' in text
+    assert 'name="shoulder_joint__rx" type="continuous"' in text  # ball: three Euler steps
+    assert 'name="wrist_link__joint"' in text and 'name="wrist_link__offset"' in text
+    for axis in re.findall(r'<axis xyz="([^"]*)"', text):
+        assert np.linalg.norm([float(v) for v in axis.split()]) == pytest.approx(1.0, abs=1e-15)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("relative", CORPUS, ids=corpus_ids())
+def test_corpus_models_match_yourdfpy_and_dart(relative: str, tmp_path: Path) -> None:
+    for number, skeleton in enumerate(skeletons(relative)):
+        path = tmp_path / f"model{number}.urdf"
+        mk.write(path, skeleton, lossy=True)
+        assert _check_yourdfpy(skeleton, path) <= 1e-9
+        for body in skeleton.bodies:  # DART refuses a model whose mesh files are missing
+            body.shapes = [s for s in body.shapes if s.kind != "mesh"]
+        mk.write(path, skeleton, lossy=True)
+        assert _check_dart(skeleton, path) <= 1e-9
+
+
+def test_capsules_and_screws_are_refused_by_name_unless_lossy(tmp_path: Path) -> None:
+    skeleton = every_joint()
+    skeleton.bodies[1].shapes.append(mk.model.skeleton.Shape("capsule", {"radius": 0.1,
+                                                                        "height": 0.3}))
+    skeleton.bodies[2].joint.type = "screw"
+    with pytest.raises(mk.ConversionError, match=r"capsules .*'hinge_link'.*") as caught:
+        mk.write(tmp_path / "x.urdf", skeleton)
+    assert "screw joint 'slider_joint'" in str(caught.value)
+    assert not (tmp_path / "x.urdf").exists()
+    with pytest.warns(mk.MotionkitWarning, match="capsules"):
+        mk.write(tmp_path / "x.urdf", skeleton, lossy=True)
+    assert "<cylinder" in (tmp_path / "x.urdf").read_text()
+
+
+def test_a_world_of_several_skeletons_writes_the_first_only_when_lossy(tmp_path: Path) -> None:
+    world = mk.World([every_joint(1), every_joint(2)])
+    world.skeletons[1].name = "other"
+    with pytest.raises(mk.ConversionError, match="'other'"):
+        mk.write(tmp_path / "w.urdf", world)
+
+
+def test_names_from_files_are_escaped(tmp_path: Path) -> None:
+    skeleton = every_joint()
+    skeleton.bodies[1].name = 'a<b>&"c'
+    skeleton.name = "<robot>"
+    path = tmp_path / "e.urdf"
+    mk.write(path, skeleton)
+    model = yourdfpy.URDF.load(str(path), load_meshes=False, load_collision_meshes=False)
+    assert 'a<b>&"c' in model.link_map and model.robot.name == "<robot>"
