@@ -9,7 +9,7 @@ and ``C`` (child → joint) is placed at ``P·C⁻¹``; its joints sit at ``t_C`
 hinge, prismatic → slide, ball → ball, euler → three hinges in its order, universal →
 two hinges, translational → three slides, planar → two slides and a hinge, a root free
 joint → ``<freejoint>``, a free joint below the root → three slides and a ball, weld → no
-joint. Screw joints, limits on ball or free rotations, massless moving leaves, meshes
+joint; markers become sites. Screw joints, limits on ball or free rotations, massless moving leaves, meshes
 MuJoCo cannot load and shapes it has no geom for are listed by ``losses``.
 """
 
@@ -25,7 +25,7 @@ from scipy.spatial.transform import Rotation
 
 from .._io import atomic_write
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
-from .urdf.chain import grouped, mesh_file
+from .urdf.chain import extras, grouped, mesh_file
 
 #: What ``write`` takes.
 WRITES = (World, Skeleton)
@@ -44,9 +44,16 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     world = _world(obj)
     found: list[str] = []
     problems: dict[str, list[str]] = {}
+    for skeleton in world.skeletons:
+        for what, names in extras(skeleton, markers=False).items():
+            problems.setdefault(what, []).extend(names)
     bodies = [b for s in world.skeletons for b in s.bodies]
     joints = [n for s in world.skeletons for b in s.bodies for n in _joint_names(b.joint)]
-    for kind, names in (("bodies", [b.name for b in bodies]), ("joints", joints)):
+    sites = [m.name for b in bodies for m in b.markers]
+    if "world" in [b.name for b in bodies]:
+        found.append("a body named 'world' (MuJoCo's name for the world body)")
+    for kind, names in (("bodies", [b.name for b in bodies]), ("joints", joints),
+                        ("markers", sites)):
         for name in sorted({n for n in names if names.count(n) > 1}):
             found.append(f"two {kind} named {name!r} (MuJoCo needs unique names)")
     for skeleton in world.skeletons:
@@ -171,6 +178,8 @@ class _Writer:
         self.inertial(body, joint.type != "weld", inner)
         for number, shape in enumerate(body.shapes):
             self.geom(body, number, shape, inner)
+        for marker in body.markers:
+            self.add(inner, f"<site name={quoteattr(marker.name)} pos=\"{_vec(marker.offset)}\"/>")
         for child in skeleton.children(index):
             self.body(skeleton, child, inner)
         self.add(depth, "</body>")

@@ -83,6 +83,29 @@ def test_sr1_keeps_links_joint_ids_axes_and_ranges(tmp_path: Path) -> None:
 
 
 @pytest.mark.corpus
+def test_sr1_devices_come_back_on_the_same_links_and_frames(tmp_path: Path) -> None:
+    skeleton = skeletons("choreonoid/SR1.body")[0]
+    path = tmp_path / "SR1.body"
+    mk.write(path, skeleton)  # SR1 holds nothing a .body cannot: no loss
+    back = mk.read(path)
+    assert isinstance(back, Skeleton) and len(back.devices) == len(skeleton.devices) == 7
+    pose_keys = {"translation", "rotation"}
+    for mine, theirs in zip(skeleton.devices, back.devices, strict=True):
+        assert (theirs.name, theirs.kind, theirs.body) == (mine.name, mine.kind, mine.body)
+        np.testing.assert_allclose(theirs.transform, mine.transform, atol=1e-14)
+        assert ({k: v for k, v in theirs.attrs["info"].items() if k not in pose_keys}
+                == {k: v for k, v in mine.attrs["info"].items() if k not in pose_keys})
+
+
+def test_urdf_and_mjcf_name_the_devices_they_leave_out(tmp_path: Path) -> None:
+    skeleton = every_joint()
+    skeleton.devices.append(mk.model.skeleton.Device("gyro", "RateGyroSensor", 1))
+    for target in ("x.urdf", "x.xml"):
+        with pytest.raises(mk.ConversionError, match="devices .left out. on 'gyro'"):
+            mk.write(tmp_path / target, skeleton)
+
+
+@pytest.mark.corpus
 @pytest.mark.parametrize("relative", CORPUS, ids=corpus_ids())
 def test_corpus_models_read_back_with_the_same_fk(relative: str, tmp_path: Path) -> None:
     for number, skeleton in enumerate(skeletons(relative)):

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ..._io import atomic_write
-from ...model.skeleton import Body, Dof, Shape, Skeleton, World
+from ...model.skeleton import Body, Device, Dof, Shape, Skeleton, World
 from ..urdf.chain import Step, Tree, base_is_body, expand, grouped, mesh_file, single
 from ..urdf.chain import losses as chain_losses
 
@@ -42,7 +42,15 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     skeleton, found = single(obj, "Choreonoid")
     found += chain_losses(skeleton, "Choreonoid")
     problems: dict[str, list[str]] = {}
+    for device in skeleton.devices:
+        linear = device.transform[:3, :3]
+        if not np.allclose(linear.T @ linear, np.eye(3), rtol=0.0, atol=1e-12):
+            problems.setdefault("scaled device frames (scale left out)", []).append(device.name)
     for body in skeleton.bodies:
+        if body.markers:
+            problems.setdefault("markers (left out)", []).append(body.name)
+        if body.soft_shape is not None:
+            problems.setdefault("soft bodies (left out)", []).append(body.name)
         for shape in body.shapes:
             if shape.kind in _DROPPED:
                 problems.setdefault(f"{shape.kind} shapes (left out)", []).append(body.name)
@@ -104,10 +112,20 @@ def to_text(skeleton: Skeleton, folder: str) -> str:
                   f"    joint_type: {'free' if root.joint.type == 'free' else 'fixed'}"]
     else:
         lines += [f"  - name: {_text(first.name)}", "    joint_type: fixed"]
+    devices: dict[int, list[Device]] = {}
+    for device in skeleton.devices:
+        devices.setdefault(device.body, []).append(device)
+    index = {id(body): number for number, body in enumerate(skeleton.bodies)}
+
+    def mounted(body: Body | None) -> list[Device]:
+        return [] if body is None else devices.get(index[id(body)], [])
+
     lines += _mass(first.body)
-    lines += _elements(first.body, folder)
+    lines += _elements(first.body, mounted(first.body), folder)
     for step, link in zip(tree.steps, tree.links[1:], strict=True):
-        lines += _link(step, link.body if link.name == step.child else None, ids, folder)
+        body = link.body if link.name == step.child else None
+        lines += _link(step, body, ids, folder)
+        lines += _elements(body, mounted(body), folder)
     return "\n".join(lines) + "\n"
 
 
@@ -133,7 +151,6 @@ def _link(step: Step, body: Body | None, ids: dict[str, int], folder: str) -> li
     if step.dof is not None:
         out += _ranges(step.kind, step.dof)
     out += _mass(body)
-    out += _elements(body, folder)
     return out
 
 
@@ -160,7 +177,8 @@ def _mass(body: Body | None) -> list[str]:
             f"    inertia: {_vec(moment)}"]
 
 
-def _elements(body: Body | None, folder: str) -> list[str]:
+def _elements(body: Body | None, devices: list[Device], folder: str) -> list[str]:
+    """The link's ``elements``: Visual and Collision groups, then its devices."""
     if body is None:
         return []
     groups = []
@@ -170,7 +188,39 @@ def _elements(body: Body | None, folder: str) -> list[str]:
         if nodes:
             groups += [f"      - type: {tag}", "        elements:",
                        *("          " + line for line in nodes)]
+    for device in devices:
+        groups += ["      " + line for line in _device(device)]
     return ["    elements:", *groups] if groups else []
+
+
+#: Device keys written from the device itself, not copied from what the reader kept.
+_OWN_KEYS = frozenset(["type", "name", "id", "translation", "rotation", "scale"])
+
+
+def _device(device: Device) -> list[str]:
+    """A device node: type, name, id, pose, then the keys the reader kept, quoted."""
+    info = device.attrs.get("info")
+    kept = info if isinstance(info, dict) else {}
+    out = [f"- type: {_text(str(device.attrs.get('type', device.kind)))}",
+           f"  name: {_text(device.name)}"]
+    if isinstance(device.attrs.get("id"), int) and device.attrs["id"] >= 0:
+        out.append(f"  id: {device.attrs['id']}")
+    pose = device.transform.copy()
+    pose[:3, :3] = Rotation.from_matrix(pose[:3, :3]).as_matrix()  # scale dropped (a loss)
+    out += _placement(pose, "  ")
+    out += [f"  {_text(str(key))}: {_flow(value)}" for key, value in kept.items()
+            if key not in _OWN_KEYS]
+    return out
+
+
+def _flow(value: object) -> str:
+    """Plain data kept by the reader (str / list / dict) as quoted YAML flow text
+    (Choreonoid ignores quoting, so every scalar can be quoted)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_text(str(k))}: {_flow(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[ " + ", ".join(_flow(v) for v in value) + " ]"
+    return _text("" if value is None else str(value))
 
 
 def _shape(shape: Shape, folder: str) -> list[str]:

@@ -269,3 +269,17 @@ def grouped(problems: dict[str, list[str]]) -> list[str]:
         more = f" and {len(names) - 3} more" if len(names) > 3 else ""
         out.append(f"{what} on {shown}{more}")
     return out
+
+
+def extras(skeleton: Skeleton, *, markers: bool = True) -> dict[str, list[str]]:
+    """Parts of a skeleton that URDF and MJCF have no element for, by what they are:
+    devices (sensors), soft bodies and, with ``markers``, markers."""
+    found: dict[str, list[str]] = {}
+    for device in skeleton.devices:
+        found.setdefault("devices (left out)", []).append(device.name)
+    for body in skeleton.bodies:
+        if markers and body.markers:
+            found.setdefault("markers (left out)", []).append(body.name)
+        if body.soft_shape is not None:
+            found.setdefault("soft bodies (left out)", []).append(body.name)
+    return found

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ..dart.skel_write import euler_xyz
-from .chain import Link, Step, expand, grouped, mesh_file, single
+from .chain import Link, Step, expand, extras, grouped, mesh_file, single
 from .chain import losses as chain_losses
 
 #: What ``write`` takes (a World must hold one skeleton, or the rest is a loss).
@@ -45,7 +45,7 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     """What URDF cannot express (written in the nearest form under ``lossy``)."""
     skeleton, found = single(obj, "URDF")
     found += chain_losses(skeleton, "URDF")
-    problems: dict[str, list[str]] = {}
+    problems = extras(skeleton)
     for body in skeleton.bodies:
         for shape in body.shapes:
             if shape.kind == "capsule":
