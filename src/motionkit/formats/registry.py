@@ -291,7 +291,7 @@ FORMATS: tuple[Format, ...] = (
            (".xml",), "mjcf"),
     Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
     Format("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
-    Format("urdf", "URDF robot model (written from any skeleton)", (".urdf",), "urdf"),
+    Format("urdf", "URDF robot model", (".urdf",), "urdf"),
     Format("traj", "trajectopy ASCII trajectory", (".traj", ".txt", ".csv"), "trajectory.traj",
            "traj"),
     Format("tum", "TUM RGB-D trajectory", (".tum", ".txt"), "trajectory.tum", "tum"),

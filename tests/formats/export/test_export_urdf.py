@@ -109,3 +109,76 @@ def test_names_from_files_are_escaped(tmp_path: Path) -> None:
     mk.write(path, skeleton)
     model = yourdfpy.URDF.load(str(path), load_meshes=False, load_collision_meshes=False)
     assert 'a<b>&"c' in model.link_map and model.robot.name == "<robot>"
+
+
+def _mapped_error(skeleton: Skeleton, back: Skeleton, seed: int = 0) -> float:
+    """Poses of the original bodies in the read-back model, driven by name from the
+    neutral coordinates (relative to the first body: the URDF root floats)."""
+    q = random_q(skeleton, seed)
+    values = step_values(skeleton, q)
+    coords = np.zeros(back.dof_count)
+    for joint in back.joints:
+        if joint.dof_count == 1:
+            coords[joint.dof_offset] = values[joint.name]
+    mine, theirs = world_poses(skeleton, q), world_poses(back, coords)
+    base = np.linalg.inv(theirs[back.body_index(skeleton.bodies[0].name)])
+    return max(float(np.abs(np.linalg.inv(mine[0]) @ mine[i]
+                            - base @ theirs[back.body_index(b.name)]).max())
+               for i, b in enumerate(skeleton.bodies))
+
+
+def test_read_back_every_joint_type_with_values_mapped_by_name(tmp_path: Path) -> None:
+    skeleton = every_joint()
+    path = tmp_path / "every.urdf"
+    mk.write(path, skeleton)
+    back = mk.read(path)
+    assert isinstance(back, Skeleton)
+    for seed in range(3):
+        assert _mapped_error(skeleton, back, seed) <= 1e-9
+    hinge = back.joint("hinge_joint")
+    assert (hinge.lower[0], hinge.upper[0], hinge.dofs[0].damping) == (-1.5, 2.0, 0.25)
+    assert back.joint("shoulder_joint__rx").upper[0] == np.inf  # continuous
+    body = back.bodies[back.body_index("slider_link")]
+    assert body.inertia.mass == 3.0
+    np.testing.assert_array_equal(body.inertia.com, skeleton.bodies[2].inertia.com)
+    assert back.bodies[back.body_index("shoulder_link__1")].inertia.mass == 1e-6
+    assert sorted(s.kind for s in body.shapes) == ["box", "cylinder", "sphere"]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("relative", ["dartenv/walker3d_waist.skel", "choreonoid/SR1.body",
+                                      "parc/character/humanoid.xml"])
+def test_corpus_models_round_trip_through_urdf(relative: str, tmp_path: Path) -> None:
+    for number, skeleton in enumerate(skeletons(relative)):
+        path = tmp_path / f"m{number}.urdf"
+        mk.write(path, skeleton, lossy=True)
+        back = mk.read(path)
+        assert isinstance(back, Skeleton)
+        assert _mapped_error(skeleton, back) <= 1e-9
+        again = tmp_path / f"again{number}.urdf"
+        mk.write(again, back)  # the same links and joints (rpy to rounding only)
+        pattern = r'<(link|joint) name="([^"]*)"(?: type="([^"]*)")?'
+        assert (re.findall(pattern, again.read_text())
+                == re.findall(pattern, path.read_text()))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('<robot name="r"><link name="a"/><link name="b"/></robot>', "2 root links"),
+    ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+     '<parent link="a"/><child link="b"/></joint></robot>', "needs <limit>"),
+    ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="hinge">'
+     '<parent link="a"/><child link="b"/></joint></robot>', "unknown type 'hinge'"),
+    ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="fixed">'
+     '<parent link="a"/><child link="c"/></joint></robot>', "no link 'c'"),
+    ('<robot name="r"><link name="a"><visual><geometry><capsule radius="1" length="1"/>'
+     '</geometry></visual></link></robot>', "unknown geometry <capsule>"),
+    ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="prismatic">'
+     '<parent link="a"/><child link="b"/><limit lower="-inf" upper="1" effort="1" '
+     'velocity="1"/></joint></robot>', "finite numbers"),
+])
+def test_broken_urdf_is_one_clear_error(text: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.urdf"
+    path.write_text(text)
+    with pytest.raises(mk.FormatError, match=re.escape(message)) as caught:
+        mk.read(path)
+    assert "bad.urdf:1:" in str(caught.value)

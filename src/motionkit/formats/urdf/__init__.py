@@ -1,15 +1,16 @@
-"""URDF robot models: any Skeleton written as URDF 1.0 links and joints.
+"""URDF robot models: any Skeleton written as URDF 1.0 links and joints, and read back.
 
-See :mod:`.write` for the mapping and ``specs/character-bridges.md`` §5; NOTES.md
+See :mod:`.write` and :mod:`.read` for the mapping and ``specs/character-bridges.md`` §5; NOTES.md
 "Model export" for what each loader makes of the result.
 """
 
 from __future__ import annotations
 
 from .chain import step_values
+from .read import read
 from .write import WRITES, losses, write
 
-__all__ = ["WRITES", "losses", "sniff", "step_values", "write"]
+__all__ = ["WRITES", "losses", "read", "sniff", "step_values", "write"]
 
 
 def sniff(head: bytes) -> bool:

@@ -94,7 +94,7 @@ def to_text(skeleton: Skeleton, folder: str) -> str:
     lines.append("-->")
     lines.append(f"<robot name={quoteattr(skeleton.name or 'robot')}>")
     for link in tree.links:
-        lines += _link(link, folder)
+        lines += _link(link, folder, link.name == tree.root)
     for step in tree.steps:
         lines += _joint(step)
     lines.append("</robot>")
@@ -106,8 +106,10 @@ def _comment(text: str) -> str:
     return escape(text).replace("--", "- -")
 
 
-def _link(link: Link, folder: str) -> list[str]:
+def _link(link: Link, folder: str, root: bool) -> list[str]:
     body = link.body
+    if root and body is None:  # the world: no mass, DART and urdfdom drop it
+        return [f"  <link name={quoteattr(link.name)}/>"]
     out = [f"  <link name={quoteattr(link.name)}>"]
     out += _inertial(body)
     if body is not None:
