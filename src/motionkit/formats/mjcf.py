@@ -25,7 +25,7 @@ from scipy.spatial.transform import Rotation
 
 from .._io import atomic_write
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
-from .urdf.chain import extras, grouped, mesh_file
+from .urdf.chain import extras, grouped, mesh_file, require_finite
 
 #: What ``write`` takes.
 WRITES = (World, Skeleton)
@@ -45,6 +45,7 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     found: list[str] = []
     problems: dict[str, list[str]] = {}
     for skeleton in world.skeletons:
+        require_finite(skeleton)
         for what, names in extras(skeleton, markers=False).items():
             problems.setdefault(what, []).extend(names)
     bodies = [b for s in world.skeletons for b in s.bodies]
@@ -65,9 +66,15 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
                     math.isfinite(d.lower) or math.isfinite(d.upper) for d in joint.dofs[:3]):
                 problems.setdefault("ball/free rotation limits (left out)", []).append(
                     joint.name)
-            if body.inertia.mass > 0 and not _balanced(body.inertia.moment):
+            if body.inertia.mass > 0 and not _positive(body.inertia.moment):
+                problems.setdefault("inertias that are not positive definite (eigenvalues "
+                                    "raised to 1e-9)", []).append(body.name)
+            elif body.inertia.mass > 0 and not _balanced(body.inertia.moment):
                 problems.setdefault("inertias breaking the triangle inequality (written with "
                                     "balanceinertia)", []).append(body.name)
+            for dof in joint.dofs:
+                if dof.lower > dof.upper:
+                    problems.setdefault("inverted ranges (left out)", []).append(dof.name)
             if joint.type != "weld" and body.inertia.mass <= 0:
                 problems.setdefault("massless moving bodies (written with 1e-6 kg)",
                                     []).append(body.name)
@@ -83,7 +90,10 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
 def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
     """Write ``obj`` (every skeleton of a world side by side) to ``path`` as MJCF."""
     folder = os.path.dirname(os.path.abspath(path))
-    text = _Writer(folder).document(_world(obj))
+    world = _world(obj)
+    for skeleton in world.skeletons:
+        require_finite(skeleton)
+    text = _Writer(folder).document(world)
     with atomic_write(path, "w") as handle:
         handle.write(text)
 
@@ -119,6 +129,19 @@ def _joint_names(joint: Joint) -> list[str]:
     return [d.name for d in joint.dofs]
 
 
+def _positive(moment: Array) -> bool:
+    """True for a symmetric positive-definite inertia (MuJoCo refuses the rest)."""
+    return bool(np.allclose(moment, moment.T, rtol=0.0, atol=1e-12)
+                and np.linalg.eigvalsh(moment).min() > 1e-12)
+
+
+def _raised(moment: Array) -> Array:
+    """The nearest inertia MuJoCo accepts: symmetric, eigenvalues at least 1e-9."""
+    values, vectors = np.linalg.eigh((moment + moment.T) / 2)
+    out: Array = (vectors * np.maximum(values, 1e-9)) @ vectors.T
+    return out
+
+
 def _balanced(moment: Array) -> bool:
     """True when the principal moments satisfy A + B ≥ C (MuJoCo refuses the rest)."""
     a, b, c = np.sort(np.linalg.eigvalsh((moment + moment.T) / 2))
@@ -147,7 +170,7 @@ class _Writer:
         self.lines.append("  " * depth + text)
 
     def document(self, world: World) -> str:
-        balance = any(b.inertia.mass > 0 and not _balanced(b.inertia.moment)
+        balance = any(b.inertia.mass > 0 and not _balanced(_raised(b.inertia.moment))
                       for s in world.skeletons for b in s.bodies)
         self.add(1, "<worldbody>")
         for skeleton in world.skeletons:
@@ -216,7 +239,8 @@ class _Writer:
                 unit = tilt @ (np.asarray(axis, dtype=float) / np.linalg.norm(axis))
                 text += f' axis="{_vec(unit)}"'
             dof = dofs[k] if k is not None else None
-            if dof is not None and (math.isfinite(dof.lower) or math.isfinite(dof.upper)):
+            if dof is not None and dof.lower <= dof.upper and (
+                    math.isfinite(dof.lower) or math.isfinite(dof.upper)):
                 lower = dof.lower if math.isfinite(dof.lower) else -BIG
                 upper = dof.upper if math.isfinite(dof.upper) else BIG
                 text += f' limited="true" range="{fmt(lower)} {fmt(upper)}"'
@@ -237,6 +261,8 @@ class _Writer:
             if not moving:
                 return
             mass, moment = 1e-6, np.eye(3) * 1e-9
+        elif not _positive(moment):
+            moment = _raised(moment)
         m = moment
         full = np.array([m[0, 0], m[1, 1], m[2, 2], m[0, 1], m[0, 2], m[1, 2]])
         self.add(depth, f'<inertial pos="{_vec(inertia.com)}" mass="{fmt(mass)}" '

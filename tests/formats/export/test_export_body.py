@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, world_poses
+from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, world_poses, write_or_refuse
 
 import motionkit as mk
 from motionkit.formats.urdf import step_values
+from motionkit.formats.urdf.chain import link_name
 from motionkit.model.skeleton import Skeleton
 
 
@@ -24,10 +25,10 @@ def _fk_error(skeleton: Skeleton, back: Skeleton, seed: int = 0) -> float:
         if joint.dof_count == 1 and joint.name in values:
             coords[joint.dof_offset] = values[joint.name]
     mine, theirs = world_poses(skeleton, q), world_poses(back, coords)
-    base = np.linalg.inv(theirs[back.body_index(skeleton.bodies[0].name)])
+    base = np.linalg.inv(theirs[back.body_index(link_name(skeleton, 0))])
     return max(float(np.abs(np.linalg.inv(mine[0]) @ mine[i]
-                            - base @ theirs[back.body_index(b.name)]).max())
-               for i, b in enumerate(skeleton.bodies))
+                            - base @ theirs[back.body_index(link_name(skeleton, i))]).max())
+               for i in range(len(skeleton.bodies)))
 
 
 def test_every_joint_type_reads_back_with_the_same_kinematics(tmp_path: Path) -> None:
@@ -110,7 +111,8 @@ def test_urdf_and_mjcf_name_the_devices_they_leave_out(tmp_path: Path) -> None:
 def test_corpus_models_read_back_with_the_same_fk(relative: str, tmp_path: Path) -> None:
     for number, skeleton in enumerate(skeletons(relative)):
         path = tmp_path / f"model{number}.body"
-        mk.write(path, skeleton, lossy=True)
+        if not write_or_refuse(path, skeleton):
+            continue
         back = mk.read(path)
         assert isinstance(back, Skeleton)
         assert _fk_error(skeleton, back) <= 1e-9

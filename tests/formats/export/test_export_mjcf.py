@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons
+from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, write_or_refuse
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
@@ -87,8 +87,8 @@ def test_every_joint_type_matches_mujoco(tmp_path: Path) -> None:
 def test_corpus_models_match_mujoco(relative: str, tmp_path: Path) -> None:
     for number, skeleton in enumerate(skeletons(relative)):
         path = tmp_path / f"model{number}.xml"
-        mk.write(path, skeleton, lossy=True)
-        assert _error(skeleton, path) <= 1e-9
+        if write_or_refuse(path, skeleton):
+            assert _error(skeleton, path) <= 1e-9
 
 
 def test_a_whole_world_is_written(tmp_path: Path) -> None:

@@ -23,7 +23,16 @@ from scipy.spatial.transform import Rotation
 
 from ..._io import atomic_write
 from ...model.skeleton import Body, Device, Dof, Shape, Skeleton, World
-from ..urdf.chain import Step, Tree, base_is_body, expand, grouped, mesh_file, single
+from ..urdf.chain import (
+    Step,
+    Tree,
+    base_is_body,
+    expand,
+    grouped,
+    mesh_file,
+    require_finite,
+    single,
+)
 from ..urdf.chain import losses as chain_losses
 
 #: What ``write`` takes (a World must hold one skeleton, or the rest is a loss).
@@ -40,6 +49,7 @@ _DROPPED = ("ellipsoid", "pyramid", "plane")
 def losses(obj: World | Skeleton, **_: object) -> list[str]:
     """What a ``.body`` file cannot express (the nearest form under ``lossy``)."""
     skeleton, found = single(obj, "Choreonoid")
+    require_finite(skeleton)
     found += chain_losses(skeleton, "Choreonoid")
     problems: dict[str, list[str]] = {}
     for device in skeleton.devices:
@@ -62,6 +72,7 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
 def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
     """Write ``obj`` (one skeleton) to ``path`` as a Choreonoid body model."""
     skeleton, _ = single(obj, "Choreonoid")
+    require_finite(skeleton)
     folder = os.path.dirname(os.path.abspath(path))
     text = to_text(skeleton, folder)
     with atomic_write(path, "w") as handle:

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from ...errors import ConversionError
 from ...model.skeleton import Body, Dof, Joint, Skeleton, World
 from ..dart.skel_write import euler_xyz
 
@@ -98,41 +99,51 @@ def expand(skeleton: Skeleton, *, weld_root: bool = False, world: str = "world")
     tree = Tree(root, [] if own_root else [Link(world, None)], [], [])
     for index, body in enumerate(bodies):
         if own_root and index == 0:
-            tree.links.append(Link(body.name, body))
-            tree.notes.append(f"{body.joint.name} ({body.joint.type}): the root link "
-                              f"{body.name} itself")
+            tree.links.append(Link(link_name(skeleton, 0), body))
+            tree.notes.append(f"{joint_name(skeleton, 0)} ({body.joint.type}): the root link "
+                              f"{link_name(skeleton, 0)} itself")
             continue
-        parent = world if body.parent < 0 else bodies[body.parent].name
-        _joint_steps(tree, body, parent)
+        parent = world if body.parent < 0 else link_name(skeleton, body.parent)
+        _joint_steps(tree, body, parent, link_name(skeleton, index), joint_name(skeleton, index))
     return tree
 
 
-def _joint_steps(tree: Tree, body: Body, parent: str) -> None:
+def link_name(skeleton: Skeleton, index: int) -> str:
+    """The link name of a body: its own, or ``__bodyN`` for a body without one."""
+    return skeleton.bodies[index].name or f"{INFIX}body{index}"
+
+
+def joint_name(skeleton: Skeleton, index: int) -> str:
+    """The name of a body's joint: its own, or ``__jointN`` for a joint without one."""
+    return skeleton.bodies[index].joint.name or f"{INFIX}joint{index}"
+
+
+def _joint_steps(tree: Tree, body: Body, parent: str, name: str, jname: str) -> None:
     joint = body.joint
     c_mat = joint.child_to_joint
     if joint.type == "weld":
         origin = joint.parent_to_joint @ np.linalg.inv(c_mat)
-        tree.steps.append(Step(joint.name, "fixed", parent, body.name, origin, np.zeros(3),
-                               None, joint.name))
-        tree.links.append(Link(body.name, body))
-        tree.notes.append(f"{joint.name} (weld): fixed joint {joint.name}")
+        tree.steps.append(Step(jname, "fixed", parent, name, origin, np.zeros(3),
+                               None, jname))
+        tree.links.append(Link(name, body))
+        tree.notes.append(f"{jname} (weld): fixed joint {jname}")
         return
     axes = _axes(joint)
     offset = not np.array_equal(c_mat, np.eye(4))
-    last = f"{body.name}{INFIX}joint" if offset else body.name
-    names = _step_names(joint)
+    last = f"{name}{INFIX}joint" if offset else name
+    names = _step_names(joint, jname)
     current = parent
     for k, (kind, axis, dof) in enumerate(axes):
-        child = last if k == len(axes) - 1 else f"{body.name}{INFIX}{k + 1}"
+        child = last if k == len(axes) - 1 else f"{name}{INFIX}{k + 1}"
         origin = joint.parent_to_joint if k == 0 else np.eye(4)
-        tree.steps.append(Step(names[k], kind, current, child, origin, axis, dof, joint.name))
-        tree.links.append(Link(child, body if child == body.name else None))
+        tree.steps.append(Step(names[k], kind, current, child, origin, axis, dof, jname))
+        tree.links.append(Link(child, body if child == name else None))
         current = child
     if offset:
-        tree.steps.append(Step(f"{body.name}{INFIX}offset", "fixed", last, body.name,
-                               np.asarray(np.linalg.inv(c_mat), dtype=float), np.zeros(3), None, joint.name))
-        tree.links.append(Link(body.name, body))
-    tree.notes.append(f"{joint.name} ({joint.type}{_value_note(joint)}): "
+        tree.steps.append(Step(f"{name}{INFIX}offset", "fixed", last, name,
+                               np.asarray(np.linalg.inv(c_mat), dtype=float), np.zeros(3), None, jname))
+        tree.links.append(Link(name, body))
+    tree.notes.append(f"{jname} ({joint.type}{_value_note(joint)}): "
                       + ", ".join(names))
 
 
@@ -146,11 +157,11 @@ def _value_note(joint: Joint) -> str:
     return ""
 
 
-def _step_names(joint: Joint) -> list[str]:
+def _step_names(joint: Joint, name: str) -> list[str]:
     if joint.dof_count == 1:
-        return [joint.name]
+        return [name]
     if joint.type in ("ball", "free"):  # Euler steps: not the rotation-vector coordinates
-        names = [f"{joint.name}{INFIX}r{c}" for c in "xyz"]
+        names = [f"{name}{INFIX}r{c}" for c in "xyz"]
         if joint.type == "free":
             names = [dof.name for dof in joint.dofs[3:]] + names
         return names
@@ -214,16 +225,17 @@ def step_values(skeleton: Skeleton, q: Sequence[float] | Array) -> dict[str, flo
     coords = np.asarray(q, dtype=float).reshape(skeleton.dof_count)
     tree = expand(skeleton)
     out: dict[str, float] = {}
-    for body in skeleton.bodies:
+    for index, body in enumerate(skeleton.bodies):
         joint = body.joint
-        if joint.type == "weld" or (tree.root == body.name):
+        if joint.type == "weld" or (index == 0 and tree.root == link_name(skeleton, 0)):
             continue
         values = coords[joint.dof_slice]
         if joint.type == "ball":
             values = _euler(values)
         elif joint.type == "free":
             values = np.concatenate([values[3:], _euler(values[:3])])
-        for name, value in zip(_step_names(joint), values, strict=True):
+        for name, value in zip(_step_names(joint, joint_name(skeleton, index)), values,
+                               strict=True):
             out[name] = float(value)
     return out
 
@@ -283,3 +295,16 @@ def extras(skeleton: Skeleton, *, markers: bool = True) -> dict[str, list[str]]:
         if body.soft_shape is not None:
             found.setdefault("soft bodies (left out)", []).append(body.name)
     return found
+
+
+def require_finite(skeleton: Skeleton) -> None:
+    """Refuse (ConversionError) a skeleton whose joint frames, axes or mass properties
+    hold inf or NaN: no model format has a nearest form for them."""
+    bad = [body.name for body in skeleton.bodies
+           if not all(np.all(np.isfinite(v)) for v in (
+               body.joint.parent_to_joint, body.joint.child_to_joint, body.joint.axes,
+               body.inertia.com, body.inertia.moment, [body.inertia.mass]))]
+    if bad:
+        shown = ", ".join(repr(n) for n in bad[:3]) + (" …" if len(bad) > 3 else "")
+        raise ConversionError(f"skeleton {skeleton.name!r}: non-finite joint frames, axes or "
+                              f"mass properties on {shown}; a model file cannot hold them")

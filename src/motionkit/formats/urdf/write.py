@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ..dart.skel_write import euler_xyz
-from .chain import Link, Step, expand, extras, grouped, mesh_file, single
+from .chain import Link, Step, expand, extras, grouped, mesh_file, require_finite, single
 from .chain import losses as chain_losses
 
 #: What ``write`` takes (a World must hold one skeleton, or the rest is a loss).
@@ -44,6 +44,7 @@ _DROPPED = ("ellipsoid", "cone", "pyramid", "plane")
 def losses(obj: World | Skeleton, **_: object) -> list[str]:
     """What URDF cannot express (written in the nearest form under ``lossy``)."""
     skeleton, found = single(obj, "URDF")
+    require_finite(skeleton)
     found += chain_losses(skeleton, "URDF")
     problems = extras(skeleton)
     for body in skeleton.bodies:
@@ -61,6 +62,7 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
 def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
     """Write ``obj`` (one skeleton) to ``path`` as URDF."""
     skeleton, _ = single(obj, "URDF")
+    require_finite(skeleton)
     folder = os.path.dirname(os.path.abspath(path))
     text = to_text(skeleton, folder)
     with atomic_write(path, "w") as handle:
