@@ -24,11 +24,13 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from .._io import atomic_write
+from ..model import Motion
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
-from .urdf.chain import extras, grouped, mesh_file, require_finite
+from .urdf.chain import MOTION_HOLDS, extras, grouped, mesh_file, model_of, require_finite
 
-#: What ``write`` takes.
-WRITES = (World, Skeleton)
+#: What ``write`` takes (a Motion gives its skeleton; its frames are a loss).
+WRITES = (World, Skeleton, Motion)
+HOLDS = MOTION_HOLDS
 
 Array = NDArray[np.float64]
 
@@ -39,9 +41,9 @@ MESH_EXTENSIONS = (".stl", ".obj", ".msh")
 _NO_GEOM = ("cone", "pyramid", "plane")
 
 
-def losses(obj: World | Skeleton, **_: object) -> list[str]:
+def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     """What MuJoCo cannot express or would refuse (the nearest form under ``lossy``)."""
-    world = _world(obj)
+    world = _world(model_of(obj))
     found: list[str] = []
     problems: dict[str, list[str]] = {}
     for skeleton in world.skeletons:
@@ -87,10 +89,10 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     return found + grouped(problems)
 
 
-def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
+def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
     """Write ``obj`` (every skeleton of a world side by side) to ``path`` as MJCF."""
     folder = os.path.dirname(os.path.abspath(path))
-    world = _world(obj)
+    world = _world(model_of(obj))
     for skeleton in world.skeletons:
         require_finite(skeleton)
     text = _Writer(folder).document(world)

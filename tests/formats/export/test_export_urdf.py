@@ -11,6 +11,7 @@ import pytest
 from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, world_poses, write_or_refuse
 
 import motionkit as mk
+from conftest import corpus_file
 from motionkit.formats.urdf import step_values
 from motionkit.formats.urdf.chain import expand, link_name
 from motionkit.model.skeleton import Skeleton
@@ -185,3 +186,21 @@ def test_broken_urdf_is_one_clear_error(text: str, message: str, tmp_path: Path)
     with pytest.raises(mk.FormatError, match=re.escape(message)) as caught:
         mk.read(path)
     assert "bad.urdf:1:" in str(caught.value)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("suffix", [".urdf", ".xml", ".body"])
+def test_a_bvh_converts_to_its_skeleton_only_when_lossy(suffix: str, tmp_path: Path) -> None:
+    source = skeletons("bvh/example.bvh")[0]
+    bvh = corpus_file("bvh", "example.bvh")
+    target = tmp_path / ("walk" + suffix)
+    with pytest.raises(mk.ConversionError, match="track 'joint_rotations'"):
+        mk.convert(bvh, target)
+    with pytest.warns(mk.MotionkitWarning, match="dropped track"):
+        mk.convert(bvh, target, lossy=True)
+    if suffix == ".urdf":
+        assert _check_yourdfpy(source, target) <= 1e-9
+    else:
+        back = mk.read(target)
+        assert isinstance(back, Skeleton)
+        assert {b.name for b in source.bodies} <= {b.name for b in back.bodies}

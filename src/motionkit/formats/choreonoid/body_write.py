@@ -22,21 +22,26 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ..._io import atomic_write
+from ...model import Motion
 from ...model.skeleton import Body, Device, Dof, Shape, Skeleton, World
 from ..urdf.chain import (
+    MOTION_HOLDS,
     Step,
     Tree,
     base_is_body,
     expand,
     grouped,
     mesh_file,
+    model_of,
     require_finite,
     single,
 )
 from ..urdf.chain import losses as chain_losses
 
-#: What ``write`` takes (a World must hold one skeleton, or the rest is a loss).
-WRITES = (World, Skeleton)
+#: What ``write`` takes (a World must hold one skeleton, or the rest is a loss; a Motion
+#: gives its skeleton, its frames are a loss).
+WRITES = (World, Skeleton, Motion)
+HOLDS = MOTION_HOLDS
 
 Array = NDArray[np.float64]
 
@@ -46,9 +51,9 @@ _Z_TO_Y = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0,
 _DROPPED = ("ellipsoid", "pyramid", "plane")
 
 
-def losses(obj: World | Skeleton, **_: object) -> list[str]:
+def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     """What a ``.body`` file cannot express (the nearest form under ``lossy``)."""
-    skeleton, found = single(obj, "Choreonoid")
+    skeleton, found = single(model_of(obj), "Choreonoid")
     require_finite(skeleton)
     found += chain_losses(skeleton, "Choreonoid")
     problems: dict[str, list[str]] = {}
@@ -69,9 +74,9 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     return found + grouped(problems)
 
 
-def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
+def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
     """Write ``obj`` (one skeleton) to ``path`` as a Choreonoid body model."""
-    skeleton, _ = single(obj, "Choreonoid")
+    skeleton, _ = single(model_of(obj), "Choreonoid")
     require_finite(skeleton)
     folder = os.path.dirname(os.path.abspath(path))
     text = to_text(skeleton, folder)

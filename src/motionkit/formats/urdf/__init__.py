@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from .chain import step_values
 from .read import read
-from .write import WRITES, losses, write
+from .write import HOLDS, WRITES, losses, write
 
-__all__ = ["WRITES", "losses", "read", "sniff", "step_values", "write"]
+__all__ = ["HOLDS", "WRITES", "losses", "read", "sniff", "step_values", "write"]
 
 
 def sniff(head: bytes) -> bool:

@@ -26,8 +26,10 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ...errors import ConversionError
+from ...model import Motion
 from ...model.skeleton import Body, Dof, Joint, Skeleton, World
 from ..dart.skel_write import euler_xyz
+from ..loss import Holds
 
 Array = NDArray[np.float64]
 
@@ -308,3 +310,18 @@ def require_finite(skeleton: Skeleton) -> None:
         shown = ", ".join(repr(n) for n in bad[:3]) + (" …" if len(bad) > 3 else "")
         raise ConversionError(f"skeleton {skeleton.name!r}: non-finite joint frames, axes or "
                               f"mass properties on {shown}; a model file cannot hold them")
+
+
+#: What the model writers keep of a motion: its skeleton only (its frames are a loss, so
+#: ``convert walk.bvh walk.urdf --lossy`` writes the BVH's skeleton).
+MOTION_HOLDS = Holds(tracks={}, terrain=False, times=False, stamps=False, ns_stamps=False,
+                     labels=False, attrs=False, meta=frozenset())
+
+
+def model_of(obj: World | Skeleton | Motion) -> World | Skeleton:
+    """The model to write: ``obj`` itself, or a motion's skeleton."""
+    if not isinstance(obj, Motion):
+        return obj
+    if not isinstance(obj.skeleton, Skeleton):
+        raise ConversionError("this motion has no skeleton to write as a model")
+    return obj.skeleton

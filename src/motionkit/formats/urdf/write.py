@@ -21,13 +21,27 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
+from ...model import Motion
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ..dart.skel_write import euler_xyz
-from .chain import Link, Step, expand, extras, grouped, mesh_file, require_finite, single
+from .chain import (
+    MOTION_HOLDS,
+    Link,
+    Step,
+    expand,
+    extras,
+    grouped,
+    mesh_file,
+    model_of,
+    require_finite,
+    single,
+)
 from .chain import losses as chain_losses
 
-#: What ``write`` takes (a World must hold one skeleton, or the rest is a loss).
-WRITES = (World, Skeleton)
+#: What ``write`` takes (a World must hold one skeleton, or the rest is a loss; a Motion
+#: gives its skeleton, its frames are a loss).
+WRITES = (World, Skeleton, Motion)
+HOLDS = MOTION_HOLDS
 
 Array = NDArray[np.float64]
 
@@ -41,9 +55,9 @@ DUMMY_INERTIA = 1e-9
 _DROPPED = ("ellipsoid", "cone", "pyramid", "plane")
 
 
-def losses(obj: World | Skeleton, **_: object) -> list[str]:
+def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     """What URDF cannot express (written in the nearest form under ``lossy``)."""
-    skeleton, found = single(obj, "URDF")
+    skeleton, found = single(model_of(obj), "URDF")
     require_finite(skeleton)
     found += chain_losses(skeleton, "URDF")
     problems = extras(skeleton)
@@ -59,9 +73,9 @@ def losses(obj: World | Skeleton, **_: object) -> list[str]:
     return found + grouped(problems)
 
 
-def write(path: str | os.PathLike[str], obj: World | Skeleton) -> None:
+def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
     """Write ``obj`` (one skeleton) to ``path`` as URDF."""
-    skeleton, _ = single(obj, "URDF")
+    skeleton, _ = single(model_of(obj), "URDF")
     require_finite(skeleton)
     folder = os.path.dirname(os.path.abspath(path))
     text = to_text(skeleton, folder)
