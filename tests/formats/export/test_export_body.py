@@ -3,6 +3,7 @@ joints, axes, offsets, ranges, IDs and FK, and the header and keys the spec asks
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +70,7 @@ def test_the_header_and_keys_follow_the_spec(tmp_path: Path) -> None:
 def test_sr1_keeps_links_joint_ids_axes_and_ranges(tmp_path: Path) -> None:
     skeleton = skeletons("choreonoid/SR1.body")[0]
     path = tmp_path / "SR1.body"
-    mk.write(path, skeleton, lossy=True)
+    mk.write(path, skeleton)  # SR1 holds nothing a .body file cannot
     back = mk.read(path)
     assert isinstance(back, Skeleton)
     assert [b.name for b in back.bodies] == [b.name for b in skeleton.bodies]
@@ -107,6 +108,7 @@ def test_urdf_and_mjcf_name_the_devices_they_leave_out(tmp_path: Path) -> None:
 
 
 @pytest.mark.corpus
+@pytest.mark.filterwarnings("ignore::motionkit.errors.MotionkitWarning")  # lossy writes
 @pytest.mark.parametrize("relative", CORPUS, ids=corpus_ids())
 def test_corpus_models_read_back_with_the_same_fk(relative: str, tmp_path: Path) -> None:
     for number, skeleton in enumerate(skeletons(relative)):
@@ -125,7 +127,7 @@ def test_what_a_body_file_cannot_hold_is_refused_by_name(tmp_path: Path) -> None
                                                               {"size": np.ones(3)}))
     with pytest.raises(mk.ConversionError) as caught:
         mk.write(tmp_path / "x.body", skeleton)
-    assert "screw joint 'slider_joint'" in str(caught.value)
+    assert re.search(r"screw joints \(.*\) on 'slider_joint'", str(caught.value))
     assert "ellipsoid shapes (left out) on 'cardan_link'" in str(caught.value)
 
 

@@ -71,6 +71,7 @@ def test_every_joint_type_matches_yourdfpy_and_dart(tmp_path: Path) -> None:
 
 
 @pytest.mark.corpus
+@pytest.mark.filterwarnings("ignore::motionkit.errors.MotionkitWarning")  # lossy writes
 @pytest.mark.parametrize("relative", CORPUS, ids=corpus_ids())
 def test_corpus_models_match_yourdfpy_and_dart(relative: str, tmp_path: Path) -> None:
     for number, skeleton in enumerate(skeletons(relative)):
@@ -91,7 +92,7 @@ def test_capsules_and_screws_are_refused_by_name_unless_lossy(tmp_path: Path) ->
     skeleton.bodies[2].joint.type = "screw"
     with pytest.raises(mk.ConversionError, match=r"capsules .*'hinge_link'.*") as caught:
         mk.write(tmp_path / "x.urdf", skeleton)
-    assert "screw joint 'slider_joint'" in str(caught.value)
+    assert re.search(r"screw joints \(.*\) on 'slider_joint'", str(caught.value))
     assert not (tmp_path / "x.urdf").exists()
     with pytest.warns(mk.MotionkitWarning, match="capsules"):
         mk.write(tmp_path / "x.urdf", skeleton, lossy=True)
@@ -150,6 +151,7 @@ def test_read_back_every_joint_type_with_values_mapped_by_name(tmp_path: Path) -
 
 
 @pytest.mark.corpus
+@pytest.mark.filterwarnings("ignore::motionkit.errors.MotionkitWarning")  # lossy writes
 @pytest.mark.parametrize("relative", ["dartenv/walker3d_waist.skel", "choreonoid/SR1.body",
                                       "parc/character/humanoid.xml"])
 def test_corpus_models_round_trip_through_urdf(relative: str, tmp_path: Path) -> None:

@@ -202,23 +202,23 @@ def _axes(joint: Joint) -> list[tuple[str, Array, Dof | None]]:
 def losses(skeleton: Skeleton, target: str) -> list[str]:
     """What the step form cannot express: screw joints, limits on ball or free-joint
     rotations (their Euler steps have none), duplicate names."""
-    found = []
+    found: list[str] = []
+    problems: dict[str, list[str]] = {}
     for body in skeleton.bodies:
         joint = body.joint
         if joint.type == "screw":
-            found.append(f"screw joint {joint.name!r} (written as a revolute joint, its "
-                         "translation lost)")
-        if joint.type in ("ball", "free"):
-            rot = joint.dofs[:3]
-            if any(math.isfinite(d.lower) or math.isfinite(d.upper) for d in rot):
-                found.append(f"rotation limits of the {joint.type} joint {joint.name!r} "
-                             f"(its {target} Euler joints are left unlimited)")
+            problems.setdefault("screw joints (written as revolute joints, their translation "
+                                "lost)", []).append(joint.name)
+        if joint.type in ("ball", "free") and any(
+                math.isfinite(d.lower) or math.isfinite(d.upper) for d in joint.dofs[:3]):
+            problems.setdefault(f"rotation limits of ball/free joints (their {target} Euler "
+                                "joints are left unlimited)", []).append(joint.name)
     tree = expand(skeleton, weld_root=target == "Choreonoid")
     for kind, names in (("link", [link.name for link in tree.links]),
                         ("joint", [step.name for step in tree.steps])):
         for name in sorted({n for n in names if names.count(n) > 1}):
             found.append(f"two {kind}s named {name!r} (names must be unique)")
-    return found
+    return found + grouped(problems)
 
 
 def step_values(skeleton: Skeleton, q: Sequence[float] | Array) -> dict[str, float]:
@@ -278,7 +278,8 @@ def mesh_file(params: dict[str, object], folder: str) -> str | None:
 def grouped(problems: dict[str, list[str]]) -> list[str]:
     """One loss line per kind of problem, naming at most three bodies."""
     out = []
-    for what, names in problems.items():
+    for what, named in problems.items():
+        names = list(dict.fromkeys(named))
         shown = ", ".join(repr(n) for n in names[:3])
         more = f" and {len(names) - 3} more" if len(names) > 3 else ""
         out.append(f"{what} on {shown}{more}")
