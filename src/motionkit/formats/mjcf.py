@@ -26,7 +26,15 @@ from scipy.spatial.transform import Rotation
 from .._io import atomic_write
 from ..model import Motion
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
-from .urdf.chain import MOTION_HOLDS, extras, grouped, mesh_file, model_of, require_finite
+from .urdf.chain import (
+    MOTION_HOLDS,
+    dof_losses,
+    extras,
+    grouped,
+    mesh_file,
+    model_of,
+    require_finite,
+)
 
 #: What ``write`` takes (a Motion gives its skeleton; its frames are a loss).
 WRITES = (World, Skeleton, Motion)
@@ -48,7 +56,8 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     problems: dict[str, list[str]] = {}
     for skeleton in world.skeletons:
         require_finite(skeleton)
-        for what, names in extras(skeleton, markers=False).items():
+        lacking = dof_losses(skeleton.joints, ("initial positions", "initial velocities"))
+        for what, names in {**extras(skeleton, markers=False), **lacking}.items():
             problems.setdefault(what, []).extend(names)
     bodies = [b for s in world.skeletons for b in s.bodies]
     joints = [n for s in world.skeletons for b in s.bodies for n in _joint_names(b.joint)]

@@ -17,6 +17,15 @@ from motionkit.formats.urdf.chain import link_name
 from motionkit.model.skeleton import Skeleton
 
 
+def _bodyable() -> Skeleton:
+    """The every-joint chain without joint damping (a .body file has no key for it), with
+    initial positions on its hinge and slider (written as ``joint_displacement``)."""
+    skeleton = every_joint()
+    hinge, slider = skeleton.joint("hinge_joint").dofs[0], skeleton.joint("slider_joint").dofs[0]
+    hinge.damping, hinge.position, slider.position = 0.0, 0.5, -0.25
+    return skeleton
+
+
 def _fk_error(skeleton: Skeleton, back: Skeleton, seed: int = 0) -> float:
     """Worst difference of every body's pose relative to the first body."""
     q = random_q(skeleton, seed)
@@ -33,7 +42,7 @@ def _fk_error(skeleton: Skeleton, back: Skeleton, seed: int = 0) -> float:
 
 
 def test_every_joint_type_reads_back_with_the_same_kinematics(tmp_path: Path) -> None:
-    skeleton = every_joint()
+    skeleton = _bodyable()
     path = tmp_path / "every.body"
     mk.write(path, skeleton)
     back = mk.read(path)
@@ -47,13 +56,15 @@ def test_every_joint_type_reads_back_with_the_same_kinematics(tmp_path: Path) ->
     body = back.bodies[back.body_index("slider_link")]
     assert body.inertia.mass == 3.0
     np.testing.assert_allclose(body.inertia.com, skeleton.bodies[2].inertia.com, atol=1e-15)
+    assert hinge.dofs[0].position == pytest.approx(0.5, abs=1e-15)
+    assert back.joint("slider_joint").dofs[0].position == -0.25
     kinds = sorted(s.kind for s in back.bodies[back.body_index("hinge_link")].shapes)
     assert kinds == ["box", "cylinder", "sphere"]
 
 
 def test_the_header_and_keys_follow_the_spec(tmp_path: Path) -> None:
     path = tmp_path / "every.body"
-    mk.write(path, every_joint())
+    mk.write(path, _bodyable())
     document = yaml.safe_load(path.read_text())
     assert document["format"] == "ChoreonoidBody" and document["format_version"] == 2.0
     assert document["angle_unit"] == "degree" and document["root_link"] == "root_link"
@@ -129,10 +140,11 @@ def test_what_a_body_file_cannot_hold_is_refused_by_name(tmp_path: Path) -> None
         mk.write(tmp_path / "x.body", skeleton)
     assert re.search(r"screw joints \(.*\) on 'slider_joint'", str(caught.value))
     assert "ellipsoid shapes (left out) on 'cardan_link'" in str(caught.value)
+    assert "damping (left out) on 'hinge_joint'" in str(caught.value)
 
 
 def test_names_from_files_are_quoted(tmp_path: Path) -> None:
-    skeleton = every_joint()
+    skeleton = _bodyable()
     skeleton.bodies[1].name = 'odd: "name" # [x]'
     path = tmp_path / "odd.body"
     mk.write(path, skeleton)

@@ -110,10 +110,12 @@ def test_what_mujoco_cannot_hold_is_refused_by_name(tmp_path: Path) -> None:
     skeleton.bodies[2].joint.type = "screw"
     skeleton.bodies[3].inertia.mass = 0.0
     skeleton.bodies[4].shapes.append(mk.model.skeleton.Shape("cone", {"radius": 1, "height": 1}))
+    skeleton.joint("hinge_joint").dofs[0].position = 0.5
     with pytest.raises(mk.ConversionError) as caught:
         mk.write(tmp_path / "x.xml", skeleton)
     text = str(caught.value)
     assert "screw joints" in text and "'cardan_link'" in text and "cone shapes" in text
+    assert "initial positions (left out) on 'hinge_joint'" in text
     with pytest.warns(mk.MotionkitWarning):
         mk.write(tmp_path / "x.xml", skeleton, lossy=True)
     mujoco.MjModel.from_xml_path(str(tmp_path / "x.xml"))

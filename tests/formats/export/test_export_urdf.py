@@ -90,8 +90,10 @@ def test_capsules_and_screws_are_refused_by_name_unless_lossy(tmp_path: Path) ->
     skeleton.bodies[1].shapes.append(mk.model.skeleton.Shape("capsule", {"radius": 0.1,
                                                                         "height": 0.3}))
     skeleton.bodies[2].joint.type = "screw"
+    skeleton.joint("hinge_joint").dofs[0].spring_stiffness = 3.0
     with pytest.raises(mk.ConversionError, match=r"capsules .*'hinge_link'.*") as caught:
         mk.write(tmp_path / "x.urdf", skeleton)
+    assert "springs (left out) on 'hinge_joint'" in str(caught.value)
     assert re.search(r"screw joints \(.*\) on 'slider_joint'", str(caught.value))
     assert not (tmp_path / "x.urdf").exists()
     with pytest.warns(mk.MotionkitWarning, match="capsules"):

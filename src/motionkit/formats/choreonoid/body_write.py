@@ -29,6 +29,7 @@ from ..urdf.chain import (
     Step,
     Tree,
     base_is_body,
+    dof_losses,
     expand,
     grouped,
     mesh_file,
@@ -56,7 +57,10 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     skeleton, found = single(model_of(obj), "Choreonoid")
     require_finite(skeleton)
     found += chain_losses(skeleton, "Choreonoid")
-    problems: dict[str, list[str]] = {}
+    problems = dof_losses(skeleton.joints, ("initial velocities", "springs", "damping",
+                                            "friction"))
+    problems.update(dof_losses([j for j in skeleton.joints if j.type in ("ball", "free")],
+                               ("initial positions",)))
     for device in skeleton.devices:
         linear = device.transform[:3, :3]
         if not np.allclose(linear.T @ linear, np.eye(3), rtol=0.0, atol=1e-12):
@@ -173,6 +177,8 @@ def _link(step: Step, body: Body | None, ids: dict[str, int], folder: str) -> li
 def _ranges(kind: str, dof: Dof) -> list[str]:
     out = []
     scale = math.degrees(1.0) if kind == "revolute" else 1.0
+    if dof.position != 0.0:
+        out.append(f"    joint_displacement: {_num(dof.position * scale)}")
     if math.isfinite(dof.lower) or math.isfinite(dof.upper):
         sides = [_num(v * scale) if math.isfinite(v) else "unlimited"
                  for v in (dof.lower, dof.upper)]

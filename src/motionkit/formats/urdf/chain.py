@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -326,3 +326,24 @@ def model_of(obj: World | Skeleton | Motion) -> World | Skeleton:
     if not isinstance(obj.skeleton, Skeleton):
         raise ConversionError("this motion has no skeleton to write as a model")
     return obj.skeleton
+
+
+_DOF_PARTS: dict[str, Callable[[Dof], bool]] = {
+    "initial positions": lambda d: d.position != 0.0,
+    "initial velocities": lambda d: d.velocity != 0.0,
+    "springs": lambda d: d.spring_stiffness != 0.0,
+    "damping": lambda d: d.damping != 0.0,
+    "friction": lambda d: d.friction != 0.0,
+}
+
+
+def dof_losses(joints: Iterable[Joint], parts: Iterable[str]) -> dict[str, list[str]]:
+    """Coordinates whose ``parts`` (keys of the table above) are set but the target has
+    no place for: ``{"springs (left out)": [coordinate names]}``."""
+    dofs = [dof for joint in joints for dof in joint.dofs]
+    found: dict[str, list[str]] = {}
+    for part in parts:
+        names = [dof.name for dof in dofs if _DOF_PARTS[part](dof)]
+        if names:
+            found[f"{part} (left out)"] = names
+    return found

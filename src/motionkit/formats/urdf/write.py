@@ -28,6 +28,7 @@ from .chain import (
     MOTION_HOLDS,
     Link,
     Step,
+    dof_losses,
     expand,
     extras,
     grouped,
@@ -61,6 +62,8 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     require_finite(skeleton)
     found += chain_losses(skeleton, "URDF")
     problems = extras(skeleton)
+    problems.update(dof_losses(skeleton.joints, ("initial positions", "initial velocities",
+                                                 "springs")))
     for body in skeleton.bodies:
         for shape in body.shapes:
             if shape.kind == "capsule":
