@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, world_poses, write_or_refuse
+from scipy.spatial.transform import Rotation
 
 import motionkit as mk
 from conftest import corpus_file
@@ -208,3 +209,41 @@ def test_a_bvh_converts_to_its_skeleton_only_when_lossy(suffix: str, tmp_path: P
         back = mk.read(target)
         assert isinstance(back, Skeleton)
         assert {b.name for b in source.bodies} <= {b.name for b in back.bodies}
+
+
+def test_a_floating_base_hangs_from_world_and_reads_back_free(tmp_path: Path) -> None:
+    skeleton = every_joint()
+    path = tmp_path / "floating.urdf"
+    mk.write(path, skeleton, floating_base="world")
+    text = path.read_text()
+    assert '<link name="world"/>' in text and 'name="root_joint" type="floating"' in text
+    q = random_q(skeleton)
+    values = step_values(skeleton, q)
+    expected = world_poses(skeleton, q)
+    back = mk.read(path)
+    assert isinstance(back, Skeleton) and back.joint("root_joint").type == "free"
+    coords = np.zeros(back.dof_count)
+    for joint in back.joints:
+        if joint.name == "root_joint":
+            coords[joint.dof_slice] = q[:6]  # the floating joint: the neutral coordinates
+        elif joint.dof_count == 1:
+            coords[joint.dof_offset] = values[joint.name]
+    theirs = world_poses(back, coords)
+    for number in range(len(skeleton.bodies)):
+        index = back.body_index(link_name(skeleton, number))
+        assert np.abs(theirs[index] - expected[number]).max() <= 1e-9
+    dart = pytest.importorskip("dartpy")
+    model = dart.utils.DartLoader().parseSkeleton(str(path))
+    for name, value in values.items():
+        model.getJoint(name).setPosition(0, value)
+    motion = np.eye(4)  # the neutral free joint's Q(q), which DART's FreeJoint applies too
+    motion[:3, :3], motion[:3, 3] = Rotation.from_rotvec(q[:3]).as_matrix(), q[3:6]
+    model.getJoint("root_joint").setPositions(dart.dynamics.FreeJoint.convertToPositions(motion))
+    for number in range(len(skeleton.bodies)):
+        pose = model.getBodyNode(link_name(skeleton, number)).getWorldTransform().matrix()
+        assert np.abs(pose - expected[number]).max() <= 1e-9
+
+
+def test_floating_base_takes_root_or_world(tmp_path: Path) -> None:
+    with pytest.raises(mk.ConversionError, match="floating_base"):
+        mk.write(tmp_path / "x.urdf", every_joint(), floating_base="sky")

@@ -92,12 +92,14 @@ def base_is_body(skeleton: Skeleton, weld_too: bool) -> bool:
     return len(roots) == 1 and skeleton.bodies[roots[0]].joint.type in allowed
 
 
-def expand(skeleton: Skeleton, *, weld_root: bool = False, world: str = "world") -> Tree:
+def expand(skeleton: Skeleton, *, weld_root: bool = False, floating: bool = False,
+           world: str = "world") -> Tree:
     """The step tree of ``skeleton`` (see the module doc); ``weld_root`` keeps a welded
-    root body as the root link (Choreonoid), else it hangs from ``world`` (URDF)."""
+    root body as the root link (Choreonoid), else it hangs from ``world`` (URDF);
+    ``floating`` hangs free roots from ``world`` by one URDF ``floating`` step."""
     bodies = skeleton.bodies
-    own_root = base_is_body(skeleton, weld_root)
-    root = bodies[0].name if own_root else world
+    own_root = base_is_body(skeleton, weld_root) and not floating
+    root = link_name(skeleton, 0) if own_root else world
     tree = Tree(root, [] if own_root else [Link(world, None)], [], [])
     for index, body in enumerate(bodies):
         if own_root and index == 0:
@@ -106,8 +108,28 @@ def expand(skeleton: Skeleton, *, weld_root: bool = False, world: str = "world")
                               f"{link_name(skeleton, 0)} itself")
             continue
         parent = world if body.parent < 0 else link_name(skeleton, body.parent)
-        _joint_steps(tree, body, parent, link_name(skeleton, index), joint_name(skeleton, index))
+        name, jname = link_name(skeleton, index), joint_name(skeleton, index)
+        if floating and body.parent < 0 and body.joint.type == "free":
+            _floating_step(tree, body, parent, name, jname)
+        else:
+            _joint_steps(tree, body, parent, name, jname)
     return tree
+
+
+def _floating_step(tree: Tree, body: Body, parent: str, name: str, jname: str) -> None:
+    """A free root as one ``floating`` step at ``P`` (its value: the pose ``P⁻¹·W``)."""
+    c_mat = body.joint.child_to_joint
+    offset = not np.array_equal(c_mat, np.eye(4))
+    last = f"{name}{INFIX}joint" if offset else name
+    tree.steps.append(Step(jname, "floating", parent, last, body.joint.parent_to_joint,
+                           np.zeros(3), None, jname))
+    tree.links.append(Link(last, body if last == name else None))
+    if offset:
+        tree.steps.append(Step(f"{name}{INFIX}offset", "fixed", last, name,
+                               np.asarray(np.linalg.inv(c_mat), dtype=float), np.zeros(3),
+                               None, jname))
+        tree.links.append(Link(name, body))
+    tree.notes.append(f"{jname} (free): floating joint {jname}")
 
 
 def link_name(skeleton: Skeleton, index: int) -> str:
@@ -199,9 +221,10 @@ def _axes(joint: Joint) -> list[tuple[str, Array, Dof | None]]:
     raise ValueError(f"joint {joint.name!r}: unknown type {t!r}")
 
 
-def losses(skeleton: Skeleton, target: str) -> list[str]:
+def losses(skeleton: Skeleton, target: str, floating: bool = False) -> list[str]:
     """What the step form cannot express: screw joints, limits on ball or free-joint
-    rotations (their Euler steps have none), duplicate names."""
+    rotations (their Euler steps have none), duplicate names. ``floating``: as
+    :func:`expand`."""
     found: list[str] = []
     problems: dict[str, list[str]] = {}
     for body in skeleton.bodies:
@@ -213,7 +236,7 @@ def losses(skeleton: Skeleton, target: str) -> list[str]:
                 math.isfinite(d.lower) or math.isfinite(d.upper) for d in joint.dofs[:3]):
             problems.setdefault(f"rotation limits of ball/free joints (their {target} Euler "
                                 "joints are left unlimited)", []).append(joint.name)
-    tree = expand(skeleton, weld_root=target == "Choreonoid")
+    tree = expand(skeleton, weld_root=target == "Choreonoid", floating=floating)
     for kind, names in (("link", [link.name for link in tree.links]),
                         ("joint", [step.name for step in tree.steps])):
         for name in sorted({n for n in names if names.count(n) > 1}):

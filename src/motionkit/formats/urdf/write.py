@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
+from ...errors import ConversionError
 from ...model import Motion
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ..dart.skel_write import euler_xyz
@@ -56,11 +57,11 @@ DUMMY_INERTIA = 1e-9
 _DROPPED = ("ellipsoid", "cone", "pyramid", "plane")
 
 
-def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
+def losses(obj: World | Skeleton | Motion, floating_base: str = "root") -> list[str]:
     """What URDF cannot express (written in the nearest form under ``lossy``)."""
     skeleton, found = single(model_of(obj), "URDF")
     require_finite(skeleton)
-    found += chain_losses(skeleton, "URDF")
+    found += chain_losses(skeleton, "URDF", _floating(floating_base))
     problems = extras(skeleton)
     problems.update(dof_losses(skeleton.joints, ("initial positions", "initial velocities",
                                                  "springs")))
@@ -76,14 +77,23 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     return found + grouped(problems)
 
 
-def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
-    """Write ``obj`` (one skeleton) to ``path`` as URDF."""
+def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion, *,
+          floating_base: str = "root") -> None:
+    """Write ``obj`` (one skeleton) to ``path`` as URDF. ``floating_base="world"`` hangs a
+    free root from a ``world`` link by a ``floating`` joint (what pinocchio and DART read
+    as a free joint; yourdfpy never moves it) instead of making it the root link."""
     skeleton, _ = single(model_of(obj), "URDF")
     require_finite(skeleton)
     folder = os.path.dirname(os.path.abspath(path))
-    text = to_text(skeleton, folder)
+    text = to_text(skeleton, folder, _floating(floating_base))
     with atomic_write(path, "w") as handle:
         handle.write(text)
+
+
+def _floating(floating_base: str) -> bool:
+    if floating_base not in ("root", "world"):
+        raise ConversionError(f"floating_base must be 'root' or 'world', not {floating_base!r}")
+    return floating_base == "world"
 
 
 def fmt(value: float) -> str:
@@ -103,9 +113,9 @@ def origin(matrix: Array) -> str:
     return f'<origin xyz="{_vec(matrix[:3, 3])}" rpy="{_vec(rpy + 0.0)}"/>'
 
 
-def to_text(skeleton: Skeleton, folder: str) -> str:
+def to_text(skeleton: Skeleton, folder: str, floating: bool = False) -> str:
     """The URDF document of ``skeleton``; mesh paths relative to ``folder``."""
-    tree = expand(skeleton)
+    tree = expand(skeleton, floating=floating)
     lines = ['<?xml version="1.0"?>',
              "<!-- written by motionkit; generated names contain '__'. Neutral joints as URDF "
              "joints:"]
@@ -195,7 +205,7 @@ def _joint(step: Step) -> list[str]:
            f"    <parent link={quoteattr(step.parent)}/>",
            f"    <child link={quoteattr(step.child)}/>",
            f"    {origin(step.origin)}"]
-    if kind != "fixed":
+    if kind not in ("fixed", "floating"):
         out.append(f'    <axis xyz="{_vec(step.axis)}"/>')
         out += _limit(kind, dof)
     if dof is not None and (dof.damping or dof.friction):
