@@ -119,3 +119,22 @@ def test_what_mujoco_cannot_hold_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.warns(mk.MotionkitWarning):
         mk.write(tmp_path / "x.xml", skeleton, lossy=True)
     mujoco.MjModel.from_xml_path(str(tmp_path / "x.xml"))
+
+
+@pytest.mark.corpus
+def test_a_hinge_robot_reads_back_through_the_character_reader(tmp_path: Path) -> None:
+    skeleton = skeletons("choreonoid/SR1.body")[0]
+    path = tmp_path / "SR1.xml"
+    with pytest.warns(mk.MotionkitWarning, match="devices"):
+        mk.write(path, skeleton, lossy=True)
+    back = mk.read(path)  # .xml reads as a PARC character: hinges and fixed joints only
+    assert isinstance(back, Skeleton)
+    assert [b.name for b in back.bodies] == [b.name for b in skeleton.bodies]
+    q = random_q(skeleton)
+    order = [back.joint(j.name).dof_offset for j in skeleton.joints if j.dof_count == 1]
+    coords = np.zeros(back.dof_count)
+    coords[order] = [q[j.dof_offset] for j in skeleton.joints if j.dof_count == 1]
+    mine = poses_to_matrices(forward(skeleton, q))
+    theirs = poses_to_matrices(forward(back, coords))
+    relative = [np.linalg.inv(p[0]) @ p for p in (mine, theirs)]
+    assert np.abs(relative[0] - relative[1]).max() <= 1e-9
