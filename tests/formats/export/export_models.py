@@ -78,7 +78,7 @@ def write_or_refuse(path: Path, skeleton: Skeleton) -> bool:
 
 
 def corpus_ids() -> list[str]:
-    return [Path(p).name for p in CORPUS]
+    return list(CORPUS)
 
 
 def _frame(rng: np.random.Generator) -> Array:
