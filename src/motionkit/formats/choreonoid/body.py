@@ -30,6 +30,7 @@ from ...errors import FormatError, warn
 from ...model.skeleton import Body, Device, Dof, Inertia, Joint, Skeleton
 from .body_links import Link, LinkReader
 from .body_values import Values
+from .body_write import HOLDS, WRITES, losses, write
 from .body_yaml import (
     Budget,
     Listing,
@@ -43,6 +44,8 @@ from .body_yaml import (
     to_double,
     to_int,
 )
+
+__all__ = ["HOLDS", "WRITES", "losses", "read", "sniff", "write"]
 
 
 def sniff(head: bytes) -> bool:
