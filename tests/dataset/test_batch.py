@@ -145,7 +145,8 @@ def test_batch_validate_and_info_with_a_local_cluster(
     bad = _motionkit("batch", "validate", str(root / "nothing-*.tum"), "--out", str(tmp_path))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "matches no file" in bad.stderr
     refused = _motionkit("batch", "convert", str(root), "--out", str(tmp_path), "--to", "parc-character")
-    assert refused.returncode == 2 and refused.stderr == "motionkit: error: format 'parc-character' cannot be written\n"
+    assert refused.returncode == 2
+    assert refused.stderr == "motionkit: error: format 'parc-character' cannot be written\n"
 
 
 def test_killing_a_worker_mid_batch_loses_nothing(tmp_path: Path) -> None:
