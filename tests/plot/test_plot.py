@@ -180,3 +180,15 @@ def test_model_names_sr1_joint_columns(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as done:
         main(["plot", str(walk), "--model", str(body), "--joints", "RLEG_KNEE,LLEG_KNEE", "-o", str(out)])
     assert done.value.code == 0 and b"LLEG_KNEE" in out.read_bytes()
+
+
+def test_svg_clip_ids_do_not_depend_on_the_run() -> None:
+    """matplotlib hashes a clip path's transform text into its id, which can change from
+    one run to the next: ids are renumbered in order of use."""
+    from motionkit.plot import _numbered_clip_ids
+
+    one = (b'<path clip-path="url(#pb58f99e653)"/><clipPath id="pb58f99e653"/>'
+           b'<g clip-path="url(#p0123456789)"/>')
+    two = one.replace(b"pb58f99e653", b"p35a52ce225")
+    assert _numbered_clip_ids(one) == _numbered_clip_ids(two) == (
+        b'<path clip-path="url(#clip0)"/><clipPath id="clip0"/><g clip-path="url(#clip1)"/>')

@@ -8,13 +8,16 @@ same figure (no dates, a fixed SVG hash salt).
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import sys
 import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._io import atomic_write
 from ..errors import MotionkitError
 from ..model import Motion, Skeleton, World
 
@@ -125,9 +128,26 @@ def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
     }.get(suffix, {})  # type: ignore[assignment]
     if suffix not in ("png", "svg", "pdf"):
         raise MotionkitError(f"{target.name}: plots are written as .png, .svg or .pdf")
+    buffer = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "motionkit", "pdf.compression": 6}):
-        figure.savefig(target, dpi=dpi, metadata=metadata)
+        figure.savefig(buffer, format=suffix, dpi=dpi, metadata=metadata)
+    data = buffer.getvalue()
+    if suffix == "svg":
+        data = _numbered_clip_ids(data)
+    with atomic_write(target) as handle:  # never a half-written picture
+        handle.write(data)
     return target
+
+
+def _numbered_clip_ids(svg: bytes) -> bytes:
+    """Clip-path ids numbered in order of first use: matplotlib hashes a clip path's
+    transform text into its id, which can differ from one run to the next."""
+    names: dict[bytes, bytes] = {}
+
+    def number(match: re.Match[bytes]) -> bytes:
+        return names.setdefault(match.group(0), b"clip%d" % len(names))
+
+    return re.sub(rb"(?<=[#\"])p[0-9a-f]{10}(?=[)\"])", number, svg)
 
 
 __all__ = ["KINDS", "choose_kind", "joint_names", "plot", "require_matplotlib", "save"]
