@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._io import atomic_write
 from ..errors import MotionkitError
 from .scene import Actor, Scene
 
@@ -170,7 +171,8 @@ def write_html(scene: Scene, path: str | Path) -> Path:
     finally:
         stop_server(server)
     target = Path(path)
-    target.write_text(_with_banner(page, scene), encoding="utf-8")
+    with atomic_write(target, "w") as handle:  # never a half-written page
+        handle.write(_with_banner(page, scene))
     return target
 
 
