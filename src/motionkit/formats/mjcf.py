@@ -33,6 +33,7 @@ from .urdf.chain import (
     grouped,
     mesh_file,
     model_of,
+    refuse_repeats,
     require_finite,
 )
 
@@ -56,7 +57,9 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     problems: dict[str, list[str]] = {}
     for skeleton in world.skeletons:
         require_finite(skeleton)
-        lacking = dof_losses(skeleton.joints, ("initial positions", "initial velocities"))
+        lacking = dof_losses(skeleton.joints, ("initial positions", "initial velocities",
+                                               "velocity limits", "force limits",
+                                               "acceleration limits"))
         for what, names in {**extras(skeleton, markers=False), **lacking}.items():
             problems.setdefault(what, []).extend(names)
     bodies = [b for s in world.skeletons for b in s.bodies]
@@ -66,8 +69,7 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
         found.append("a body named 'world' (MuJoCo's name for the world body)")
     for kind, names in (("bodies", [b.name for b in bodies]), ("joints", joints),
                         ("markers", sites)):
-        for name in sorted({n for n in names if names.count(n) > 1}):
-            found.append(f"two {kind} named {name!r} (MuJoCo needs unique names)")
+        refuse_repeats(kind, names, "MJCF")
     for skeleton in world.skeletons:
         for body in skeleton.bodies:
             joint = body.joint

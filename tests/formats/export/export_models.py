@@ -11,7 +11,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
-from conftest import corpus_file, corpus_root
+from conftest import corpus_file, corpus_names, corpus_root
 from motionkit.kinematics import forward, poses_to_matrices
 from motionkit.model.skeleton import Body, Dof, Inertia, Joint, Shape, Skeleton
 
@@ -40,7 +40,10 @@ def _readable() -> list[str]:
     return found
 
 
-CORPUS = _readable()
+CORPUS = corpus_names(_readable())
+#: How many corpus models read today: a reader that starts refusing one fails the count
+#: test instead of quietly shrinking the export tests.
+READABLE = 89
 
 
 def skeletons(relative: str) -> list[Skeleton]:

@@ -11,10 +11,11 @@ from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, 
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
+from conftest import require_peer
 from motionkit.kinematics import forward, poses_to_matrices
 from motionkit.model.skeleton import Skeleton
 
-mujoco = pytest.importorskip("mujoco")
+mujoco = require_peer("mujoco")
 
 
 def _wxyz(rotation: np.ndarray) -> list[float]:

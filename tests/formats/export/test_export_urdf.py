@@ -12,12 +12,12 @@ from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, 
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit.formats.urdf import step_values
 from motionkit.formats.urdf.chain import expand, link_name
 from motionkit.model.skeleton import Skeleton
 
-yourdfpy = pytest.importorskip("yourdfpy")
+yourdfpy = require_peer("yourdfpy")
 
 
 def _relative(skeleton: Skeleton, poses: np.ndarray) -> tuple[str, np.ndarray]:
@@ -41,7 +41,7 @@ def _check_yourdfpy(skeleton: Skeleton, path: Path) -> float:
 
 
 def _check_dart(skeleton: Skeleton, path: Path) -> float:
-    dart = pytest.importorskip("dartpy")
+    dart = require_peer("dartpy")
     model = dart.utils.DartLoader().parseSkeleton(str(path))
     q = random_q(skeleton, 1)
     for name, value in step_values(skeleton, q).items():
@@ -232,7 +232,7 @@ def test_a_floating_base_hangs_from_world_and_reads_back_free(tmp_path: Path) ->
     for number in range(len(skeleton.bodies)):
         index = back.body_index(link_name(skeleton, number))
         assert np.abs(theirs[index] - expected[number]).max() <= 1e-9
-    dart = pytest.importorskip("dartpy")
+    dart = require_peer("dartpy")
     model = dart.utils.DartLoader().parseSkeleton(str(path))
     for name, value in values.items():
         model.getJoint(name).setPosition(0, value)
@@ -247,3 +247,9 @@ def test_a_floating_base_hangs_from_world_and_reads_back_free(tmp_path: Path) ->
 def test_floating_base_takes_root_or_world(tmp_path: Path) -> None:
     with pytest.raises(mk.ConversionError, match="floating_base"):
         mk.write(tmp_path / "x.urdf", every_joint(), floating_base="sky")
+
+
+def test_every_corpus_model_still_reads() -> None:
+    from export_models import READABLE
+
+    assert len(CORPUS) == READABLE, "a corpus model stopped reading (or a new one reads: update)"

@@ -313,3 +313,12 @@ def test_joint_rotations_become_dofs_through_the_character(tmp_path: Path) -> No
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mk.read(tmp_path / "r.pkl").tracks["root"].frames == 271
+
+
+def test_track_attributes_mimickit_cannot_hold_are_named(tmp_path: Path) -> None:
+    motion = mk.read(corpus_file("mimickit", "humanoid_platform05.pkl"))
+    assert isinstance(motion, mk.Motion)
+    motion.tracks["root"].attrs["frame"] = "odom"
+    motion.tracks["joints"].attrs["units"] = "deg"
+    with pytest.raises(mk.ConversionError, match=r"'frame' of track 'root'.*'units' of track 'joints'"):
+        mk.write(tmp_path / "attrs.pkl", motion, format="mimickit")

@@ -34,6 +34,7 @@ from ..urdf.chain import (
     grouped,
     mesh_file,
     model_of,
+    physics_losses,
     require_finite,
     single,
 )
@@ -57,8 +58,10 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     skeleton, found = single(model_of(obj), "Choreonoid")
     require_finite(skeleton)
     found += chain_losses(skeleton, "Choreonoid")
-    problems = dof_losses(skeleton.joints, ("initial velocities", "springs", "damping",
-                                            "friction"))
+    problems = dof_losses(skeleton.joints, (
+        "initial velocities", "springs", "damping", "friction", "acceleration limits",
+        "lower velocity limits other than -upper", "lower force limits other than -upper"))
+    problems.update(physics_losses(skeleton))
     problems.update(dof_losses([j for j in skeleton.joints if j.type in ("ball", "free")],
                                ("initial positions",)))
     for device in skeleton.devices:
@@ -121,7 +124,7 @@ def to_text(skeleton: Skeleton, folder: str) -> str:
     lines = ["format: ChoreonoidBody", "format_version: 2.0", "angle_unit: degree",
              f"name: {_text(skeleton.name or 'body')}", f"root_link: {_text(tree.root)}",
              "# written by motionkit; generated names contain '__'. Neutral joints as links:"]
-    lines += [f"#   {note}" for note in tree.notes]
+    lines += [f"#   {note}" for note in tree.notes]  # names cannot break the line: require_finite
     lines += ["", "links:"]
     first = tree.links[0]
     if base_is_body(skeleton, True):

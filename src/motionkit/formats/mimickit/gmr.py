@@ -29,7 +29,7 @@ from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial import quaternion as quat
-from ..loss import Holds, tracks
+from ..loss import MODEL_ATTRS, Holds, tracks
 from ..parc import safepickle, writepickle
 from ..parc.character import Character, load_character
 from ..parc.ms_read import key_names
@@ -231,7 +231,8 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
                 and track.labels != expected.get(name):
             lost.append(f"the labels of track {name!r}")
         odd = [key for key, value in track.attrs.items() if key != "orientation" and (
-            (name, key) not in OWN_ATTRS or (key == "frame" and value != BODY_FRAME))]
+            (name, key) not in OWN_ATTRS or (key == "frame" and value != BODY_FRAME))
+            and key not in MODEL_ATTRS]
         if odd:
             lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
     if "joints" in obj.tracks and char is None and obj.meta.get("source_format") != "gmr":

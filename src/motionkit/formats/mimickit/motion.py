@@ -30,7 +30,7 @@ from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial.quaternion import from_exp_map, positive_w, to_exp_map
-from ..loss import Holds, tracks
+from ..loss import MODEL_ATTRS, Holds, tracks
 from ..parc import safepickle
 from ..parc.character import Character, load_character
 from ..parc.ms_read import MS_KEYS, key_names
@@ -333,14 +333,14 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
                 and obj.meta.get("source_format") not in ("parc", "mimickit")):  # PARC's too
             lost.append("the meaning of track 'joints' (not in MimicKit's DOF layout: give "
                         "character=... to lay them out)")
+        odd = [key for key in track.attrs if (name, key) not in OWN_ATTRS
+               and key not in MODEL_ATTRS]
+        if odd:
+            lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
     rotations = obj.tracks.get("joint_rotations")
     if ("joints" in obj.tracks and rotations is not None
             and rotations.attrs.get("derived_from") != "joints"):
         lost.append("track 'joint_rotations' (the DOFs are written from 'joints')")
-        odd = [key for key in track.attrs if (name, key) not in OWN_ATTRS
-               and key != "orientation"]
-        if odd:
-            lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
     return lost
 
 

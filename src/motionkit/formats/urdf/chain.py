@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -239,9 +240,18 @@ def losses(skeleton: Skeleton, target: str, floating: bool = False) -> list[str]
     tree = expand(skeleton, weld_root=target == "Choreonoid", floating=floating)
     for kind, names in (("link", [link.name for link in tree.links]),
                         ("joint", [step.name for step in tree.steps])):
-        for name in sorted({n for n in names if names.count(n) > 1}):
-            found.append(f"two {kind}s named {name!r} (names must be unique)")
+        refuse_repeats(kind + "s", names, target)
     return found + grouped(problems)
+
+
+def refuse_repeats(kind: str, names: Sequence[str], target: str) -> None:
+    """ConversionError for names used twice: no file the target's loaders read holds them,
+    so not even ``lossy`` writes them."""
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        shown = ", ".join(repr(n) for n in repeated[:3]) + (" …" if len(repeated) > 3 else "")
+        raise ConversionError(f"a {target} file needs unique names; two {kind} would be named "
+                              f"{shown} (rename them)")
 
 
 def step_values(skeleton: Skeleton, q: Sequence[float] | Array) -> dict[str, float]:
@@ -275,13 +285,23 @@ def single(obj: World | Skeleton, target: str) -> tuple[Skeleton, list[str]]:
     if isinstance(obj, Skeleton):
         return obj, []
     if not obj.skeletons:
-        raise ValueError(f"the world has no skeleton to write as {target}")
+        raise ConversionError(f"the world has no skeleton to write as {target}")
     first = obj.skeletons[0]
+    lost = world_losses(obj)
     if len(obj.skeletons) == 1:
-        return first, []
+        return first, lost
     rest = ", ".join(repr(s.name) for s in obj.skeletons[1:])
-    return first, [f"skeletons {rest} (a {target} file holds one robot; {first.name!r} is "
-                   "written)"]
+    return first, [*lost, f"skeletons {rest} (a {target} file holds one robot; {first.name!r} "
+                          "is written)"]
+
+
+def world_losses(world: World) -> list[str]:
+    """A world's gravity and time step, where they are not the usual ones (a robot file
+    has no place for them)."""
+    usual = World([])
+    if world.time_step == usual.time_step and np.array_equal(world.gravity, usual.gravity):
+        return []
+    return [f"the world's gravity {world.gravity.tolist()} and time step {world.time_step:g} s"]
 
 
 def mesh_file(params: dict[str, object], folder: str) -> str | None:
@@ -312,7 +332,7 @@ def grouped(problems: dict[str, list[str]]) -> list[str]:
 def extras(skeleton: Skeleton, *, markers: bool = True) -> dict[str, list[str]]:
     """Parts of a skeleton that URDF and MJCF have no element for, by what they are:
     devices (sensors), soft bodies and, with ``markers``, markers."""
-    found: dict[str, list[str]] = {}
+    found = physics_losses(skeleton)
     for device in skeleton.devices:
         found.setdefault("devices (left out)", []).append(device.name)
     for body in skeleton.bodies:
@@ -323,9 +343,39 @@ def extras(skeleton: Skeleton, *, markers: bool = True) -> dict[str, list[str]]:
     return found
 
 
+#: Characters no XML 1.0 file holds and that break a YAML line: C0 and C1 controls (but
+#: the tab), non-characters, lone surrogates.
+_UNWRITABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def physics_losses(skeleton: Skeleton) -> dict[str, list[str]]:
+    """DART's simulation switches no model file here has a place for: an immobile
+    skeleton, bodies gravity does not act on."""
+    found: dict[str, list[str]] = {}
+    if not skeleton.mobile:
+        found["immobility (written as a mobile robot)"] = [skeleton.name]
+    off = [body.name for body in skeleton.bodies if not body.gravity]
+    if off:
+        found["bodies gravity does not act on (it will)"] = off
+    return found
+
+
 def require_finite(skeleton: Skeleton) -> None:
-    """Refuse (ConversionError) a skeleton whose joint frames, axes or mass properties
-    hold inf or NaN: no model format has a nearest form for them."""
+    """Refuse (ConversionError) what no model file has a nearest form for: joint frames,
+    axes or mass properties holding inf or NaN, a moving joint with a zero axis, and names
+    with characters a file cannot hold (control characters, line breaks)."""
+    names = [skeleton.name, *(b.name for b in skeleton.bodies), *(j.name for j in skeleton.joints),
+             *(d.name for j in skeleton.joints for d in j.dofs), *(d.name for d in skeleton.devices)]
+    odd = [name for name in names if _UNWRITABLE.search(name)]
+    if odd:
+        raise ConversionError(f"skeleton {skeleton.name!r}: the name(s) {', '.join(map(repr, odd[:3]))} "
+                              "hold control characters or line breaks a model file cannot hold")
+    zero = [body.joint.name for body in skeleton.bodies if body.joint.dof_count
+            and body.joint.type in ("revolute", "prismatic", "screw", "universal")
+            and not np.all(np.linalg.norm(np.atleast_2d(body.joint.axes), axis=1) > 0)]
+    if zero:
+        raise ConversionError(f"skeleton {skeleton.name!r}: joint(s) {', '.join(map(repr, zero[:3]))} "
+                              "have a zero axis; no model file has a direction for them")
     bad = [body.name for body in skeleton.bodies
            if not all(np.all(np.isfinite(v)) for v in (
                body.joint.parent_to_joint, body.joint.child_to_joint, body.joint.axes,
@@ -351,7 +401,21 @@ def model_of(obj: World | Skeleton | Motion) -> World | Skeleton:
     return obj.skeleton
 
 
+def _finite(low: float, high: float) -> bool:
+    return math.isfinite(low) or math.isfinite(high)
+
+
+def _asymmetric(low: float, high: float) -> bool:
+    return _finite(low, high) and low != -high
+
+
 _DOF_PARTS: dict[str, Callable[[Dof], bool]] = {
+    "velocity limits": lambda d: _finite(d.velocity_lower, d.velocity_upper),
+    "force limits": lambda d: _finite(d.force_lower, d.force_upper),
+    "acceleration limits": lambda d: _finite(d.acceleration_lower, d.acceleration_upper),
+    "lower velocity limits other than -upper": lambda d: _asymmetric(d.velocity_lower,
+                                                                      d.velocity_upper),
+    "lower force limits other than -upper": lambda d: _asymmetric(d.force_lower, d.force_upper),
     "initial positions": lambda d: d.position != 0.0,
     "initial velocities": lambda d: d.velocity != 0.0,
     "springs": lambda d: d.spring_stiffness != 0.0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
@@ -63,8 +64,9 @@ def losses(obj: World | Skeleton | Motion, floating_base: str = "root") -> list[
     require_finite(skeleton)
     found += chain_losses(skeleton, "URDF", _floating(floating_base))
     problems = extras(skeleton)
-    problems.update(dof_losses(skeleton.joints, ("initial positions", "initial velocities",
-                                                 "springs")))
+    problems.update(dof_losses(skeleton.joints, (
+        "initial positions", "initial velocities", "springs", "acceleration limits",
+        "lower velocity limits other than -upper", "lower force limits other than -upper")))
     for body in skeleton.bodies:
         for shape in body.shapes:
             if shape.kind == "capsule":
@@ -131,8 +133,8 @@ def to_text(skeleton: Skeleton, folder: str, floating: bool = False) -> str:
 
 
 def _comment(text: str) -> str:
-    """Text safe inside an XML comment (no ``--``)."""
-    return escape(text).replace("--", "- -")
+    """Text safe inside an XML comment: no ``--`` anywhere, no ``-`` at the end."""
+    return re.sub("-(?=-|$)", "- ", escape(text))
 
 
 def _link(link: Link, folder: str, root: bool) -> list[str]:
