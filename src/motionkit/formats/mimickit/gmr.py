@@ -70,13 +70,7 @@ def sniff(head: bytes) -> bool:
 def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
     """Read a GMR robot motion; ``character`` (the robot's MJCF) labels the joint values."""
     data = read_bytes(path)
-    try:
-        values = safepickle.loads(data, path, "file", allowed=safepickle.NUMPY_GLOBALS)
-    except safepickle.UnsafePickleError as exc:
-        if "joblib" in exc.message:
-            raise FormatError("a joblib container (joblib.dump), not a plain pickle: not "
-                              "supported", path) from None
-        raise
+    values = safepickle.loads(data, path, "file", allowed=safepickle.NUMPY_GLOBALS)
     if not isinstance(values, dict):
         raise FormatError(f"not a GMR motion (the pickle holds a "
                           f"{safepickle.type_name(values)}, not a dict)", path)

@@ -118,14 +118,8 @@ def decode(data: bytes, path: Any) -> dict[str, Any]:
     try:
         values = safepickle.loads(data, path, "file", allowed={})
     except safepickle.RefusedGlobalError:
-        try:
-            values = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
-                                      lenient=True)
-        except safepickle.UnsafePickleError as exc:
-            if "joblib" in exc.message:
-                raise FormatError("a joblib container (joblib.dump), not a plain pickle: not "
-                                  "supported", path) from None
-            raise
+        values = safepickle.loads(data, path, "file", allowed=safepickle.MISC_GLOBALS,
+                                  lenient=True)
     if not isinstance(values, dict):
         raise FormatError(f"not a MimicKit motion (the pickle holds a "
                           f"{safepickle.type_name(values)}, not a dict)", path)

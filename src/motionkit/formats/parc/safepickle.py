@@ -638,6 +638,9 @@ class SafeUnpickler(pickle.Unpickler):
             return found
         top = module.split(".", 1)[0]
         label = f"{module}.{name}"[:MAX_GLOBAL_NAME]
+        if top == "joblib":  # joblib.dump's arrays follow the pickle as raw bytes
+            raise RefusedGlobal(f"refused global {label}: a joblib container (joblib.dump), "
+                                "not a plain pickle: not supported")
         if not self._lenient or top in DANGEROUS_MODULES or module in DANGEROUS_MODULES:
             raise RefusedGlobal(f"refused global {label}")
         if len(module) + len(name) > MAX_GLOBAL_NAME:
