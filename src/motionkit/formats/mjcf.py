@@ -27,6 +27,7 @@ from .._io import atomic_write
 from ..model import Motion
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
 from .urdf.chain import (
+    MODEL_WRITES,
     MOTION_HOLDS,
     dof_losses,
     extras,
@@ -37,9 +38,7 @@ from .urdf.chain import (
     require_finite,
 )
 
-#: What ``write`` takes (a Motion gives its skeleton; its frames are a loss).
-WRITES = (World, Skeleton, Motion)
-HOLDS = MOTION_HOLDS
+WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
 
 Array = NDArray[np.float64]
 

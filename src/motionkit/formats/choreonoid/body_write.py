@@ -25,6 +25,7 @@ from ..._io import atomic_write
 from ...model import Motion
 from ...model.skeleton import Body, Device, Dof, Shape, Skeleton, World
 from ..urdf.chain import (
+    MODEL_WRITES,
     MOTION_HOLDS,
     Step,
     Tree,
@@ -40,10 +41,7 @@ from ..urdf.chain import (
 )
 from ..urdf.chain import losses as chain_losses
 
-#: What ``write`` takes (a World must hold one skeleton, or the rest is a loss; a Motion
-#: gives its skeleton, its frames are a loss).
-WRITES = (World, Skeleton, Motion)
-HOLDS = MOTION_HOLDS
+WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
 
 Array = NDArray[np.float64]
 

@@ -388,6 +388,9 @@ def require_finite(skeleton: Skeleton) -> None:
 
 #: What the model writers keep of a motion: its skeleton only (its frames are a loss, so
 #: ``convert walk.bvh walk.urdf --lossy`` writes the BVH's skeleton).
+#: What the model writers take: a World (one skeleton for URDF and .body, or the rest is a
+#: loss), a Skeleton, or a Motion, which gives its skeleton.
+MODEL_WRITES = (World, Skeleton, Motion)
 MOTION_HOLDS = Holds(tracks={}, terrain=False, times=False, stamps=False, ns_stamps=False,
                      labels=False, attrs=False, meta=frozenset())
 

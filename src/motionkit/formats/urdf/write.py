@@ -27,6 +27,7 @@ from ...model import Motion
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ..dart.skel_write import euler_xyz
 from .chain import (
+    MODEL_WRITES,
     MOTION_HOLDS,
     Link,
     Step,
@@ -41,10 +42,7 @@ from .chain import (
 )
 from .chain import losses as chain_losses
 
-#: What ``write`` takes (a World must hold one skeleton, or the rest is a loss; a Motion
-#: gives its skeleton, its frames are a loss).
-WRITES = (World, Skeleton, Motion)
-HOLDS = MOTION_HOLDS
+WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
 
 Array = NDArray[np.float64]
 
