@@ -29,11 +29,11 @@ from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial import quaternion as quat
-from ..loss import MODEL_ATTRS, Holds, tracks
+from ..loss import Holds, tracks
 from ..parc import safepickle, writepickle
 from ..parc.character import Character, load_character
 from ..parc.ms_read import key_names
-from .motion import MAX_FPS, MIN_FPS
+from .motion import MAX_FPS, MIN_FPS, rotations_beside_joints
 
 #: The keys in the order GMR's SMPL-X scripts write them.
 KEYS = ("fps", "root_pos", "root_rot", "dof_pos", "local_body_pos", "link_body_list")
@@ -43,7 +43,6 @@ BODY_FRAME = "root (root at origin, identity orientation)"
 DEFAULT_FPS = 30
 #: Root quaternions further than this from unit length are reported.
 UNIT_TOLERANCE = 1e-6
-OWN_ATTRS = {("body_positions", "frame"), ("joint_rotations", "derived_from")}
 #: The tracks a file holds (joint rotations through the robot's MJCF).
 HELD = tracks(root="pose", joints="value", joint_rotations="quaternion",
               body_positions="vector3")
@@ -54,7 +53,8 @@ def holds(character: Any = None) -> Holds:
     return Holds(tracks=HELD,
                  skeleton=character is not None, terrain=False, stamps=False, start=False,
                  one_timeline=True, ns_stamps=False, frame_numbers=False, position_only=False,
-                 meta=frozenset(), namespace="gmr")
+                 meta=frozenset(), namespace="gmr",
+                 plain=lambda key, value: key == "frame" and value == BODY_FRAME)
 
 
 def sniff(head: bytes) -> bool:
@@ -212,8 +212,8 @@ def _bodies(values: dict[Any, Any], frames: int, path: Any) -> tuple[NDArray[Any
 
 
 def losses(obj: Motion, character: Any = None) -> list[str]:
-    """Labels and attributes a GMR file does not hold, joint values whose meaning it cannot
-    tell, and joint rotations it would not write."""
+    """Labels a GMR file does not hold, joint values whose meaning it cannot tell, and
+    joint rotations it would not write."""
     char = load_character(character) if character is not None else None
     lost: list[str] = []
     expected = {"joints": qpos_names(char) if char else None,
@@ -224,17 +224,10 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
         if track.labels is not None and name != "body_positions" \
                 and track.labels != expected.get(name):
             lost.append(f"the labels of track {name!r}")
-        odd = [key for key, value in track.attrs.items() if key != "orientation" and (
-            (name, key) not in OWN_ATTRS or (key == "frame" and value != BODY_FRAME))
-            and key not in MODEL_ATTRS]
-        if odd:
-            lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
     if "joints" in obj.tracks and char is None and obj.meta.get("source_format") != "gmr":
         lost.append("the meaning of track 'joints' (not known to be MuJoCo qpos: give the "
                     "robot's MJCF as character=...)")
-    rotations = obj.tracks.get("joint_rotations")
-    if ("joints" in obj.tracks and rotations is not None
-            and rotations.attrs.get("derived_from") != "joints"):
+    if rotations_beside_joints(obj):
         lost.append("track 'joint_rotations' (dof_pos is written from 'joints')")
     return lost
 

@@ -30,7 +30,7 @@ from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial.quaternion import from_exp_map, positive_w, to_exp_map
-from ..loss import MODEL_ATTRS, Holds, tracks
+from ..loss import Holds, tracks
 from ..parc import safepickle
 from ..parc.character import Character, load_character
 from ..parc.ms_read import MS_KEYS, key_names
@@ -44,9 +44,6 @@ MAX_FPS = 1e6
 #: Protocols the writer uses (MimicKit's files are 3 or 4; 4 by default).
 PROTOCOLS = (2, 3, 4, 5)
 DEFAULT_PROTOCOL = 4
-#: Track attributes the format explains itself (not lost when it writes).
-OWN_ATTRS = {("joints", "layout"), ("joints", "derived_from"),
-             ("joint_rotations", "derived_from")}
 LAYOUT = "mimickit-dof"
 #: The tracks a file holds: the root, the DOF columns, and joint rotations through a character.
 HELD = tracks(root="pose", joints="value", joint_rotations="quaternion")
@@ -62,7 +59,7 @@ def holds(character: Any = None) -> Holds:
     ``character`` the writer is given)."""
     return Holds(tracks=HELD,
                  skeleton=character is not None, terrain=False, stamps=False, start=False,
-                 one_timeline=True, ns_stamps=False, frame_numbers=False, position_only=False,
+                 one_timeline=True, attrs=False, ns_stamps=False, frame_numbers=False, position_only=False,
                  meta=frozenset({"loop_mode"}), namespace="mimickit")
 
 
@@ -305,9 +302,8 @@ def _root_exp_map(root: NDArray[Any]) -> NDArray[np.float64]:
 
 
 def losses(obj: Motion, character: Any = None) -> list[str]:
-    """What a MimicKit file cannot hold beyond the declaration: labels and attributes it
-    does not explain, joint values not in its DOF layout, joint rotations it would not
-    write."""
+    """What a MimicKit file cannot hold beyond the declaration: labels it does not
+    explain, joint values not in its DOF layout, joint rotations it would not write."""
     char = load_character(character) if character is not None else None
     lost: list[str] = []
     expected = {"joints": char.dof_names if char else None,
@@ -327,15 +323,17 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
                 and obj.meta.get("source_format") not in ("parc", "mimickit")):  # PARC's too
             lost.append("the meaning of track 'joints' (not in MimicKit's DOF layout: give "
                         "character=... to lay them out)")
-        odd = [key for key in track.attrs if (name, key) not in OWN_ATTRS
-               and key not in MODEL_ATTRS]
-        if odd:
-            lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}")
-    rotations = obj.tracks.get("joint_rotations")
-    if ("joints" in obj.tracks and rotations is not None
-            and rotations.attrs.get("derived_from") != "joints"):
+    if rotations_beside_joints(obj):
         lost.append("track 'joint_rotations' (the DOFs are written from 'joints')")
     return lost
+
+
+def rotations_beside_joints(obj: Motion) -> bool:
+    """True when a motion has joint values and joint rotations not derived from them: a
+    writer of the values alone (MimicKit, GMR) would drop the rotations."""
+    rotations = obj.tracks.get("joint_rotations")
+    return ("joints" in obj.tracks and rotations is not None
+            and rotations.attrs.get("derived_from") != "joints")
 
 
 def write(path: str | os.PathLike[str], obj: Motion, character: Any = None) -> None:
