@@ -12,6 +12,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 #: Inputs at least this big use polars when it is installed.
 FAST_MIN_BYTES = 8 << 20
 
@@ -25,3 +28,18 @@ def polars_for(size: int) -> Any | None:
     except ImportError:
         return None
     return polars
+
+
+def spaced_table(polars: Any, body: bytes, rows: int, columns: int) -> NDArray[np.float64] | None:
+    """``rows`` × ``columns`` numbers separated by single blanks and newlines, parsed by
+    polars; None when polars refuses them or the shape is not that (the caller's strict
+    NumPy path then decides). The caller has checked the separators already."""
+    schema = {f"c{i}": polars.Float64 for i in range(columns)}
+    try:
+        table = polars.read_csv(body, has_header=False, separator=" ", schema=schema,
+                                quote_char=None)
+    except Exception:  # any refusal: the strict NumPy path decides
+        return None
+    if table.height != rows or any(table.null_count().row(0)):
+        return None
+    return np.asarray(table.to_numpy(), dtype=np.float64)
