@@ -112,10 +112,8 @@ def lost_items(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozen
         lost.extend(_track_losses(track, holds, reference))
         timing.extend(_timeline_losses(track, holds))
     if root is not None and motion.tracks.is_view("root") and holds.takes("root") \
-            and not holds.takes("links"):
+            and not holds.takes("links"):  # the view's timeline is its links'
         timing.extend(_timeline_losses(root, holds))
-        if not holds.position_only and not root.attrs.get("orientation", True):
-            lost.append("the missing orientation (identity quaternions would be written)")
     lost.extend(dict.fromkeys(timing))  # one line per kind of timing loss
     lost.extend(_rotation_losses(motion, holds))
     if motion.skeleton is not None and not holds.skeleton:

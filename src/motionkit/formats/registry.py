@@ -179,16 +179,15 @@ class Format:
             if motion.tracks.is_stored("root"):
                 replaced.append(f"the stored track 'root' (replaced by link {link!r})")
             motion = motion.with_root_link(link)
-        for needed in ("root",):
-            if holds.tracks is not None and needed in holds.tracks and needed not in motion.tracks:
-                names = ", ".join(motion.tracks) or "none"
-                poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
-                how = (f"one of its pose tracks is a trajectory: address a bag topic as "
-                       f"BAG:/{poses[0].lstrip('/')}" if poses else
-                       "a body model derives one: model=... / --model")
-                raise ConversionError(
-                    f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
-                    f"tracks: {names} ({how})")
+        if holds.tracks is not None and "root" in holds.tracks and "root" not in motion.tracks:
+            names = ", ".join(motion.tracks) or "none"
+            poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
+            how = (f"one of its pose tracks is a trajectory: address a bag topic as "
+                   f"BAG:/{poses[0].lstrip('/')}" if poses else
+                   "a body model derives one: model=... / --model")
+            raise ConversionError(
+                f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
+                f"tracks: {names} ({how})")
         loss.refuse_bad_rotations(motion, holds, self.name)
         motion = loss.dedupe_stamps(motion, holds, self.name, dedupe)
         namespaces = frozenset(f.namespace for f in FORMATS if f.namespace)
