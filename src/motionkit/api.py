@@ -100,7 +100,7 @@ def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
     if not isinstance(obj, Motion):
         raise ConversionError("a body model derives link poses of motions only")
     skeleton = model if isinstance(model, Skeleton) else model_skeleton(read(model), model)
-    holds = writer.holds(**{k: v for k, v in write_options.items() if k != "link"})
+    holds = writer.holds(**write_options)  # holds() takes only the options it knows
     if holds.takes("links"):
         derived = link_motion(skeleton, obj)
         tracks = {**obj.tracks, **derived.tracks}

@@ -30,18 +30,17 @@ def coordinates(skeleton: Skeleton, motion: Motion) -> tuple[Array, Array | None
     joints = motion.tracks.get("joints") or joints_from_rotations(skeleton, motion)
     frames = joints.frames if joints is not None else (root_track.frames if root_track else 0)
     q = np.zeros((frames, skeleton.dof_count))
+    free_root = bool(skeleton.bodies) and skeleton.bodies[0].joint.type == "free"
     if joints is None:
         if root is None:
             raise ConversionError("the motion has neither joint values nor a root pose")
-        free_dofs = 6 if bool(skeleton.bodies) and skeleton.bodies[0].joint.type == "free" else 0
-        if skeleton.dof_count > free_dofs:
+        if skeleton.dof_count > (6 if free_root else 0):
             warn(f"the motion has no joint values: link poses of {skeleton.name!r} are computed "
                  "with every joint at 0")
         return q, root
     data = np.asarray(joints.data, dtype=float).reshape(frames, -1)
     columns = data.shape[1]
     names = skeleton.dof_names
-    free_root = bool(skeleton.bodies) and skeleton.bodies[0].joint.type == "free"
     if joints.labels:
         lookup = {name: i for i, name in enumerate(names)}
         lookup.update({j.name: j.dof_offset for j in skeleton.joints if j.dof_count == 1})
