@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
+from ..errors import ConversionError
 from .skeleton import Skeleton
 from .terrain import Terrain
 from .track import Track
@@ -138,8 +139,6 @@ class Motion:
     def with_root_link(self, link: str) -> Motion:
         """This motion with the pose of the link called ``link`` as its root and no
         ``links`` track (what a writer of one trajectory is asked for with ``link=``)."""
-        from ..errors import ConversionError
-
         links = self.tracks.get("links")
         if links is None or links.data.ndim != 3 or not links.labels or link not in links.labels:
             known = ", ".join(links.labels or []) if links is not None else "no links track"
