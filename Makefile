@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml setup.py src/motionkit/formats/parc/_pickle_scan.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,bench,geo]'
 	touch $(STAMP)
 
@@ -30,4 +30,5 @@ bench: $(STAMP)
 	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) demo-output bench/out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-output bench/out build .pytest_cache .mypy_cache .ruff_cache src/*.egg-info
+	find src -name '*.so' -delete

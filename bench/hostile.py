@@ -4,8 +4,10 @@ Runs every generator of ``tests/hostile/hostile_files.py`` in a child process un
 memory limit (as the tests do) at its default size and at four times that size, and
 prints per case: file size, time, memory the read added, memory/size and seconds per MB,
 and the time ratio between the two sizes (linear work: about 4 or less, since a refusal
-often comes before the whole file is read). Then times the PARC opcode pre-scan on
-honest and hostile opcode streams. Goal: memory <= 50x file size + 100 MB, linear time.
+often comes before the whole file is read). Then times the PARC opcode pre-scan (the
+compiled walk, and the Python walk that states its rules) on honest and hostile opcode
+streams of about 20 MB, beside ``pickle.loads`` of the honest ones. Goals: memory <= 50x
+file size + 100 MB, linear time, a scan of >= 20 MB/s on any opcode stream.
 
     .venv/bin/python bench/hostile.py
 """
@@ -26,7 +28,7 @@ sys.path.insert(0, str(REPO / "tests" / "hostile"))
 from hostile_files import CASES  # noqa: E402
 from hostile_run import memory_goal, run_child  # noqa: E402
 
-from motionkit.formats.parc.pickle_scan import scan  # noqa: E402
+from motionkit.formats.parc.pickle_scan import COMPILED, scan, scan_reference  # noqa: E402
 
 
 def _scaled(make: Callable[..., bytes], factor: int) -> Callable[[], bytes]:
@@ -68,29 +70,45 @@ def readers() -> None:
                   + (f"{ratio:.1f}" if ratio == ratio else "–") + " |")
 
 
+def _seconds(call: Callable[[], object], rounds: int = 1) -> float:
+    start = time.perf_counter()
+    for _ in range(rounds):
+        call()
+    return (time.perf_counter() - start) / rounds
+
+
 def pickle_scan() -> None:
-    shapes = {
+    honest = {
         "list of 2M floats (protocol 2)": pickle.dumps([float(i) for i in range(2_000_000)], 2),
-        "list of 1M ints (protocol 2)": pickle.dumps(list(range(1_000_000)), 2),
-        "300k 1-tuples (protocol 4)": pickle.dumps([(i,) for i in range(300_000)], 4),
-        "100k 4-deep lists (protocol 4)": pickle.dumps([[[[i]]] for i in range(100_000)], 4),
-        "hostile: 10 MB of MARK/POP_MARK": b"\x80\x02" + b"(1" * 5_000_000 + b"N.",
-        "hostile: 4 MB of NONE/POP": b"\x80\x02" + b"N0" * 2_000_000 + b"N.",
+        "list of 4M ints (protocol 2)": pickle.dumps(list(range(4_000_000)), 2),
+        "3M 1-tuples (protocol 4)": pickle.dumps([(i,) for i in range(3_000_000)], 4),
+        "1.5M 4-deep lists (protocol 4)": pickle.dumps([[[[i]]] for i in range(1_500_000)], 4),
         "20,000 byte strings of 1 KB (protocol 4)": pickle.dumps(
             [bytes([i % 256]) * 1000 + i.to_bytes(4, "little") for i in range(20_000)], 4),
     }
+    hostile = {  # one-byte opcodes that each change what the scan tracks
+        "MARK/POP_MARK": b"\x80\x02" + b"(1" * 10_000_000 + b"N.",
+        "NONE/POP": b"\x80\x02" + b"N0" * 10_000_000 + b"N.",
+        "DUP/POP": b"\x80\x02N" + b"20" * 10_000_000 + b".",
+        "MEMOIZE/POP of one value": b"\x80\x04N" + b"\x94" * 20_000_000 + b".",
+        "empty tuples in marks": b"\x80\x02" + b"(t0" * 6_666_666 + b"N.",
+        "BINGET/POP": b"\x80\x02N\x94" + b"h\x000" * 6_666_666 + b".",
+    }
     corpus = REPO.parent / "shared" / "corpus" / "mimickit"
-    for path in sorted(corpus.glob("*.pkl")):
-        shapes[f"corpus {path.name} (mean of 50 scans)"] = path.read_bytes()
-    print("\n| pickle | size | scan time | MB/s |")
-    print("| --- | --- | --- | --- |")
-    for name, data in shapes.items():
+    print(f"\n| pickle | size | compiled scan | MB/s | Python walk | ratio | pickle.loads |"
+          f"\n| --- | --- | --- | --- | --- | --- | --- |  (compiled: {COMPILED})")
+    shapes = [(name, data, True) for name, data in honest.items()]
+    shapes += [(f"hostile: 20 MB of {name}", data, False) for name, data in hostile.items()]
+    shapes += [(f"corpus {path.name} (mean of 50)", path.read_bytes(), True)
+               for path in sorted(corpus.glob("*.pkl"))]
+    for name, data, loadable in shapes:
         rounds = 50 if name.startswith("corpus") else 1
-        start = time.perf_counter()
-        for _ in range(rounds):
-            scan(data)
-        took = (time.perf_counter() - start) / rounds
-        print(f"| {name} | {len(data) / 1e6:.1f} MB | {took:.2f} s | {len(data) / took / 1e6:.1f} |")
+        compiled = _seconds(lambda data=data: scan(data), rounds)  # type: ignore[misc]
+        walk = _seconds(lambda data=data: scan_reference(data), rounds)  # type: ignore[misc]
+        loads = (f"{_seconds(lambda data=data: pickle.loads(data), rounds):.3f} s"  # type: ignore[misc]
+                 if loadable else "–")
+        print(f"| {name} | {len(data) / 1e6:.1f} MB | {compiled:.3f} s | "
+              f"{len(data) / compiled / 1e6:,.0f} | {walk:.2f} s | {walk / compiled:,.0f}× | {loads} |")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
 """The first layer of the safe unpickler: a walk over a pickle's opcodes that builds
 nothing and refuses what could make decoding allocate far more than the file's size,
 nest without bound or run long (see :mod:`.safepickle` for the layers after it).
+
+The rules live here: the limits, the opcode table (from :mod:`pickletools`) and
+:func:`scan_reference`, the walk written in Python. :func:`scan` is the same walk compiled
+(``_pickle_scan.c``, built at install), so that a hostile stream of one-byte opcodes costs
+nanoseconds per opcode; the tests hold the two to the same offset and the same message on
+every input. Where no compiler was at hand the Python walk is used.
 """
 
 from __future__ import annotations
 
-import itertools
 import pickletools
-import re
 import struct
+from collections.abc import Callable
 from typing import Any
 
 #: Most values the unpickler stack may hold at once, and most open MARKs.
@@ -32,8 +37,9 @@ class PickleProblem(Exception):
 
 _COUNTED = {-2: (1, "<B"), -3: (4, "<i"), -4: (4, "<I"), -5: (8, "<Q")}
 _MARKERS = ("mark", "stackslice")
-# What an opcode means to the scan.
-_PLAIN, _PUT, _GET, _DUP, _MARK, _FILL, _FRAME, _FORBIDDEN, _PERSID, _STOP = range(10)
+#: What an opcode means to the scan (the compiled walk checks it names them alike).
+ROLES = ("plain", "put", "get", "dup", "mark", "fill", "frame", "forbidden", "persid", "stop")
+_PLAIN, _PUT, _GET, _DUP, _MARK, _FILL, _FRAME, _FORBIDDEN, _PERSID, _STOP = range(len(ROLES))
 _ROLES = {"PUT": _PUT, "BINPUT": _PUT, "LONG_BINPUT": _PUT, "MEMOIZE": _PUT, "GET": _GET,
           "BINGET": _GET, "LONG_BINGET": _GET, "DUP": _DUP, "MARK": _MARK, "FRAME": _FRAME,
           "STOP": _STOP, "EXT1": _FORBIDDEN, "EXT2": _FORBIDDEN, "EXT4": _FORBIDDEN,
@@ -65,30 +71,8 @@ def _build_table() -> list[tuple[Any, ...] | None]:
 _TABLE = _build_table()
 
 
-def _build_push_run() -> tuple[bytes, re.Pattern[bytes], re.Pattern[bytes]]:
-    """Opcodes that only push one plain value (no data weight, no nesting, no mark, no
-    memo) with a fixed-width argument — numbers, None, booleans, empty containers — and
-    patterns matching one of them and a run of up to 4,096. Such runs (a list of floats)
-    are skipped in C, with the same effect on the scan as one opcode at a time."""
-    widths = bytearray(256)
-    alternatives = []
-    for code, entry in enumerate(_TABLE):
-        if entry is None:
-            continue
-        _, kind, _, mark_at, plain, after, role, counted, numeric = entry
-        if (role == _PLAIN and mark_at < 0 and plain == 0 and after == 1 and counted == 0
-                and kind >= 0 and not numeric):
-            widths[code] = 1 + kind
-            alternatives.append(re.escape(bytes([code])) + b"." * kind)
-    one = b"(?:" + b"|".join(alternatives) + b")"
-    return bytes(widths), re.compile(one, re.DOTALL), re.compile(one + b"{1,4096}", re.DOTALL)
-
-
-_PUSH_WIDTH, _PUSH_OP, _PUSH_RUN = _build_push_run()
-
-
-def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 0,
-         allow_persistent: bool = False) -> int:
+def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 0,
+                   allow_persistent: bool = False) -> int:
     """Check one pickle's opcodes against the limits; return the offset just past STOP.
 
     The pickle starts at ``start`` and may not reach past ``stop`` (default: the end of
@@ -107,19 +91,7 @@ def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 
     reused = 0  # data fetched again from the memo (each fetch may be copied again)
     reuse_limit = size - start + MAX_REUSE_SLACK
     table = _TABLE
-    push_width, push_op, push_run = _PUSH_WIDTH, _PUSH_OP.findall, _PUSH_RUN.match
     while pos < size:
-        width = push_width[data[pos]]
-        if width and pos + width < size and push_width[data[pos + width]]:
-            run = push_run(data, pos, size)  # None if the first argument is truncated
-            if run is not None:
-                count = len(push_op(data, pos, run.end()))
-                if len(stack) + count > MAX_STACK:
-                    raise PickleProblem(f"pickle holds more than {MAX_STACK} values at once")
-                stack.extend(itertools.repeat(0, count))
-                depths.extend(itertools.repeat(0, count))
-                pos = run.end()
-                continue
         entry = table[data[pos]]
         if entry is None:
             raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte "
@@ -143,10 +115,10 @@ def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 
                 if end < 0:
                     raise PickleProblem(f"unterminated or overlong {name} argument at byte {at}")
                 if role in (_PUT, _GET):
-                    try:
-                        number = int(data[pos:end])
-                    except ValueError:
-                        raise PickleProblem(f"bad {name} index at byte {at}") from None
+                    text = bytes(data[pos:end])
+                    if not (0 < len(text) <= 9 and text.isdigit()):
+                        raise PickleProblem(f"bad {name} index at byte {at}")
+                    number = int(text)
                 pos = end + 1
         elif kind < -1:
             width, fmt = _COUNTED[kind]
@@ -228,3 +200,19 @@ def scan(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 
     raise PickleProblem("pickle data was truncated (no STOP)")
 
 
+
+
+def _compiled_scan() -> Callable[..., int] | None:
+    """The compiled walk, told the rules above; None where it was not built."""
+    try:
+        from . import _pickle_scan
+    except ImportError:
+        return None
+    _pickle_scan.configure(_TABLE, ROLES, (MAX_STACK, MAX_MARKS, MAX_DEPTH, MAX_INSERTS,
+                                           MAX_REUSE_SLACK, MAX_TEXT_NUMBER), PickleProblem)
+    return _pickle_scan.scan
+
+
+scan: Callable[..., int] = _compiled_scan() or scan_reference
+#: Whether :func:`scan` is the compiled walk.
+COMPILED = scan is not scan_reference
