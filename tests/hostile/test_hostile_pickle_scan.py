@@ -146,9 +146,12 @@ def test_a_pickle_inside_a_larger_buffer() -> None:
     assert _agree(bytearray(buffer), 4) == f"ok {4 + len(inner)}"
 
 
-def test_scan_bounds_outside_the_data_are_a_caller_error() -> None:
+@pytest.mark.parametrize("scan", [pickle_scan.scan, pickle_scan.scan_reference])
+@pytest.mark.parametrize(("start", "stop"), [(0, 5), (-1, None), (2, 1)])
+def test_scan_bounds_outside_the_data_are_a_caller_error(scan: object, start: int,
+                                                          stop: int | None) -> None:
     with pytest.raises(ValueError, match="outside the data"):
-        pickle_scan.scan(b"N.", 0, stop=5)
+        scan(b"N.", start, stop=stop)  # type: ignore[operator]
 
 
 _OPCODES = [bytes([code]) for code, entry in enumerate(pickle_scan._TABLE) if entry is not None]

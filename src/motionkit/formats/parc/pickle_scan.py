@@ -82,6 +82,8 @@ def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, orig
     holds and its nesting depth.
     """
     size = len(data) if stop is None else stop
+    if start < 0 or size < start or size > len(data):
+        raise ValueError("scan bounds lie outside the data")
     pos = start
     stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
     depths: list[int] = []  # per value on the stack: how deeply it nests
