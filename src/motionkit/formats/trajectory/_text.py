@@ -36,6 +36,7 @@ from ... import _accel
 from ..._io import open_binary
 from ..._limits import Budget
 from ...errors import FormatError
+from ...model.timeline import ns_to_seconds
 from ..poses import UnitRows
 
 PathLike = str | os.PathLike[str]
@@ -133,6 +134,26 @@ class TextTable:
             if block.rows:
                 data, numbers, first_line = self._block_rows(block)
                 yield data, block.first_row, numbers, first_line
+
+    def row_chunks(self) -> Iterator[bytes]:
+        """The data rows in newline-aligned pieces of about ``_BLOCK`` bytes or one block
+        (a one-pass table's single block runs to the end of the file and is read piecewise,
+        never whole)."""
+        for block in self.blocks:
+            if not block.rows:
+                continue
+            if block.size <= 2 * _BLOCK:
+                yield self._block_rows(block)[0]
+                continue
+            left = block.size
+            with open_binary(self.path) as handle:
+                handle.seek(block.offset)
+                for _, raw, end in _raw_blocks(handle):
+                    piece = bytes(raw[:min(end, left)])
+                    yield piece.replace(b"\r\n", b"\n") if b"\r" in piece else piece
+                    left -= len(piece)
+                    if left <= 0:
+                        break
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number, text) of every data row (for the slow, per-row paths)."""
@@ -626,6 +647,53 @@ def _parse_rows(path: PathLike, data: bytes, line_of: Any, delimiter: bytes | No
                      else check_number(cell, path, line, column))
             if number in targets:
                 targets[number][first_row + index] = value
+
+
+#: From this many seconds on float64 stamps lie more than 1 ns apart (2**23 s, 97 days).
+FLOAT_NS_LIMIT = 2.0**23
+_BLANK_RUN = re.compile(rb"[ \t]+")
+_EDGE_BLANK = re.compile(rb"(?m)^ | $")
+
+
+def decimal_nanoseconds(table: TextTable, delimiter: bytes | None, column: int, columns: int,
+                        seconds: NDArray[np.float64]) -> NDArray[np.int64] | None:
+    """Column ``column``'s decimal seconds as exact integer nanoseconds, where float64
+    cannot hold nanoseconds (some stamp of 2**23 s or more: Unix time, say); None where
+    it can, or where a cell is not a decimal number (the float ``seconds`` stand then).
+
+    float64 keeps about 16 digits, so ``1403636579.763555584`` would come back as
+    ``…555527``: the column is read again as fixed-point decimals, which keeps every
+    digit a file can write for a nanosecond clock. Digits past the ninth decimal are
+    dropped (float64 holds fewer still at these magnitudes).
+    """
+    if not seconds.size or not np.max(np.abs(seconds)) >= FLOAT_NS_LIMIT:
+        return None  # also for a non-finite stamp: the float path names its line
+    import polars as pl
+
+    schema = {f"c{i}": pl.Decimal(20, 9) if i == column else pl.String for i in range(columns)}
+    pieces = []
+    for data in table.row_chunks():
+        try:
+            frame = pl.read_csv(_single_spaced(data, delimiter), has_header=False, separator=" ",
+                                schema=schema, columns=[column], quote_char=None)
+            pieces.append(frame.to_series().to_physical().cast(pl.Int64, strict=True).to_numpy())
+        except pl.exceptions.PolarsError:  # not a decimal, out of int64, a ragged row
+            return None
+    ns = np.concatenate(pieces) if pieces else np.empty(0, dtype=np.int64)
+    if ns.shape != seconds.shape or not np.all(
+            np.abs(ns_to_seconds(ns) - seconds) <= np.spacing(np.abs(seconds))):
+        return None  # not the rows the float parse saw: keep what it read
+    return ns
+
+
+def _single_spaced(data: bytes, delimiter: bytes | None) -> bytes:
+    """Rows whose fields are parted by single spaces (what polars splits on)."""
+    if delimiter:
+        data = data.translate(_SPACE_TABLE.get(delimiter) or bytes.maketrans(delimiter, b" "))
+    if (b"\t" in data or b"  " in data or data.startswith(b" ") or b"\n " in data
+            or b" \n" in data or data.endswith(b" ")):
+        data = _EDGE_BLANK.sub(b"", _BLANK_RUN.sub(b" ", data))
+    return data
 
 
 def _row_field_counts(chunk: bytes, delimiter: bytes | None) -> NDArray[np.int64]:

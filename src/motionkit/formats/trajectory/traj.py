@@ -37,6 +37,7 @@ from ._text import (
     TextTable,
     UnitRows,
     check_cells,
+    decimal_nanoseconds,
     detect_delimiter,
     field_count,
     parse_into,
@@ -237,7 +238,13 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
             times = ns_to_seconds(ns)
         else:
             times = cols["t"][:rows]
-            if scale != 1.0 or offset:
+            width = field_count(table.first_row(), delimiter) if rows else len(fields)
+            exact = (decimal_nanoseconds(table, delimiter, t_columns[0], width, times)
+                     if scale == 1.0 else None)
+            if exact is not None:
+                ns = _shifted(exact, offset, header)
+                times = ns_to_seconds(ns)
+            elif scale != 1.0 or offset:
                 times = times * scale + offset
 
     quat = _rotations(header, fields, cols, pose, table, quaternion)

@@ -21,11 +21,19 @@ from ...model import Motion, Track
 from .. import poses
 from ..poses import UnitRows
 from . import _common as common
-from ._text import TextTable, detect_delimiter, field_count, parse_into, read_table
+from ._text import (
+    TextTable,
+    decimal_nanoseconds,
+    detect_delimiter,
+    field_count,
+    parse_into,
+    read_table,
+)
 
 PathLike = str | os.PathLike[str]
 
-#: The root pose with real times; integer nanosecond stamps as exact decimal seconds.
+#: The root pose with real times; integer nanosecond stamps as exact decimal seconds
+#: (and read back exactly where float64 cannot hold them).
 HOLDS = poses.pose_holds("tum")
 _NUMBER = rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 
@@ -121,9 +129,10 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
         warn(f"{path}: columns after the 8th ignored ({width} per row; extra=NAME keeps them)")
     quaternion.check(path, table.line_of)
     scale = common.time_scale(time_unit, path)
+    ns = decimal_nanoseconds(table, delimiter, 0, width, times) if scale == 1.0 else None
     if scale != 1.0:
         times = times * scale
-    timeline, keep = poses.stamped_timeline(times, None, path=path, line_of=table.line_of,
+    timeline, keep = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
                                              sort=sort, dedupe=dedupe)
     if keep is not None:
         pose = pose[keep]
