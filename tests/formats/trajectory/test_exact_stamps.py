@@ -73,6 +73,15 @@ def test_stamps_float64_holds_stay_floats(tmp_path: Path) -> None:
     assert timeline.times.tolist() == [1e-12, 0.123456789123, 0.5]
 
 
+def test_a_tenth_decimal_that_tells_floats_apart_keeps_the_floats(tmp_path: Path) -> None:
+    # just below 2**23 s float64 is finer than a nanosecond: its shortest text may need ten
+    # decimals, and dropping one would change the float a written motion reads back as
+    (tmp_path / "a.tum").write_text(f"8388603.6744033415 {POSE}\n8388608.5 {POSE}\n")
+    timeline = mk.read(tmp_path / "a.tum").tracks["root"].timeline
+    assert timeline.stamps_ns is None
+    assert timeline.times.tolist() == [8388603.6744033415, 8388608.5]
+
+
 def test_a_non_decimal_stamp_keeps_the_float_reading(tmp_path: Path) -> None:
     (tmp_path / "a.tum").write_text(f"1403636579.5 {POSE}\n1.4036365797e9 {POSE}\n"
                                     f"99999999999.5 {POSE}\n")
@@ -82,10 +91,8 @@ def test_a_non_decimal_stamp_keeps_the_float_reading(tmp_path: Path) -> None:
     assert timeline.times.tolist() == [1403636579.5, 1403636579.7, 99999999999.5]
 
 
-def test_the_one_pass_read_of_a_big_file_reads_it_in_pieces(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stamps = [1_700_000_000_000_000_000 + i * 10_000_001 for i in range(3000)]
-    path = _tum(tmp_path / "big.tum", stamps)
+def _one_pass_read(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """The stamps of a one-pass read in 4 KB blocks, and the pieces read again for them."""
     use_polars(monkeypatch, True)
     monkeypatch.setattr(_text, "_BLOCK", 4096)  # one-pass block ≫ 2 × _BLOCK: read in pieces
     pieces: list[int] = []
@@ -97,7 +104,21 @@ def test_the_one_pass_read_of_a_big_file_reads_it_in_pieces(
             yield piece
 
     monkeypatch.setattr(_text.TextTable, "row_chunks", counted)
-    assert mk.read(path).tracks["root"].timeline.stamps_ns.tolist() == stamps
+    return mk.read(path).tracks["root"].timeline.stamps_ns.tolist(), pieces
+
+
+def test_the_one_pass_read_takes_them_as_it_parses(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    stamps = [1_700_000_000_000_000_000 + i * 10_000_001 for i in range(3000)]
+    assert _one_pass_read(_tum(tmp_path / "big.tum", stamps), monkeypatch) == (stamps, [])
+
+
+def test_stamps_that_grow_past_float64_are_read_again_in_pieces(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first blocks hold stamps float64 keeps, so only a second read gets them all
+    stamps = [(2**23 - 15) * 10**9 + i * 10_000_001 for i in range(3000)]
+    found, pieces = _one_pass_read(_tum(tmp_path / "big.tum", stamps), monkeypatch)
+    assert found == stamps
     assert len(pieces) > 10 and max(pieces) < 3 * 4096
 
 

@@ -64,6 +64,24 @@ class Rescan(Exception):
 
 
 @dataclass
+class DecimalSeconds:
+    """A column of decimal seconds that the polars parser also reads as exact integer
+    nanoseconds, block by block (see :func:`decimal_nanoseconds`, which uses them)."""
+
+    column: int
+    ns: NDArray[np.int64]
+    #: Whether every block was read so (False after a block the other paths parsed, or
+    #: one whose stamps float64 holds or that are no decimals).
+    whole: bool = True
+
+    def keep(self, piece: NDArray[np.int64] | None, row: int) -> None:
+        if piece is None:
+            self.whole = False
+        else:
+            self.ns[row:row + piece.size] = piece
+
+
+@dataclass
 class _Block:
     offset: int
     size: int
@@ -437,13 +455,15 @@ def parse_numeric(table: TextTable, delimiter: bytes | None,
 
 def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
                targets: Mapping[int, Target], text_ok: frozenset[int] = frozenset(),
-               text: RowFields | None = None, unit: UnitRows | None = None) -> int:
+               text: RowFields | None = None, unit: UnitRows | None = None,
+               decimal: DecimalSeconds | None = None) -> int:
     """Parse every row (``columns`` fields each) and write field ``i`` of row ``r`` to
     ``targets[i][r]``; other fields must be numbers too, except those in ``text_ok``
     (skipped columns, which may hold any text). An int64 target takes whole numbers,
     exactly (never through float). Returns the row count. With ``text`` every row takes
     the per-row path, which appends its (line, fields) to ``text``. With ``unit`` its
-    quaternion columns are stored scaled to unit length.
+    quaternion columns are stored scaled to unit length. With ``decimal`` its column is
+    also read as exact nanoseconds where polars parses it.
 
     Targets hold at least ``table.rows`` rows (an upper bound before parsing). A block
     whose rows do not all count right (blank or whitespace-only lines) is re-read line by
@@ -459,7 +479,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     if not table.complete:
         if fast is None or text is not None:
             raise Rescan
-        return _stream(table, fast, separator, columns, targets, text_ok, ints, unit)
+        return _stream(table, fast, separator, columns, targets, text_ok, ints, unit, decimal)
     for block in table.blocks:
         block.first_row = row
         if not block.rows:
@@ -467,8 +487,13 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         data, numbers, first_line = table._block_rows(block)
         parsed: list[list[Any]] | None = None
         if fast is not None and text is None:
-            found = _parse_polars(fast, data, separator, columns, block.rows, text_ok, ints)
+            found = _parse_polars(fast, data, separator, columns, block.rows, text_ok, ints,
+                                  decimal.column if decimal else None)
             parsed = found[1] if found is not None else None
+            if decimal is not None:
+                decimal.keep(found[2] if found is not None else None, row)
+        elif decimal is not None:
+            decimal.whole = False
         if parsed is None and text is None:
             parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
         if parsed is not None:
@@ -518,22 +543,24 @@ def _polars_separator(table: TextTable, delimiter: bytes | None) -> bytes:
 
 def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
             targets: Mapping[int, Target], text_ok: frozenset[int], ints: frozenset[int],
-            unit: UnitRows | None) -> int:
+            unit: UnitRows | None, decimal: DecimalSeconds | None) -> int:
     """The one-pass parse of a head-only table (see read_table): blocks are parsed by
     polars as they are read, ``_PARALLEL_BLOCKS`` at a time, and stored in order; Rescan
     for any block that is not a clean table of numbers with one row per line, or for more
     rows than the targets hold."""
     block = table.blocks[0]
     row = 0
-    pending: deque[Future[tuple[int, list[list[Any]]] | None]] = deque()
+    pending: deque[Future[_Parsed | None]] = deque()
 
     def store_next() -> None:
         nonlocal row
         parsed = pending.popleft().result()
         if parsed is None or row + parsed[0] > table.rows:
             raise Rescan
-        count, pieces = parsed
+        count, pieces, ns = parsed
         _store(pieces, targets, row, unit)
+        if decimal is not None:
+            decimal.keep(ns, row)
         row += count
 
     with open_binary(table.path) as handle, ThreadPoolExecutor(_PARALLEL_BLOCKS) as pool:
@@ -544,7 +571,7 @@ def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
             with memoryview(raw) as view:
                 data = bytes(view[:end])
             pending.append(pool.submit(_parse_polars, pl, data, delimiter, columns, None,
-                                       text_ok, ints))
+                                       text_ok, ints, decimal.column if decimal else None))
             if len(pending) > _PARALLEL_BLOCKS:
                 store_next()
         while pending:
@@ -571,22 +598,35 @@ def _store(parsed: list[list[Any]], targets: Mapping[int, Target], row: int,
                     for i in scaled], targets, row)
 
 
+_Parsed = tuple[int, list[list[Any]], NDArray[np.int64] | None]
+
+
 def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: int | None,
-                  text_ok: frozenset[int], ints: frozenset[int]
-                  ) -> tuple[int, list[list[Any]]] | None:
+                  text_ok: frozenset[int], ints: frozenset[int], decimal: int | None = None
+                  ) -> _Parsed | None:
     """A block's row count and columns parsed by polars (``ints`` as Int64), each as its
     consecutive pieces (polars' chunks, read in place; none for ``text_ok`` columns), or
     None for anything less than a clean table of ``rows`` rows (any count when None): an
     error, a missing field, a blank line, a BOM. The NumPy paths then parse it or name the
-    bad line."""
+    bad line. Column ``decimal`` is read as text and converted twice: to float64 and, where
+    float64 cannot hold nanoseconds, to exact ones (the third item; else None)."""
     if data.startswith(_BOM):
         return None  # polars would drop it silently
-    schema = {f"c{i}": pl.String if i in text_ok else pl.Int64 if i in ints else pl.Float64
-              for i in range(columns)}
+    schema = {f"c{i}": pl.String if i in text_ok or i == decimal else pl.Int64 if i in ints
+              else pl.Float64 for i in range(columns)}
+    ns = None
     try:
         frame = pl.read_csv(data, has_header=False, separator=delimiter.decode(),
                             schema=schema, quote_char=None, truncate_ragged_lines=False,
                             empty_string_is_null=False)
+        if decimal is not None:
+            stamps = frame.get_column(f"c{decimal}")
+            seconds = stamps.cast(pl.Float64)
+            if seconds.abs().max() >= FLOAT_NS_LIMIT:
+                exact = stamps.cast(pl.Decimal(20, 9), strict=False).to_physical().cast(
+                    pl.Int64, strict=False)
+                ns = None if exact.null_count() else exact.to_numpy()
+            frame = frame.with_columns(seconds)
     except Exception:  # any refusal by polars: let the strict path decide
         return None
     if (rows is not None and frame.height != rows) or any(frame.null_count().row(0)):
@@ -595,7 +635,7 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
         return None  # polars pads a short row's text columns with "", not null
     return frame.height, [[] if i in text_ok else [chunk.to_numpy() for chunk in
                                                     series.get_chunks()]
-                          for i, series in enumerate(frame.get_columns())]
+                          for i, series in enumerate(frame.get_columns())], ns
 
 
 def _parse_numpy(data: bytes, delimiter: bytes | None, columns: int, rows: int,
@@ -656,44 +696,77 @@ _EDGE_BLANK = re.compile(rb"(?m)^ | $")
 
 
 def decimal_nanoseconds(table: TextTable, delimiter: bytes | None, column: int, columns: int,
-                        seconds: NDArray[np.float64]) -> NDArray[np.int64] | None:
+                        seconds: NDArray[np.float64], read: DecimalSeconds | None = None
+                        ) -> NDArray[np.int64] | None:
     """Column ``column``'s decimal seconds as exact integer nanoseconds, where float64
     cannot hold nanoseconds (some stamp of 2**23 s or more: Unix time, say); None where
     it can, or where a cell is not a decimal number (the float ``seconds`` stand then).
 
     float64 keeps about 16 digits, so ``1403636579.763555584`` would come back as
     ``…555527``: the column is read again as fixed-point decimals, which keeps every
-    digit a file can write for a nanosecond clock. Digits past the ninth decimal are
-    dropped (float64 holds fewer still at these magnitudes).
+    digit a file can write for a nanosecond clock. Each stamp must come back as the very
+    float64 it was read as: a stamp with more decimals that tell floats apart (a float's
+    shortest text near 2**23 s) leaves the float stamps standing. What parse_into ``read``
+    already is used when it is whole; otherwise the column is read again here.
     """
     if not seconds.size or not np.max(np.abs(seconds)) >= FLOAT_NS_LIMIT:
         return None  # also for a non-finite stamp: the float path names its line
-    import polars as pl
-
-    schema = {f"c{i}": pl.Decimal(20, 9) if i == column else pl.String for i in range(columns)}
-    pieces = []
-    for data in table.row_chunks():
-        try:
-            frame = pl.read_csv(_single_spaced(data, delimiter), has_header=False, separator=" ",
-                                schema=schema, columns=[column], quote_char=None)
-            pieces.append(frame.to_series().to_physical().cast(pl.Int64, strict=True).to_numpy())
-        except pl.exceptions.PolarsError:  # not a decimal, out of int64, a ragged row
-            return None
-    ns = np.concatenate(pieces) if pieces else np.empty(0, dtype=np.int64)
-    if ns.shape != seconds.shape or not np.all(
-            np.abs(ns_to_seconds(ns) - seconds) <= np.spacing(np.abs(seconds))):
-        return None  # not the rows the float parse saw: keep what it read
+    ns = (read.ns[:seconds.size] if read is not None and read.whole
+          else _read_decimal_column(table, delimiter, column, columns))
+    if ns is None or ns.shape != seconds.shape or not np.array_equal(ns_to_seconds(ns), seconds):
+        return None
     return ns
 
 
+def _read_decimal_column(table: TextTable, delimiter: bytes | None, column: int,
+                         columns: int) -> NDArray[np.int64] | None:
+    """Column ``column`` of every row as decimal seconds in integer nanoseconds (read in
+    pieces, two at a time), or None where polars refuses a piece."""
+    import polars as pl
+
+    schema = {f"c{i}": pl.Decimal(20, 9) if i == column else pl.String for i in range(columns)}
+    pieces: list[NDArray[np.int64] | None] = []
+    pending: deque[Future[NDArray[np.int64] | None]] = deque()
+    with ThreadPoolExecutor(_PARALLEL_BLOCKS) as pool:
+        for data in table.row_chunks():
+            pending.append(pool.submit(_decimal_piece, pl, data, delimiter, schema, column))
+            if len(pending) > _PARALLEL_BLOCKS:
+                pieces.append(pending.popleft().result())
+        pieces += [future.result() for future in pending]
+    found = [piece for piece in pieces if piece is not None]
+    if len(found) != len(pieces):
+        return None
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _decimal_piece(pl: Any, data: bytes, delimiter: bytes | None, schema: dict[str, Any],
+                   column: int) -> NDArray[np.int64] | None:
+    found = _decimal_column(pl, data, delimiter or b" ", schema, column)
+    if found is None:  # runs of blanks, tabs, blanks around a delimiter
+        found = _decimal_column(pl, _single_spaced(data, delimiter), b" ", schema, column)
+    return found
+
+
+def _decimal_column(pl: Any, data: bytes, separator: bytes, schema: dict[str, Any],
+                    column: int) -> NDArray[np.int64] | None:
+    """Decimal column ``column`` of ``data`` as its integer nanoseconds, or None for
+    anything polars refuses or leaves empty (not a decimal, past int64, a ragged or
+    blank row)."""
+    try:
+        series = pl.read_csv(data, has_header=False, separator=separator.decode(),
+                             schema=schema, columns=[column], quote_char=None).to_series()
+        if series.null_count():
+            return None
+        return series.to_physical().cast(pl.Int64, strict=True).to_numpy()
+    except pl.exceptions.PolarsError:
+        return None
+
+
 def _single_spaced(data: bytes, delimiter: bytes | None) -> bytes:
-    """Rows whose fields are parted by single spaces (what polars splits on)."""
+    """Rows whose fields are parted by single spaces, none at either end of a row."""
     if delimiter:
         data = data.translate(_SPACE_TABLE.get(delimiter) or bytes.maketrans(delimiter, b" "))
-    if (b"\t" in data or b"  " in data or data.startswith(b" ") or b"\n " in data
-            or b" \n" in data or data.endswith(b" ")):
-        data = _EDGE_BLANK.sub(b"", _BLANK_RUN.sub(b" ", data))
-    return data
+    return _EDGE_BLANK.sub(b"", _BLANK_RUN.sub(b" ", data))
 
 
 def _row_field_counts(chunk: bytes, delimiter: bytes | None) -> NDArray[np.int64]:

@@ -32,6 +32,7 @@ from ...spatial.navframe import is_right_handed, nframe_matrix
 from .. import poses
 from . import _common as common
 from ._text import (
+    DecimalSeconds,
     RowFields,
     Target,
     TextTable,
@@ -201,14 +202,18 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
     quaternion = (UnitRows((fields.index("qx"), fields.index("qy"), fields.index("qz"),
                             fields.index("qw"))) if "qx" in fields else None)
     cols: dict[str, NDArray[Any]]
+    decimal: DecimalSeconds | None = None
     if time_format == "datetime" and table.rows:
         cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose,
                                                quaternion)
     else:
         unit = time_unit or header.get("time_unit") or "s"
         ns_time = time_format == "unix" and unit.strip().lower() == "ns"
+        decimal = (DecimalSeconds(t_columns[0], np.empty(table.rows, dtype=np.int64))
+                   if time_format == "unix" and t_columns
+                   and common.time_scale(unit, path) == 1.0 else None)
         cols = _parse_columns(table, delimiter, fields, pose, ns_time=ns_time,
-                              quaternion=quaternion)
+                              quaternion=quaternion, decimal=decimal)
         datetimes = None
     rows = table.rows
     pose = pose[:rows]
@@ -239,11 +244,10 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
         else:
             times = cols["t"][:rows]
             width = field_count(table.first_row(), delimiter) if rows else len(fields)
-            exact = (decimal_nanoseconds(table, delimiter, t_columns[0], width, times)
-                     if scale == 1.0 else None)
+            exact = (decimal_nanoseconds(table, delimiter, t_columns[0], width, times, decimal)
+                     if decimal else None)
             if exact is not None:
-                ns = _shifted(exact, offset, header)
-                times = ns_to_seconds(ns)
+                ns = _shifted(exact, offset, header)  # the timeline comes from ns
             elif scale != 1.0 or offset:
                 times = times * scale + offset
 
@@ -381,8 +385,8 @@ def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]]
 
 def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
                    pose: NDArray[np.float64], text: RowFields | None = None,
-                   ns_time: bool = False,
-                   quaternion: UnitRows | None = None) -> dict[str, NDArray[Any]]:
+                   ns_time: bool = False, quaternion: UnitRows | None = None,
+                   decimal: DecimalSeconds | None = None) -> dict[str, NDArray[Any]]:
     """Parse the rows straight into ``pose`` (positions, quaternions scaled by
     ``quaternion``) and one column-major array for the other fields; columns named ``-`` or
     beyond ``#fields`` are not kept. With ``text`` the ``t`` columns are text, not numbers:
@@ -412,7 +416,7 @@ def _parse_columns(table: TextTable, delimiter: bytes | None, fields: list[str],
         targets[index] = cols[name]
     if table.rows:
         skipped = frozenset(i for i in range(width) if i >= len(fields) or not kept[i])
-        parse_into(table, delimiter, width, targets, skipped, text, quaternion)
+        parse_into(table, delimiter, width, targets, skipped, text, quaternion, decimal)
     if width > len(fields):
         warn(f"{table.path}: {width - len(fields)} column(s) beyond #fields ignored")
     return cols
