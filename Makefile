@@ -11,6 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml setup.py src/motionkit/formats/parc/_pickle_scan.c | $(BIN)/python
+	find src -name '*.so' -delete  # a failed (optional) rebuild must not leave an old one
 	$(BIN)/python -m pip install --quiet -e '.[test,bench,geo]'
 	touch $(STAMP)
 

@@ -159,6 +159,24 @@ def colliding_set_pickle(items: int = 5_000, calls: int = 10) -> bytes:
         for call in range(calls)) + b"e.")
 
 
+def refetched_state_pickle(entries: int = 10_000, copies: int = 4_000) -> bytes:
+    """A memoized dict filled after it was memoized, copied into new objects' states."""
+    fill = b"".join(b"V%d\nN" % i for i in range(entries))
+    return (b"\x80\x02cparc.util.terrain_util\nSubTerrain\nq\x00}q\x01(" + fill + b"u0]"
+            + b"h\x00)\x81h\x01ba" * copies + b".")
+
+
+def refetched_text_pickle(chars: int = 2_000_000, calls: int = 100) -> bytes:
+    """A long protocol-0 text turned into bytes again and again."""
+    return (b"\x80\x02c_codecs\nencode\nq\x00V" + b"a" * chars
+            + b"\nq\x01X\x06\x00\x00\x00latin1q\x020]" + b"h\x00h\x01h\x02\x86Ra" * calls + b".")
+
+
+def empty_sets_pickle(sets: int = 99_000, rounds: int = 20) -> bytes:
+    """Empty sets (216 bytes each) from one opcode byte each."""
+    return b"\x80\x02]" + (b"(" + b"\x8f" * sets + b"e") * rounds + b"."
+
+
 def os_system_pickle(sentinel: str) -> bytes:
     return b"cos\nsystem\n(V" + f"touch {sentinel}".encode() + b"\ntR."
 
@@ -251,6 +269,9 @@ CASES: tuple[Case, ...] = (
     Case("EuRoC wide first row", "wide.csv", wide_euroc, {"module": "trajectory.euroc"}),
     Case("pickle repeated set", "sets.pkl", repeated_set_pickle, {"pickle": True}),
     Case("pickle colliding set", "collide.pkl", colliding_set_pickle, {"pickle": True}),
+    Case("pickle refetched state", "state.pkl", refetched_state_pickle, {"pickle": True}),
+    Case("pickle refetched text", "text.pkl", refetched_text_pickle, {"pickle": True}),
+    Case("pickle empty sets", "sets0.pkl", empty_sets_pickle, {"pickle": True}),
     Case("skel child-first chain", "chain.skel", child_first_skel, {"module": "dart.skel"},
          expect="ok"),
     Case("skel unknown encoding", "enc.skel", unknown_encoding_skel, {"module": "dart.skel"}),

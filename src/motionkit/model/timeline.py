@@ -46,9 +46,9 @@ def ns_to_seconds(ns: ArrayLike) -> NDArray[np.float64]:
     """
     values = np.asarray(ns, dtype=np.int64)
     whole, rem = np.divmod(values, NS_PER_SECOND)
-    seconds = whole.astype(np.float64)
+    seconds = np.array(whole, dtype=np.float64)  # an array even for one stamp
     del whole  # in place from here: a million stamps need 32 MB at most, not 56
-    fraction = rem.astype(np.float64)
+    fraction = np.array(rem, dtype=np.float64)
     del rem
     fraction /= 1e9
     seconds += fraction

@@ -3,6 +3,7 @@ integer nanoseconds, so a TUM or .traj file converts to itself digit for digit."
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,31 @@ def test_any_nanosecond_stamps_read_back_exactly(tmp_path: Path, stamps: list[in
     timeline = mk.read(_tum(tmp_path / "h.tum", stamps, layout)).tracks["root"].timeline
     assert timeline.stamps_ns.tolist() == stamps
     np.testing.assert_array_equal(timeline.times, ns_to_seconds(np.array(stamps)))
+
+
+def test_a_wide_delimiter(tmp_path: Path) -> None:
+    rows = "".join(f"{_stamp(ns)}§1§2§3\n" for ns in EUROC_LIKE)
+    (tmp_path / "a.traj").write_text("#fields t,px,py,pz\n#delimiter §\n" + rows)
+    assert mk.read(tmp_path / "a.traj").tracks["root"].timeline.stamps_ns.tolist() == EUROC_LIKE
+
+
+def test_without_polars_the_float_stamps_stand(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "polars", None)  # import polars raises ImportError
+    timeline = mk.read(_tum(tmp_path / "a.tum", EUROC_LIKE)).tracks["root"].timeline
+    assert timeline.stamps_ns is None
+    assert timeline.times.tolist() == [float(_stamp(ns)) for ns in EUROC_LIKE]
+
+
+def test_blanks_after_the_delimiter_keep_the_polars_parse() -> None:
+    import polars as pl
+
+    block = b"".join(b"1, 2, " + _stamp(ns).encode() + b"\n" for ns in EUROC_LIKE)
+    parsed = _text._parse_polars(pl, block, b",", 3, 3, frozenset(), frozenset(), 2)
+    assert parsed is not None and parsed[2] is not None
+    assert parsed[2].tolist() == EUROC_LIKE
+
+
+def test_one_stamp_converts_as_an_array() -> None:
+    assert ns_to_seconds(5).shape == ()
+    assert float(ns_to_seconds(5)) == 5e-9

@@ -31,11 +31,17 @@ typedef struct {
     int role;
     int counted; /* dictionary/set insertions: 1 per opcode, 2 per pair, 3 per item */
     int numeric; /* text argument limited to max_text_number bytes */
+    int container; /* builds a list, dict or set */
 } Op;
 
+/* The limits (set once by configure; read into each walk before the GIL is released). */
+typedef struct {
+    Py_ssize_t stack, marks, depth, inserts, text_number, containers, container_bytes;
+    long long reuse_slack;
+} Limits;
+
 static Op ops[256];
-static Py_ssize_t max_stack, max_marks, max_depth, max_inserts, max_text_number;
-static long long max_reuse_slack;
+static Limits limits;
 static PyObject *problem_class; /* PickleProblem */
 
 typedef struct {
@@ -65,7 +71,7 @@ static int push(Values *values, Value value) {
 enum {
     OK, E_MEMORY, E_INVALID, E_FORBIDDEN, E_TRUNCATED, E_TEXT, E_BAD_INDEX, E_COUNTED,
     E_FRAME, E_MEMO_ORDER, E_EMPTY_PUT, E_MEMO_MISSING, E_MARKS, E_REUSE, E_NO_MARK,
-    E_UNDERFLOW, E_DEPTH, E_STACK, E_INSERTS, E_NO_STOP
+    E_UNDERFLOW, E_DEPTH, E_STACK, E_INSERTS, E_CONTAINERS, E_NO_STOP
 };
 
 typedef struct {
@@ -76,6 +82,7 @@ typedef struct {
     int negative;           /* the declared length was negative (BINSTRING, LONG4) */
     Py_ssize_t remain;      /* bytes left after a length */
     Py_ssize_t end;         /* offset just past STOP */
+    Py_ssize_t limit;       /* the container limit of this pickle */
 } Outcome;
 
 static unsigned long long little_endian(const unsigned char *bytes, int width) {
@@ -98,12 +105,13 @@ static int text_index(const unsigned char *text, Py_ssize_t length, unsigned lon
 #define FAIL(code) do { out->error = (code); goto done; } while (0)
 
 static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
-                 Py_ssize_t origin, int allow_persistent, Outcome *out) {
+                 Py_ssize_t origin, int allow_persistent, Limits max, Outcome *out) {
     Values stack = {0}, memo = {0};
-    Py_ssize_t *marks = malloc((size_t)(max_marks + 1) * sizeof(Py_ssize_t));
-    Py_ssize_t mark_count = 0;
+    Py_ssize_t *marks = malloc((size_t)(max.marks + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t mark_count = 0, containers = 0;
     long long inserts = 0, reused = 0;
-    long long reuse_limit = (long long)(size - start) + max_reuse_slack;
+    long long reuse_limit = (long long)(size - start) + max.reuse_slack;
+    out->limit = max.containers + (size - start) / max.container_bytes;
     Py_ssize_t pos = start;
     if (marks == NULL) FAIL(E_MEMORY);
     while (pos < size) {
@@ -114,6 +122,8 @@ static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
         pos++;
         if (op->role == FORBIDDEN || (op->role == PERSID && !allow_persistent))
             FAIL(E_FORBIDDEN);
+        containers += op->container;
+        if (containers > out->limit) FAIL(E_CONTAINERS);
         unsigned long long number = 0;
         long long weight = 0;
         if (op->kind > 0) {
@@ -121,7 +131,7 @@ static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
             number = little_endian(data + pos, op->kind);
             pos += op->kind;
         } else if (op->kind == -1) {
-            Py_ssize_t limit = op->numeric ? max_text_number : size;
+            Py_ssize_t limit = op->numeric ? max.text_number : size;
             for (int line = 0; line < (op->pair ? 2 : 1); line++) {
                 Py_ssize_t reach = limit + 1 < size - pos ? limit + 1 : size - pos;
                 const unsigned char *end = reach > 0 ? memchr(data + pos, '\n', (size_t)reach)
@@ -130,6 +140,7 @@ static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
                 if ((op->role == PUT || op->role == GET)
                         && text_index(data + pos, end - (data + pos), &number) < 0)
                     FAIL(E_BAD_INDEX);
+                weight += end - (data + pos);
                 pos = end - data + 1;
             }
         } else if (op->kind < -1) {
@@ -175,7 +186,7 @@ static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
                 reused += stack.items[stack.len - 1].weight;
             } else if (op->role == MARK) {
                 marks[mark_count++] = stack.len;
-                if (mark_count > max_marks) FAIL(E_MARKS);
+                if (mark_count > max.marks) FAIL(E_MARKS);
                 continue;
             }
             if (reused > reuse_limit) FAIL(E_REUSE);
@@ -207,15 +218,15 @@ static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
                     depth = taken[0].depth;
                 else
                     depth = (taken[0].depth > deepest_rest ? taken[0].depth : deepest_rest) + 1;
-                if (depth > max_depth) FAIL(E_DEPTH);
+                if (depth > max.depth) FAIL(E_DEPTH);
             }
             stack.len = first;
         }
         for (int copy = 0; copy < op->after; copy++) {
             if (push(&stack, (Value){weight, depth}) < 0) FAIL(E_MEMORY);
         }
-        if (op->after && stack.len > max_stack) FAIL(E_STACK);
-        if (inserts > max_inserts) FAIL(E_INSERTS);
+        if (op->after && stack.len > max.stack) FAIL(E_STACK);
+        if (inserts > max.inserts) FAIL(E_INSERTS);
         if (op->role == STOP) {
             out->end = pos;
             FAIL(OK);
@@ -270,7 +281,7 @@ static PyObject *refuse(const Outcome *out) {
                  out->number, at);
         break;
     case E_MARKS:
-        snprintf(message, sizeof message, "pickle nests deeper than %zd marks", max_marks);
+        snprintf(message, sizeof message, "pickle nests deeper than %zd marks", limits.marks);
         break;
     case E_REUSE:
         snprintf(message, sizeof message,
@@ -284,14 +295,18 @@ static PyObject *refuse(const Outcome *out) {
         break;
     case E_DEPTH:
         snprintf(message, sizeof message, "pickle nests deeper than %zd levels (at byte %zd)",
-                 max_depth, at);
+                 limits.depth, at);
         break;
     case E_STACK:
-        snprintf(message, sizeof message, "pickle holds more than %zd values at once", max_stack);
+        snprintf(message, sizeof message, "pickle holds more than %zd values at once", limits.stack);
         break;
     case E_INSERTS:
         snprintf(message, sizeof message, "pickle inserts more than %zd dictionary/set items",
-                 max_inserts);
+                 limits.inserts);
+        break;
+    case E_CONTAINERS:
+        snprintf(message, sizeof message,
+                 "pickle builds more than %zd lists, dicts and sets (at byte %zd)", out->limit, at);
         break;
     default:
         snprintf(message, sizeof message, "pickle data was truncated (no STOP)");
@@ -321,14 +336,14 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwa
             return NULL;
         }
     }
-    if (start < 0 || stop < start || stop > buffer.len) {
+    if (start < 0 || stop < start || stop > buffer.len || origin < 0 || origin > start) {
         PyBuffer_Release(&buffer);
         PyErr_SetString(PyExc_ValueError, "scan bounds lie outside the data");
         return NULL;
     }
     Outcome out = {0};
     Py_BEGIN_ALLOW_THREADS
-    walk((const unsigned char *)buffer.buf, start, stop, origin, allow_persistent, &out);
+    walk((const unsigned char *)buffer.buf, start, stop, origin, allow_persistent, limits, &out);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buffer);
     if (out.error != OK) return refuse(&out);
@@ -336,26 +351,42 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwa
 }
 
 static int read_int(PyObject *item, Py_ssize_t index, int *target) {
-    long value = PyLong_AsLong(PyTuple_GetItem(item, index));
+    long value = PyLong_AsLong(PyTuple_GET_ITEM(item, index));
     if (value == -1 && PyErr_Occurred()) return -1;
+    if (value < -128 || value > 127) {
+        PyErr_SetString(PyExc_ValueError, "opcode table field out of range");
+        return -1;
+    }
     *target = (int)value;
     return 0;
 }
 
 /* configure(table, roles, limits, problem): the opcode table (256 entries, None or
- * (name, kind, pair, mark_at, plain, after, role, counted, numeric)), the role names in
- * order, the limits (max_stack, max_marks, max_depth, max_inserts, max_reuse_slack,
- * max_text_number) and the exception class to raise. */
+ * (name, kind, pair, mark_at, plain, after, role, counted, numeric, container)), the role
+ * names in order, the limits (max_stack, max_marks, max_depth, max_inserts, max_reuse_slack,
+ * max_text_number, max_containers, container_bytes) and the exception class to raise.
+ * Once only: a walk reads them without the GIL. */
 static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *table, *roles, *problem;
-    Py_ssize_t stack_limit, marks_limit, depth_limit, inserts_limit, text_limit;
-    long long slack;
-    if (!PyArg_ParseTuple(args, "O!O!(nnnnLn)O", &PyList_Type, &table, &PyTuple_Type, &roles,
-                          &stack_limit, &marks_limit, &depth_limit, &inserts_limit, &slack,
-                          &text_limit, &problem))
+    Limits given;
+    if (problem_class != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the pickle scan is configured already");
         return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!(nnnnLnnn)O", &PyList_Type, &table, &PyTuple_Type, &roles,
+                          &given.stack, &given.marks, &given.depth, &given.inserts,
+                          &given.reuse_slack, &given.text_number, &given.containers,
+                          &given.container_bytes, &problem))
+        return NULL;
+    if (given.stack < 0 || given.marks < 0 || given.depth < 0 || given.inserts < 0
+            || given.reuse_slack < 0 || given.text_number < 0 || given.containers < 0
+            || given.container_bytes < 1) {
+        PyErr_SetString(PyExc_ValueError, "pickle scan limits must be positive");
+        return NULL;
+    }
     if (PyList_GET_SIZE(table) != 256 || PyTuple_GET_SIZE(roles) != ROLE_COUNT) {
-        PyErr_SetString(PyExc_ValueError, "opcode table must have 256 entries and 10 roles");
+        PyErr_Format(PyExc_ValueError, "opcode table must have 256 entries and %d roles",
+                     ROLE_COUNT);
         return NULL;
     }
     for (int role = 0; role < ROLE_COUNT; role++) {
@@ -372,8 +403,8 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
     for (int code = 0; code < 256; code++) {
         PyObject *item = PyList_GET_ITEM(table, code);
         if (item == Py_None) continue;
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 9) {
-            PyErr_SetString(PyExc_ValueError, "opcode entries are 9-tuples");
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 10) {
+            PyErr_SetString(PyExc_ValueError, "opcode entries are 10-tuples");
             return NULL;
         }
         Op *op = &parsed[code];
@@ -381,8 +412,8 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
         if (name == NULL) return NULL;
         snprintf(op->name, sizeof op->name, "%s", name);
         int *fields[] = {&op->kind, &op->pair, &op->mark_at, &op->plain, &op->after,
-                         &op->role, &op->counted, &op->numeric};
-        for (int field = 0; field < 8; field++)
+                         &op->role, &op->counted, &op->numeric, &op->container};
+        for (int field = 0; field < 9; field++)
             if (read_int(item, field + 1, fields[field]) < 0) return NULL;
         if (op->role < 0 || op->role >= ROLE_COUNT || op->after < 0 || op->after > 2
                 || !(op->kind >= -5 && op->kind <= 8)) {
@@ -392,14 +423,9 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
         op->valid = 1;
     }
     memcpy(ops, parsed, sizeof ops);
-    max_stack = stack_limit;
-    max_marks = marks_limit;
-    max_depth = depth_limit;
-    max_inserts = inserts_limit;
-    max_reuse_slack = slack;
-    max_text_number = text_limit;
+    limits = given;
     Py_INCREF(problem);
-    Py_XSETREF(problem_class, problem);
+    problem_class = problem;
     Py_RETURN_NONE;
 }
 

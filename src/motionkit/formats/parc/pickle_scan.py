@@ -2,19 +2,19 @@
 nothing and refuses what could make decoding allocate far more than the file's size,
 nest without bound or run long (see :mod:`.safepickle` for the layers after it).
 
-The rules live here: the limits, the opcode table (from :mod:`pickletools`) and
-:func:`scan_reference`, the walk written in Python. :func:`scan` is the same walk compiled
-(``_pickle_scan.c``, built at install), so that a hostile stream of one-byte opcodes costs
-nanoseconds per opcode; the tests hold the two to the same offset and the same message on
-every input. Where no compiler was at hand the Python walk is used.
+The limits and the opcode table (from :mod:`pickletools`) live here and are handed to the
+compiled walk (``_pickle_scan.c``, built at install), which :func:`scan` is, so that a
+hostile stream of one-byte opcodes costs nanoseconds per opcode. :func:`scan_reference`
+is the same walk written in Python, which states the rules readably; the tests hold the
+two to the same offset and the same message on every input. Where no compiler was at
+hand the Python walk is used.
 """
 
 from __future__ import annotations
 
 import pickletools
 import struct
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 #: Most values the unpickler stack may hold at once, and most open MARKs.
 MAX_STACK = 100_000
@@ -28,6 +28,11 @@ MAX_INSERTS = 10_000
 MAX_REUSE_SLACK = 1 << 20
 #: Longest text argument of the protocol-0 number opcodes (INT, LONG, FLOAT, GET, PUT).
 MAX_TEXT_NUMBER = 4_300
+#: Most new containers (lists, dicts, sets) a pickle may build beyond one per
+#: ``CONTAINER_BYTES`` bytes of its size: an empty set costs 216 bytes for one opcode byte,
+#: so this keeps their memory near 27 times the file's size (plus ~65 MB).
+MAX_CONTAINERS = 300_000
+CONTAINER_BYTES = 8
 
 
 class PickleProblem(Exception):
@@ -49,6 +54,7 @@ _FILL_OPS = ("APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD")
 #: Dictionary/set insertions: one per opcode, per stack pair, or per stack item.
 _INSERTS = {"SETITEM": 1, "SETITEMS": 2, "DICT": 2, "ADDITEMS": 3, "FROZENSET": 3}
 _NUMBER_OPS = ("INT", "LONG", "FLOAT", "GET", "PUT")
+_CONTAINER_OPS = ("EMPTY_LIST", "LIST", "EMPTY_DICT", "DICT", "EMPTY_SET", "FROZENSET")
 
 
 def _build_table() -> list[tuple[Any, ...] | None]:
@@ -64,14 +70,14 @@ def _build_table() -> list[tuple[Any, ...] | None]:
         numeric = op.name in _NUMBER_OPS or pair
         table[ord(op.code.encode("latin-1"))] = (
             op.name, kind, pair, mark_at, plain, len(op.stack_after), role,
-            _INSERTS.get(op.name, 0), numeric)
+            _INSERTS.get(op.name, 0), numeric, op.name in _CONTAINER_OPS)
     return table
 
 
 _TABLE = _build_table()
 
 
-def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, origin: int = 0,
+def scan_reference(data: bytes | bytearray, start: int = 0, *, stop: int | None = None, origin: int = 0,
                    allow_persistent: bool = False) -> int:
     """Check one pickle's opcodes against the limits; return the offset just past STOP.
 
@@ -79,10 +85,10 @@ def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, orig
     ``data``); messages count bytes from ``origin``. Nothing is built and no large
     argument is copied, so this costs time linear in the number of opcodes (a NumPy array
     is a single opcode). Every stack value and memo entry carries the bytes of data it
-    holds and its nesting depth.
+    holds (length-prefixed and text arguments) and its nesting depth.
     """
     size = len(data) if stop is None else stop
-    if start < 0 or size < start or size > len(data):
+    if start < 0 or size < start or size > len(data) or not 0 <= origin <= start:
         raise ValueError("scan bounds lie outside the data")
     pos = start
     stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
@@ -92,17 +98,23 @@ def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, orig
     inserts = 0
     reused = 0  # data fetched again from the memo (each fetch may be copied again)
     reuse_limit = size - start + MAX_REUSE_SLACK
+    containers = 0
+    container_limit = MAX_CONTAINERS + (size - start) // CONTAINER_BYTES
     table = _TABLE
     while pos < size:
         entry = table[data[pos]]
         if entry is None:
             raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte "
                                f"{pos - origin}")
-        name, kind, pair, mark_at, plain, after, role, counted, numeric = entry
+        name, kind, pair, mark_at, plain, after, role, counted, numeric, container = entry
         at = pos - origin  # for messages
         pos += 1
         if role == _FORBIDDEN or (role == _PERSID and not allow_persistent):
             raise PickleProblem(f"forbidden pickle opcode {name} at byte {at}")
+        containers += container
+        if containers > container_limit:
+            raise PickleProblem(f"pickle builds more than {container_limit} lists, dicts and "
+                                f"sets (at byte {at})")
         number = 0
         weight = 0
         if kind > 0:
@@ -121,6 +133,7 @@ def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, orig
                     if not (0 < len(text) <= 9 and text.isdigit()):
                         raise PickleProblem(f"bad {name} index at byte {at}")
                     number = int(text)
+                weight += end - pos
                 pos = end + 1
         elif kind < -1:
             width, fmt = _COUNTED[kind]
@@ -202,19 +215,25 @@ def scan_reference(data: bytes, start: int = 0, *, stop: int | None = None, orig
     raise PickleProblem("pickle data was truncated (no STOP)")
 
 
+class Scan(Protocol):
+    """The scan's signature (both walks)."""
+
+    def __call__(self, data: bytes | bytearray, start: int = 0, *, stop: int | None = None,
+                 origin: int = 0, allow_persistent: bool = False) -> int: ...
 
 
-def _compiled_scan() -> Callable[..., int] | None:
+def _compiled_scan() -> Scan | None:
     """The compiled walk, told the rules above; None where it was not built."""
     try:
         from . import _pickle_scan
     except ImportError:
         return None
     _pickle_scan.configure(_TABLE, ROLES, (MAX_STACK, MAX_MARKS, MAX_DEPTH, MAX_INSERTS,
-                                           MAX_REUSE_SLACK, MAX_TEXT_NUMBER), PickleProblem)
+                                           MAX_REUSE_SLACK, MAX_TEXT_NUMBER, MAX_CONTAINERS,
+                                           CONTAINER_BYTES), PickleProblem)
     return _pickle_scan.scan
 
 
-scan: Callable[..., int] = _compiled_scan() or scan_reference
+scan: Scan = _compiled_scan() or scan_reference
 #: Whether :func:`scan` is the compiled walk.
 COMPILED = scan is not scan_reference

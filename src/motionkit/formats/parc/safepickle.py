@@ -51,9 +51,13 @@ from .pickle_scan import (
     scan,
 )
 
-#: Array and tensor bytes a pickle may decode: twice its size (its own array data plus
-#: copies of torch views) plus this slack.
+#: Bytes a pickle may make its shims build (arrays, tensors, text turned into bytes,
+#: object states copied): four times its size (its own data decoded twice, text to bytes
+#: and bytes to array, plus copies of torch views) plus this slack.
 DECODE_SLACK = 1 << 20
+DECODE_FACTOR = 4
+#: Bytes charged per attribute an object's state copies (a dict entry and its key).
+STATE_ITEM_BYTES = 32
 #: Most distinct unknown classes one pickle may name, and the longest such name.
 MAX_UNKNOWN_CLASSES = 100
 MAX_GLOBAL_NAME = 200
@@ -301,6 +305,7 @@ def _codecs_encode(text: Any, encoding: Any = "utf-8") -> bytes:
     """How protocol 2 stores ``bytes``: ``_codecs.encode(str, 'latin1')``."""
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
         raise PickleProblem("refused a _codecs.encode call")
+    _charge(len(text), "_codecs.encode")
     return text.encode("latin-1")
 
 
@@ -316,8 +321,10 @@ def _bytearray(*args: Any) -> bytearray:
     if not args:
         return bytearray()
     if len(args) == 1 and isinstance(args[0], bytes):
+        _charge(len(args[0]), "bytearray")
         return bytearray(args[0])
     if len(args) == 2 and isinstance(args[0], str) and args[1] in ("latin1", "latin-1"):
+        _charge(2 * len(args[0]), "bytearray")
         return bytearray(args[0].encode("latin-1"))
     raise PickleProblem("refused a bytearray(...) call")
 
@@ -356,6 +363,7 @@ def _path(flavour: type[PurePath]) -> Callable[..., str]:
     def build(*parts: Any) -> str:
         if not all(isinstance(part, str) for part in parts):
             raise PickleProblem("refused a path built from non-text parts")
+        _charge(sum(len(part) for part in parts), "path")
         return str(flavour(*parts))
 
     return build
@@ -384,6 +392,7 @@ class StandIn(_Inert):
         for part in parts:
             if not isinstance(part, dict) or not all(isinstance(k, str) for k in part):
                 raise PickleProblem(f"{self.parc_class}: state is not a dict of names")
+            _charge(STATE_ITEM_BYTES * len(part), f"{self.parc_class} state")
             self.__dict__.update(part)
 
     def state(self) -> dict[str, Any]:
@@ -737,7 +746,7 @@ def _load_checked(data: bytes | Blob, allowed: Mapping[tuple[str, str], Any],
     end = scan(buffer, start, stop=stop, origin=start)
     if end != stop:
         raise PickleProblem(f"{stop - end} stray bytes after the pickle")
-    token = _BUDGET.set(_Budget(2 * (stop - start) + DECODE_SLACK))
+    token = _BUDGET.set(_Budget(DECODE_FACTOR * (stop - start) + DECODE_SLACK))
     try:
         # the scan ends at STOP, so the unpickler never reads past ``stop``
         file = io.BytesIO(buffer)  # shares the bytes, no copy

@@ -69,16 +69,21 @@ class DecimalSeconds:
     nanoseconds, block by block (see :func:`decimal_nanoseconds`, which uses them)."""
 
     column: int
-    ns: NDArray[np.int64]
+    #: Fields per row (set by parse_into).
+    columns: int = 0
+    #: Sized like parse_into's targets when the first block brings nanoseconds.
+    ns: NDArray[np.int64] | None = None
     #: Whether every block was read so (False after a block the other paths parsed, or
     #: one whose stamps float64 holds or that are no decimals).
     whole: bool = True
 
-    def keep(self, piece: NDArray[np.int64] | None, row: int) -> None:
+    def keep(self, piece: NDArray[np.int64] | None, row: int, rows: int) -> None:
         if piece is None:
             self.whole = False
-        else:
-            self.ns[row:row + piece.size] = piece
+            return
+        if self.ns is None:
+            self.ns = np.empty(rows, dtype=np.int64)
+        self.ns[row:row + piece.size] = piece
 
 
 @dataclass
@@ -476,6 +481,8 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     fast = _accel.polars_for(sum(block.size for block in table.blocks))
     ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
     separator = _polars_separator(table, delimiter)
+    if decimal is not None:
+        decimal.columns = columns
     if not table.complete:
         if fast is None or text is not None:
             raise Rescan
@@ -491,7 +498,7 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
                                   decimal.column if decimal else None)
             parsed = found[1] if found is not None else None
             if decimal is not None:
-                decimal.keep(found[2] if found is not None else None, row)
+                decimal.keep(found[2] if found is not None else None, row, table.rows)
         elif decimal is not None:
             decimal.whole = False
         if parsed is None and text is None:
@@ -560,7 +567,7 @@ def _stream(table: TextTable, pl: Any, delimiter: bytes, columns: int,
         count, pieces, ns = parsed
         _store(pieces, targets, row, unit)
         if decimal is not None:
-            decimal.keep(ns, row)
+            decimal.keep(ns, row, table.rows)
         row += count
 
     with open_binary(table.path) as handle, ThreadPoolExecutor(_PARALLEL_BLOCKS) as pool:
@@ -620,8 +627,8 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
                             schema=schema, quote_char=None, truncate_ragged_lines=False,
                             empty_string_is_null=False)
         if decimal is not None:
-            stamps = frame.get_column(f"c{decimal}")
-            seconds = stamps.cast(pl.Float64)
+            stamps = frame.get_column(f"c{decimal}").str.strip_chars_start(" ")  # as the CSV
+            seconds = stamps.cast(pl.Float64)  # parse of numbers does
             if seconds.abs().max() >= FLOAT_NS_LIMIT:
                 exact = stamps.cast(pl.Decimal(20, 9), strict=False).to_physical().cast(
                     pl.Int64, strict=False)
@@ -695,10 +702,9 @@ _BLANK_RUN = re.compile(rb"[ \t]+")
 _EDGE_BLANK = re.compile(rb"(?m)^ | $")
 
 
-def decimal_nanoseconds(table: TextTable, delimiter: bytes | None, column: int, columns: int,
-                        seconds: NDArray[np.float64], read: DecimalSeconds | None = None
-                        ) -> NDArray[np.int64] | None:
-    """Column ``column``'s decimal seconds as exact integer nanoseconds, where float64
+def decimal_nanoseconds(table: TextTable, delimiter: bytes | None, seconds: NDArray[np.float64],
+                        read: DecimalSeconds) -> NDArray[np.int64] | None:
+    """Column ``read.column``'s decimal seconds as exact integer nanoseconds, where float64
     cannot hold nanoseconds (some stamp of 2**23 s or more: Unix time, say); None where
     it can, or where a cell is not a decimal number (the float ``seconds`` stand then).
 
@@ -707,12 +713,13 @@ def decimal_nanoseconds(table: TextTable, delimiter: bytes | None, column: int, 
     digit a file can write for a nanosecond clock. Each stamp must come back as the very
     float64 it was read as: a stamp with more decimals that tell floats apart (a float's
     shortest text near 2**23 s) leaves the float stamps standing. What parse_into ``read``
-    already is used when it is whole; otherwise the column is read again here.
+    already is used when it is whole; otherwise the column is read again here (None
+    without polars).
     """
     if not seconds.size or not np.max(np.abs(seconds)) >= FLOAT_NS_LIMIT:
         return None  # also for a non-finite stamp: the float path names its line
-    ns = (read.ns[:seconds.size] if read is not None and read.whole
-          else _read_decimal_column(table, delimiter, column, columns))
+    ns = (read.ns[:seconds.size] if read.whole and read.ns is not None
+          else _read_decimal_column(table, delimiter, read.column, read.columns))
     if ns is None or ns.shape != seconds.shape or not np.array_equal(ns_to_seconds(ns), seconds):
         return None
     return ns
@@ -721,9 +728,11 @@ def decimal_nanoseconds(table: TextTable, delimiter: bytes | None, column: int, 
 def _read_decimal_column(table: TextTable, delimiter: bytes | None, column: int,
                          columns: int) -> NDArray[np.int64] | None:
     """Column ``column`` of every row as decimal seconds in integer nanoseconds (read in
-    pieces, two at a time), or None where polars refuses a piece."""
-    import polars as pl
-
+    pieces, two at a time), or None where polars refuses a piece or is missing."""
+    try:
+        import polars as pl
+    except ImportError:
+        return None
     schema = {f"c{i}": pl.Decimal(20, 9) if i == column else pl.String for i in range(columns)}
     pieces: list[NDArray[np.int64] | None] = []
     pending: deque[Future[NDArray[np.int64] | None]] = deque()
@@ -741,8 +750,9 @@ def _read_decimal_column(table: TextTable, delimiter: bytes | None, column: int,
 
 def _decimal_piece(pl: Any, data: bytes, delimiter: bytes | None, schema: dict[str, Any],
                    column: int) -> NDArray[np.int64] | None:
-    found = _decimal_column(pl, data, delimiter or b" ", schema, column)
-    if found is None:  # runs of blanks, tabs, blanks around a delimiter
+    found = (_decimal_column(pl, data, delimiter or b" ", schema, column)
+             if delimiter is None or len(delimiter) == 1 else None)
+    if found is None:  # runs of blanks, tabs, blanks around a delimiter, a wide delimiter
         found = _decimal_column(pl, _single_spaced(data, delimiter), b" ", schema, column)
     return found
 
@@ -758,14 +768,14 @@ def _decimal_column(pl: Any, data: bytes, separator: bytes, schema: dict[str, An
         if series.null_count():
             return None
         return series.to_physical().cast(pl.Int64, strict=True).to_numpy()
-    except pl.exceptions.PolarsError:
+    except (pl.exceptions.PolarsError, ValueError):
         return None
 
 
 def _single_spaced(data: bytes, delimiter: bytes | None) -> bytes:
     """Rows whose fields are parted by single spaces, none at either end of a row."""
     if delimiter:
-        data = data.translate(_SPACE_TABLE.get(delimiter) or bytes.maketrans(delimiter, b" "))
+        data = data.replace(delimiter, b" ")
     return _EDGE_BLANK.sub(b"", _BLANK_RUN.sub(b" ", data))
 
 

@@ -202,16 +202,15 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
     quaternion = (UnitRows((fields.index("qx"), fields.index("qy"), fields.index("qz"),
                             fields.index("qw"))) if "qx" in fields else None)
     cols: dict[str, NDArray[Any]]
-    decimal: DecimalSeconds | None = None
+    unit = time_unit or header.get("time_unit") or "s"
+    scale = common.time_scale(unit, path) if time_format == "unix" else 1.0
+    decimal = (DecimalSeconds(t_columns[0]) if time_format == "unix" and t_columns
+               and unit.strip().lower() != "ns" and scale == 1.0 else None)
     if time_format == "datetime" and table.rows:
         cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose,
                                                quaternion)
     else:
-        unit = time_unit or header.get("time_unit") or "s"
         ns_time = time_format == "unix" and unit.strip().lower() == "ns"
-        decimal = (DecimalSeconds(t_columns[0], np.empty(table.rows, dtype=np.int64))
-                   if time_format == "unix" and t_columns
-                   and common.time_scale(unit, path) == 1.0 else None)
         cols = _parse_columns(table, delimiter, fields, pose, ns_time=ns_time,
                               quaternion=quaternion, decimal=decimal)
         datetimes = None
@@ -236,16 +235,12 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
                               header.entries["time_format"][1])
         times = gpstime.week_sow_to_unix(week, cols["t"][:rows]) + offset
     else:
-        unit = time_unit or header.get("time_unit") or "s"
-        scale = common.time_scale(unit, path)
         if unit.strip().lower() == "ns":
             ns = _shifted(cols["t"][:rows], offset, header)
             times = ns_to_seconds(ns)
         else:
             times = cols["t"][:rows]
-            width = field_count(table.first_row(), delimiter) if rows else len(fields)
-            exact = (decimal_nanoseconds(table, delimiter, t_columns[0], width, times, decimal)
-                     if decimal else None)
+            exact = decimal_nanoseconds(table, delimiter, times, decimal) if decimal else None
             if exact is not None:
                 ns = _shifted(exact, offset, header)  # the timeline comes from ns
             elif scale != 1.0 or offset:

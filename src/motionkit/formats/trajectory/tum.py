@@ -125,14 +125,14 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
         targets.update({8 + i: kept[:, i] for i in range(width - 8)})
     quaternion = UnitRows((4, 5, 6, 7) if order == "xyzw" else (5, 6, 7, 4))
     scale = common.time_scale(time_unit, path)
-    decimal = DecimalSeconds(0, np.empty(table.rows, dtype=np.int64)) if scale == 1.0 else None
+    decimal = DecimalSeconds(0) if scale == 1.0 else None
     rows = (parse_into(table, delimiter, width, targets, unit=quaternion, decimal=decimal)
             if table.rows else 0)
     pose, times = pose[:rows], times[:rows]
     if width > 8 and kept is None:
         warn(f"{path}: columns after the 8th ignored ({width} per row; extra=NAME keeps them)")
     quaternion.check(path, table.line_of)
-    ns = decimal_nanoseconds(table, delimiter, 0, width, times, decimal) if decimal else None
+    ns = decimal_nanoseconds(table, delimiter, times, decimal) if decimal else None
     if scale != 1.0:
         times = times * scale
     timeline, keep = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
