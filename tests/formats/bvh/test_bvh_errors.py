@@ -8,30 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
+from bvh_text import basic_bvh
 
 import motionkit as mk
 
-GOOD = """HIERARCHY
-ROOT Hips
-{
-  OFFSET 0 0 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
-  JOINT Leg
-  {
-    OFFSET 0 -10 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -20 0
-    }
-  }
-}
-MOTION
-Frames: 2
-Frame Time: 0.5
-1 2 3 4 5 6 7 8 9
-1 2 3 4 5 6 7 8 9
-"""
+GOOD = basic_bvh("  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation "
+                 "Xrotation Yrotation", "1 2 3 4 5 6 7 8 9\n1 2 3 4 5 6 7 8 9")
 
 
 def _error(tmp_path: Path, text: str) -> str:

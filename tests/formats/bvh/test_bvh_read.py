@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bvh_text import ROOT_CHANNELS, basic_bvh
 
 import motionkit as mk
 from conftest import corpus_file, require_peer
@@ -70,32 +71,10 @@ def test_what_a_read_motion_holds() -> None:
         "BVH: frame time 0.0333333 (snapped to a whole rate), read as unit cm with y up"]
 
 
-BASIC = """HIERARCHY
-ROOT Hips
-{{
-{root}
-  JOINT Leg
-  {{
-    OFFSET 0 -10 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {{
-      OFFSET 0 -20 0
-    }}
-  }}
-}}
-MOTION
-Frames: 2
-Frame Time: 0.5
-{rows}
-"""
-
-
-def _basic(tmp_path: Path, root: str = "  OFFSET 1 2 3\n  CHANNELS 6 Xposition Yposition "
-           "Zposition Zrotation Xrotation Yrotation",
+def _basic(tmp_path: Path, root: str = ROOT_CHANNELS,
            rows: str = "10 20 30 0 0 0 90 0 0\n10 20 30 90 0 0 0 0 0", name: str = "b.bvh") -> Path:
     path = tmp_path / name
-    path.write_text(BASIC.format(root=root, rows=rows))
+    path.write_text(basic_bvh(root, rows))
     return path
 
 
@@ -121,7 +100,7 @@ def test_real_file_tolerances(tmp_path: Path) -> None:
     """CRLF, tabs, blank lines, odd keyword case, named End Sites, wrapped rows, names
     with colons and spaces all read the same as the plain file."""
     plain = mk.read(_basic(tmp_path))
-    text = BASIC.format(root="  OFFSET 1 2 3\n  CHANNELS 6 Xposition Yposition Zposition "
+    text = basic_bvh(root="  OFFSET 1 2 3\n  CHANNELS 6 Xposition Yposition Zposition "
                         "ZROTATION xrotation Yrotation",
                         rows="10 20 30 0 0 0\n 90 0 0\n\n\t10 20 30 90 0 0 0 0 0   ")
     text = text.replace("End Site", "End Site LeftToe").replace("\n", "\r\n\t")
