@@ -31,13 +31,13 @@ typedef struct {
     int role;
     int counted; /* dictionary/set insertions: 1 per opcode, 2 per pair, 3 per item */
     int numeric; /* text argument limited to max_text_number bytes */
-    int container; /* builds a list, dict or set */
+    int container; /* bytes of the empty list, dict or set it builds, else 0 */
 } Op;
 
 /* The limits (set once by configure; read into each walk before the GIL is released). */
 typedef struct {
-    Py_ssize_t stack, marks, depth, inserts, text_number, containers, container_bytes;
-    long long reuse_slack;
+    Py_ssize_t stack, marks, depth, inserts, text_number;
+    long long reuse_slack, container_allowance, container_factor;
 } Limits;
 
 static Op ops[256];
@@ -82,7 +82,7 @@ typedef struct {
     int negative;           /* the declared length was negative (BINSTRING, LONG4) */
     Py_ssize_t remain;      /* bytes left after a length */
     Py_ssize_t end;         /* offset just past STOP */
-    Py_ssize_t limit;       /* the container limit of this pickle */
+    long long limit;        /* bytes this pickle's containers may take */
 } Outcome;
 
 static unsigned long long little_endian(const unsigned char *bytes, int width) {
@@ -108,10 +108,10 @@ static void walk(const unsigned char *data, Py_ssize_t start, Py_ssize_t size,
                  Py_ssize_t origin, int allow_persistent, Limits max, Outcome *out) {
     Values stack = {0}, memo = {0};
     Py_ssize_t *marks = malloc((size_t)(max.marks + 1) * sizeof(Py_ssize_t));
-    Py_ssize_t mark_count = 0, containers = 0;
-    long long inserts = 0, reused = 0;
+    Py_ssize_t mark_count = 0;
+    long long inserts = 0, reused = 0, containers = 0;
     long long reuse_limit = (long long)(size - start) + max.reuse_slack;
-    out->limit = max.containers + (size - start) / max.container_bytes;
+    out->limit = max.container_allowance + (long long)(size - start) * max.container_factor;
     Py_ssize_t pos = start;
     if (marks == NULL) FAIL(E_MEMORY);
     while (pos < size) {
@@ -306,7 +306,8 @@ static PyObject *refuse(const Outcome *out) {
         break;
     case E_CONTAINERS:
         snprintf(message, sizeof message,
-                 "pickle builds more than %zd lists, dicts and sets (at byte %zd)", out->limit, at);
+                 "pickle's lists, dicts and sets take more than %lld bytes (at byte %zd)",
+                 out->limit, at);
         break;
     default:
         snprintf(message, sizeof message, "pickle data was truncated (no STOP)");
@@ -353,7 +354,7 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwa
 static int read_int(PyObject *item, Py_ssize_t index, int *target) {
     long value = PyLong_AsLong(PyTuple_GET_ITEM(item, index));
     if (value == -1 && PyErr_Occurred()) return -1;
-    if (value < -128 || value > 127) {
+    if (value < -1000000 || value > 1000000) {
         PyErr_SetString(PyExc_ValueError, "opcode table field out of range");
         return -1;
     }
@@ -364,7 +365,7 @@ static int read_int(PyObject *item, Py_ssize_t index, int *target) {
 /* configure(table, roles, limits, problem): the opcode table (256 entries, None or
  * (name, kind, pair, mark_at, plain, after, role, counted, numeric, container)), the role
  * names in order, the limits (max_stack, max_marks, max_depth, max_inserts, max_reuse_slack,
- * max_text_number, max_containers, container_bytes) and the exception class to raise.
+ * max_text_number, container_allowance, container_factor) and the exception class to raise.
  * Once only: a walk reads them without the GIL. */
 static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *table, *roles, *problem;
@@ -373,14 +374,14 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "the pickle scan is configured already");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "O!O!(nnnnLnnn)O", &PyList_Type, &table, &PyTuple_Type, &roles,
+    if (!PyArg_ParseTuple(args, "O!O!(nnnnLnLL)O", &PyList_Type, &table, &PyTuple_Type, &roles,
                           &given.stack, &given.marks, &given.depth, &given.inserts,
-                          &given.reuse_slack, &given.text_number, &given.containers,
-                          &given.container_bytes, &problem))
+                          &given.reuse_slack, &given.text_number, &given.container_allowance,
+                          &given.container_factor, &problem))
         return NULL;
     if (given.stack < 0 || given.marks < 0 || given.depth < 0 || given.inserts < 0
-            || given.reuse_slack < 0 || given.text_number < 0 || given.containers < 0
-            || given.container_bytes < 1) {
+            || given.reuse_slack < 0 || given.text_number < 0 || given.container_allowance < 0
+            || given.container_factor < 0 || given.container_factor > 1000) {
         PyErr_SetString(PyExc_ValueError, "pickle scan limits must be positive");
         return NULL;
     }

@@ -28,11 +28,11 @@ MAX_INSERTS = 10_000
 MAX_REUSE_SLACK = 1 << 20
 #: Longest text argument of the protocol-0 number opcodes (INT, LONG, FLOAT, GET, PUT).
 MAX_TEXT_NUMBER = 4_300
-#: Most new containers (lists, dicts, sets) a pickle may build beyond one per
-#: ``CONTAINER_BYTES`` bytes of its size: an empty set costs 216 bytes for one opcode byte,
-#: so this keeps their memory near 27 times the file's size (plus ~65 MB).
-MAX_CONTAINERS = 300_000
-CONTAINER_BYTES = 8
+#: Memory the lists, dicts and sets a pickle builds may take (at their empty sizes in
+#: CPython, ``CONTAINER_COST``): this many times the file's size plus a fixed allowance.
+#: An empty set costs 216 bytes for one opcode byte; honest nested lists ~12 per byte.
+CONTAINER_FACTOR = 24
+CONTAINER_ALLOWANCE = 64 << 20
 
 
 class PickleProblem(Exception):
@@ -54,7 +54,8 @@ _FILL_OPS = ("APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD")
 #: Dictionary/set insertions: one per opcode, per stack pair, or per stack item.
 _INSERTS = {"SETITEM": 1, "SETITEMS": 2, "DICT": 2, "ADDITEMS": 3, "FROZENSET": 3}
 _NUMBER_OPS = ("INT", "LONG", "FLOAT", "GET", "PUT")
-_CONTAINER_OPS = ("EMPTY_LIST", "LIST", "EMPTY_DICT", "DICT", "EMPTY_SET", "FROZENSET")
+CONTAINER_COST = {"EMPTY_LIST": 56, "LIST": 56, "EMPTY_DICT": 64, "DICT": 64, "EMPTY_SET": 216,
+                  "FROZENSET": 216}
 
 
 def _build_table() -> list[tuple[Any, ...] | None]:
@@ -70,7 +71,7 @@ def _build_table() -> list[tuple[Any, ...] | None]:
         numeric = op.name in _NUMBER_OPS or pair
         table[ord(op.code.encode("latin-1"))] = (
             op.name, kind, pair, mark_at, plain, len(op.stack_after), role,
-            _INSERTS.get(op.name, 0), numeric, op.name in _CONTAINER_OPS)
+            _INSERTS.get(op.name, 0), numeric, CONTAINER_COST.get(op.name, 0))
     return table
 
 
@@ -98,23 +99,23 @@ def scan_reference(data: bytes | bytearray, start: int = 0, *, stop: int | None 
     inserts = 0
     reused = 0  # data fetched again from the memo (each fetch may be copied again)
     reuse_limit = size - start + MAX_REUSE_SLACK
-    containers = 0
-    container_limit = MAX_CONTAINERS + (size - start) // CONTAINER_BYTES
+    containers = 0  # bytes the containers built so far take
+    container_limit = CONTAINER_ALLOWANCE + (size - start) * CONTAINER_FACTOR
     table = _TABLE
     while pos < size:
         entry = table[data[pos]]
         if entry is None:
             raise PickleProblem(f"invalid pickle opcode 0x{data[pos]:02x} at byte "
                                f"{pos - origin}")
-        name, kind, pair, mark_at, plain, after, role, counted, numeric, container = entry
+        name, kind, pair, mark_at, plain, after, role, counted, numeric, cost = entry
         at = pos - origin  # for messages
         pos += 1
         if role == _FORBIDDEN or (role == _PERSID and not allow_persistent):
             raise PickleProblem(f"forbidden pickle opcode {name} at byte {at}")
-        containers += container
+        containers += cost
         if containers > container_limit:
-            raise PickleProblem(f"pickle builds more than {container_limit} lists, dicts and "
-                                f"sets (at byte {at})")
+            raise PickleProblem(f"pickle's lists, dicts and sets take more than "
+                                f"{container_limit} bytes (at byte {at})")
         number = 0
         weight = 0
         if kind > 0:
@@ -229,8 +230,8 @@ def _compiled_scan() -> Scan | None:
     except ImportError:
         return None
     _pickle_scan.configure(_TABLE, ROLES, (MAX_STACK, MAX_MARKS, MAX_DEPTH, MAX_INSERTS,
-                                           MAX_REUSE_SLACK, MAX_TEXT_NUMBER, MAX_CONTAINERS,
-                                           CONTAINER_BYTES), PickleProblem)
+                                           MAX_REUSE_SLACK, MAX_TEXT_NUMBER, CONTAINER_ALLOWANCE,
+                                           CONTAINER_FACTOR), PickleProblem)
     return _pickle_scan.scan
 
 
