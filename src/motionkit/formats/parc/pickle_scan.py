@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pickletools
 import struct
+from array import array
 from typing import Any, Protocol
 
 #: Most values the unpickler stack may hold at once, and most open MARKs.
@@ -95,7 +96,7 @@ def scan_reference(data: bytes | bytearray, start: int = 0, *, stop: int | None 
     stack: list[int] = []  # per value on the unpickler stack: bytes of data it carries
     depths: list[int] = []  # per value on the stack: how deeply it nests
     marks: list[int] = []
-    memo: list[tuple[int, int]] = []
+    memo = array("q")  # per memo entry: weight, depth (16 bytes, not a tuple's 64)
     inserts = 0
     reused = 0  # data fetched again from the memo (each fetch may be copied again)
     reuse_limit = size - start + MAX_REUSE_SLACK
@@ -152,17 +153,17 @@ def scan_reference(data: bytes | bytearray, start: int = 0, *, stop: int | None 
                 if number > size - pos:
                     raise PickleProblem(f"FRAME at byte {at} is longer than the data")
             elif role == _PUT:
-                index = number if name != "MEMOIZE" else len(memo)
-                if index > len(memo):
+                index = number if name != "MEMOIZE" else len(memo) // 2
+                if index > len(memo) // 2:
                     raise PickleProblem(f"memo index {index} out of order at byte {at}")
                 if not stack:
                     raise PickleProblem(f"{name} on an empty stack at byte {at}")
-                memo[index:index + 1] = [(stack[-1], depths[-1])]
+                memo[2 * index:2 * index + 2] = array("q", (stack[-1], depths[-1]))
                 continue
             elif role == _GET:
-                if number >= len(memo):
+                if number >= len(memo) // 2:
                     raise PickleProblem(f"memo index {number} not yet stored at byte {at}")
-                weight, depth = memo[number]
+                weight, depth = memo[2 * number], memo[2 * number + 1]
                 reused += weight
             elif role == _DUP and stack:
                 reused += stack[-1]
