@@ -54,8 +54,10 @@ def render(path: str, fmt: str, obj: Any) -> str:
         lines.append(_world_head(obj))
         for skeleton in obj.skeletons:
             lines.extend(_skeleton_lines(skeleton))
+        lines.extend(f"  {note}" for note in registry.by_name(fmt).describe(obj))
     elif isinstance(obj, Skeleton):
         lines.extend(_skeleton_lines(obj))
+        lines.extend(f"  {note}" for note in registry.by_name(fmt).describe(obj))
     elif hasattr(obj, "entries"):  # a motion list: sources as written, never $VAR values
         lines.extend(_list_lines(obj))
     else:

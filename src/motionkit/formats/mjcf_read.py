@@ -126,9 +126,9 @@ class _MjJoint:
                 setattr(dof, target, float(value[0]))
         spring = tree.numbers(self.attrs, "springref", self.element)
         if spring is not None and spring.size:
-            value = float(tree.compiler.angle(spring[:1])[0]) if self.kind == "hinge" \
+            rest = float(tree.compiler.angle(spring[:1])[0]) if self.kind == "hinge" \
                 else float(spring[0])
-            dof.spring_rest_position = value - self.ref
+            dof.spring_rest_position = rest - self.ref
         return dof
 
 
@@ -268,7 +268,7 @@ class _Builder:
                 j.dof(self.tree, j.name) for j in joints[:3]]
             pos = joints[3].pos
         else:
-            prefix = os.path.commonprefix(names).rstrip("_")
+            prefix = _common_prefix(names).rstrip("_")
             name = self.unique(prefix if prefix and prefix not in names else mj.name,
                                self.joint_names)
             dofs = [j.dof(self.tree, j.name) for j in joints]
@@ -283,7 +283,7 @@ class _Builder:
             return Joint(self.unique(mj.name, self.joint_names), "weld", parent_to_joint=place)
         item = joints[0]
         name = self.unique(item.name, self.joint_names)
-        record = {"mujoco": _record(joints)}
+        record: dict[str, Any] = {"mujoco": _record(joints)}
         at = _translation(item.pos)
         if item.kind == "free":
             return Joint(name, "free", parent_to_joint=place, attrs=record)
@@ -361,6 +361,16 @@ def _frame_of(axes: Array, names: list[str] | None = None) -> tuple[str, Array] 
     return order, fits[order]
 
 
+def _common_prefix(names: list[str]) -> str:
+    """The longest common start of the names (a joint's name from its coordinates')."""
+    first = min(names)
+    last = max(names)
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
+
+
 def _translation(pos: Array) -> Array:
     out = np.eye(4)
     out[:3, 3] = pos
@@ -413,7 +423,7 @@ def qpos_to_q(skeleton: Skeleton, qpos: ArrayLike) -> Array:
             pose[..., :3, :3] = _matrix(qpos[..., at + 3:at + 7])
             pose[..., :3, 3] = qpos[..., at:at + 3]
             pose[..., 3, 3] = 1.0
-            local = np.linalg.inv(joint.parent_to_joint) @ pose
+            local = np.asarray(np.linalg.inv(joint.parent_to_joint) @ pose, dtype=np.float64)
             out[..., start:start + 3] = _rotvec(local[..., :3, :3])
             out[..., start + 3:start + 6] = local[..., :3, 3]
             at += 7
