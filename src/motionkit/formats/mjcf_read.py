@@ -17,11 +17,13 @@ and ``axis`` in the body frame ``B``, become one neutral joint where they fit a 
 A joint at ``pos = p`` gets ``parent_to_joint = B·T(p)``, ``child_to_joint = T(p)``, axis as
 written (normalised). Hinge and slide coordinates are ``q = qpos − ref``: limits and spring
 rest positions shift by ``ref`` too, and ``joint.attrs["mujoco"]`` keeps the MuJoCo joint
-names ("" where unnamed), kinds and refs (:func:`qpos_to_q` / :func:`q_to_qpos` convert). Ball ``range`` is a
-cone limit (``joint.attrs["cone_limit"]``). ``<inertial>`` gives mass, COM and the inertia
-tensor (``diaginertia`` or ``fullinertia`` M11 M22 M33 M12 M13 M23, turned by the inertial
-frame); a body without one has mass 0 here (MuJoCo infers it from geoms: not done yet,
-``body.attrs["inertia"] = "from geoms (not computed)"``). Sites become markers.
+names ("" where unnamed), kinds and refs (:func:`qpos_to_q` / :func:`q_to_qpos` convert).
+Ball ``range`` is a cone limit (``joint.attrs["cone_limit"]``). ``<inertial>`` gives mass,
+COM and the inertia tensor (``diaginertia`` or ``fullinertia`` M11 M22 M33 M12 M13 M23,
+turned by the inertial frame); without one (``inertiafromgeom="auto"``, or always with
+``"true"``) mass properties come from the geoms as MuJoCo infers them (solid primitives,
+``mass`` over ``density``, ``inertiagrouprange``; mesh geoms are left out and noted in
+``body.attrs["inertia"]``). Sites become markers.
 
 One top-level body gives a Skeleton; several give a World with one skeleton per top-level
 body (the writer writes a World's skeletons side by side, so that round-trips), named after
@@ -140,6 +142,18 @@ class _Builder:
         self.index: dict[int, int] = {}  # MjTree body index → neutral body index
         self.body_names: set[str] = set()
         self.joint_names: set[str] = set()
+        self.infer, self.groups = "auto", (0, 5)
+        for node in tree.root.iter("compiler"):
+            self.infer = node.get("inertiafromgeom", self.infer)
+            text = node.get("inertiagrouprange")
+            if text is not None:
+                values = tree.numbers({"g": text}, "g", node)
+                if values is None or values.size != 2:
+                    raise tree.error(node, "<compiler inertiagrouprange=...>: needs 2 numbers")
+                self.groups = (int(values[0]), int(values[1]))
+        if self.infer not in ("auto", "true", "false"):
+            raise tree.error(next(iter(tree.root.iter("compiler"))),
+                             "<compiler inertiafromgeom=...>: auto, true or false")
 
     def skeleton(self, top: int) -> Skeleton:
         tree = self.tree
@@ -216,10 +230,14 @@ class _Builder:
             single = self.one(mj, joints[-1:], _EYE)
             assert single is not None
         name = self.unique(mj.name, self.body_names)
+        shapes = self.shapes(mj)
         body = Body(name, single, parent=parent, inertia=self.inertia(mj),
-                    shapes=self.shapes(mj), markers=self.markers(mj))
-        if mj.found.inertial is None:
-            body.attrs["inertia"] = "from geoms (not computed)"
+                    shapes=[shape for shape, _ in shapes], markers=self.markers(mj))
+        if self.from_geoms(mj):
+            inertia, missing = _geom_inertia(shapes, self.tree, self.groups)
+            body.inertia = inertia
+            if missing:
+                body.attrs["inertia"] = "from geoms (mesh geoms not counted)"
         self.index[number] = len(self.bodies)
         self.bodies.append(body)
 
@@ -322,9 +340,14 @@ class _Builder:
         turn = frame[:3, :3]
         return Inertia(float(mass[0]), frame[:3, 3].copy(), turn @ moment @ turn.T)
 
-    def shapes(self, mj: MjBody) -> list[Shape]:
-        return [self.tree.shape(geom, attrs, frame) for geom, attrs, frame in mj.found.geoms
+    def shapes(self, mj: MjBody) -> list[tuple[Shape, dict[str, str]]]:
+        return [(self.tree.shape(geom, attrs, frame), attrs)
+                for geom, attrs, frame in mj.found.geoms
                 if attrs.get("type", "sphere") not in _SKIPPED_GEOMS]
+
+    def from_geoms(self, mj: MjBody) -> bool:
+        """MuJoCo's ``inertiafromgeom``: ``auto`` infers where no ``<inertial>`` is given."""
+        return self.infer == "true" or (self.infer == "auto" and mj.found.inertial is None)
 
     def markers(self, mj: MjBody) -> list[Marker]:
         out = []
@@ -333,6 +356,62 @@ class _Builder:
             out.append(Marker(attrs.get("name") or f"{mj.name}__site{number}",
                               local[:3, 3].copy()))
         return out
+
+
+def _geom_inertia(shapes: list[tuple[Shape, dict[str, str]]], tree: MjTree,
+                  groups: tuple[int, int]) -> tuple[Inertia, bool]:
+    """A body's mass properties from its geoms as MuJoCo infers them (``mass`` over
+    ``density`` × volume, solid primitives; geoms outside ``inertiagrouprange`` left out).
+    Returns the inertia and whether mesh geoms were left out (their volume is not known)."""
+    parts: list[tuple[float, Array, Array]] = []  # mass, centre, moment (body axes)
+    missing = False
+    for shape, attrs in shapes:
+        group = int(float(attrs.get("group", "0")))
+        if not groups[0] <= group <= groups[1] or shape.kind == "plane":
+            continue
+        if shape.kind == "mesh":
+            missing = True
+            continue
+        p = shape.params
+        if shape.kind == "sphere":
+            r = float(p["radius"])
+            volume, principal = 4 / 3 * np.pi * r**3, np.full(3, 0.4 * r * r)
+        elif shape.kind in ("box", "ellipsoid"):
+            a, b, c = np.asarray(p["size"], dtype=float) / 2
+            squares = np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+            if shape.kind == "box":
+                volume, principal = 8 * a * b * c, squares / 3
+            else:
+                volume, principal = 4 / 3 * np.pi * a * b * c, squares / 5
+        elif shape.kind == "cylinder":
+            r, height = float(p["radius"]), float(p["height"])
+            volume = np.pi * r * r * height
+            side = (3 * r * r + height * height) / 12
+            principal = np.array([side, side, r * r / 2])
+        else:  # capsule: a cylinder and two half spheres at its ends
+            r, height = float(p["radius"]), float(p["height"])
+            volume = np.pi * r * r * height + 4 / 3 * np.pi * r**3
+            ball = (4 / 3 * r) / (height + 4 / 3 * r)  # the spheres' share of the volume
+            cyl = 1 - ball
+            side = cyl * (3 * r * r + height * height) / 12 + ball * (
+                0.4 * r * r + height * (3 * r + 2 * height) / 8)
+            principal = np.array([side, side, cyl * r * r / 2 + ball * 0.4 * r * r])
+        mass_text = attrs.get("mass")
+        if mass_text is not None:
+            mass = float(mass_text)
+        else:
+            mass = float(attrs.get("density", "1000")) * volume
+        turn = shape.transform[:3, :3]
+        parts.append((mass, shape.transform[:3, 3], turn @ np.diag(principal * mass) @ turn.T))
+    total = sum(m for m, _, _ in parts)
+    if total <= 0:
+        return Inertia(0.0, np.zeros(3), np.zeros((3, 3))), missing
+    com = sum((m * c for m, c, _ in parts), np.zeros(3)) / total
+    moment = np.zeros((3, 3))
+    for m, c, inner in parts:
+        d = c - com
+        moment += inner + m * (float(d @ d) * np.eye(3) - np.outer(d, d))
+    return Inertia(total, com, moment, derived=True), missing
 
 
 def _frame_of(axes: Array, names: list[str] | None = None) -> tuple[str, Array] | None:
