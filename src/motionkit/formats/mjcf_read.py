@@ -396,11 +396,8 @@ def _geom_inertia(shapes: list[tuple[Shape, dict[str, str]]], tree: MjTree,
             side = cyl * (3 * r * r + height * height) / 12 + ball * (
                 0.4 * r * r + height * (3 * r + 2 * height) / 8)
             principal = np.array([side, side, cyl * r * r / 2 + ball * 0.4 * r * r])
-        mass_text = attrs.get("mass")
-        if mass_text is not None:
-            mass = float(mass_text)
-        else:
-            mass = float(attrs.get("density", "1000")) * volume
+        given = attrs.get("mass")
+        mass = float(given) if given is not None else float(attrs.get("density", "1000")) * volume
         turn = shape.transform[:3, :3]
         parts.append((mass, shape.transform[:3, 3], turn @ np.diag(principal * mass) @ turn.T))
     total = sum(m for m, _, _ in parts)
