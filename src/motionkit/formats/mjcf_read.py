@@ -232,7 +232,7 @@ class _Builder:
         name = self.unique(mj.name, self.body_names)
         shapes = self.shapes(mj)
         body = Body(name, single, parent=parent, inertia=self.inertia(mj),
-                    shapes=[shape for shape, _ in shapes], markers=self.markers(mj))
+                    shapes=[shape for shape, _, _ in shapes], markers=self.markers(mj))
         if self.from_geoms(mj):
             inertia, missing = _geom_inertia(shapes, self.tree, self.groups)
             body.inertia = inertia
@@ -340,8 +340,8 @@ class _Builder:
         turn = frame[:3, :3]
         return Inertia(float(mass[0]), frame[:3, 3].copy(), turn @ moment @ turn.T)
 
-    def shapes(self, mj: MjBody) -> list[tuple[Shape, dict[str, str]]]:
-        return [(self.tree.shape(geom, attrs, frame), attrs)
+    def shapes(self, mj: MjBody) -> list[tuple[Shape, dict[str, str], Element]]:
+        return [(self.tree.shape(geom, attrs, frame), attrs, geom)
                 for geom, attrs, frame in mj.found.geoms
                 if attrs.get("type", "sphere") not in _SKIPPED_GEOMS]
 
@@ -358,16 +358,22 @@ class _Builder:
         return out
 
 
-def _geom_inertia(shapes: list[tuple[Shape, dict[str, str]]], tree: MjTree,
+def _geom_inertia(shapes: list[tuple[Shape, dict[str, str], Element]], tree: MjTree,
                   groups: tuple[int, int]) -> tuple[Inertia, bool]:
     """A body's mass properties from its geoms as MuJoCo infers them (``mass`` over
     ``density`` × volume, solid primitives; geoms outside ``inertiagrouprange`` left out).
     Returns the inertia and whether mesh geoms were left out (their volume is not known)."""
     parts: list[tuple[float, Array, Array]] = []  # mass, centre, moment (body axes)
     missing = False
-    for shape, attrs in shapes:
-        group = int(float(attrs.get("group", "0")))
-        if not groups[0] <= group <= groups[1] or shape.kind == "plane":
+    for shape, attrs, geom in shapes:
+        group = tree.numbers(attrs, "group", geom)
+        given = tree.numbers(attrs, "mass", geom)
+        density = tree.numbers(attrs, "density", geom)
+        for values in (group, given, density):
+            if values is not None and values.size != 1:
+                raise tree.error(geom, "<geom group/mass/density=...>: needs one number")
+        if (group is not None and not groups[0] <= group[0] <= groups[1]) or \
+                shape.kind == "plane":
             continue
         if shape.kind == "mesh":
             missing = True
@@ -396,8 +402,8 @@ def _geom_inertia(shapes: list[tuple[Shape, dict[str, str]]], tree: MjTree,
             side = cyl * (3 * r * r + height * height) / 12 + ball * (
                 0.4 * r * r + height * (3 * r + 2 * height) / 8)
             principal = np.array([side, side, cyl * r * r / 2 + ball * 0.4 * r * r])
-        given = attrs.get("mass")
-        mass = float(given) if given is not None else float(attrs.get("density", "1000")) * volume
+        mass = float(given[0]) if given is not None else \
+            (1000.0 if density is None else float(density[0])) * volume
         turn = shape.transform[:3, :3]
         parts.append((mass, shape.transform[:3, 3], turn @ np.diag(principal * mass) @ turn.T))
     total = sum(m for m, _, _ in parts)
