@@ -339,3 +339,18 @@ def test_cli_info_and_convert_through_the_general_reader(tmp_path: Path) -> None
     for index, body in enumerate(source.bodies):
         other = back.body_index(body.name)
         assert np.abs(mine[index] - theirs[other]).max() <= 1e-9, body.name
+
+
+@pytest.mark.parametrize(("inner", "match"), [
+    ("<body name='a'><body name='b'>\n<freejoint/></body></body>", "top-level body"),
+    ("<body name='a'>\n<joint type='screw'/></body>", "hinge, slide, ball or free"),
+    ("<body name='a'>\n<inertial mass='1'/></body>", "diaginertia or fullinertia"),
+    ("<body name='a'>\n<geom size='0.1' mass='x'/></body>", "not numbers"),
+    ("<body name='a'>\n<joint ref='1 2'/></body>", "ref"),
+])
+def test_general_reader_errors_name_the_line(inner: str, match: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.xml"
+    path.write_text(f"<mujoco><worldbody>{inner}</worldbody></mujoco>")
+    with pytest.raises(mk.FormatError, match=match) as caught:
+        mk.read(path, format="mjcf")
+    assert caught.value.line == 2 and caught.value.column is not None
