@@ -54,8 +54,10 @@ def render(path: str, fmt: str, obj: Any) -> str:
         lines.append(_world_head(obj))
         for skeleton in obj.skeletons:
             lines.extend(_skeleton_lines(skeleton))
+        lines.extend(_model_notes(fmt, obj))
     elif isinstance(obj, Skeleton):
         lines.extend(_skeleton_lines(obj))
+        lines.extend(_model_notes(fmt, obj))
     elif hasattr(obj, "entries"):  # a motion list: sources as written, never $VAR values
         lines.extend(_list_lines(obj))
     else:
@@ -64,6 +66,12 @@ def render(path: str, fmt: str, obj: Any) -> str:
     if len(lines) > MAX_LINES:
         shown.append(f"  … {len(lines) - MAX_LINES} more lines")
     return "\n".join(shown)
+
+
+def _model_notes(fmt: str, obj: Any) -> list[str]:
+    """The reading format's own lines about a model (its ``describe`` hook), if any."""
+    known = {f.name for f in registry.formats()}
+    return [f"  {note}" for note in registry.by_name(fmt).describe(obj)] if fmt in known else []
 
 
 def _world_head(world: World) -> str:

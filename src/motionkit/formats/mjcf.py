@@ -1,7 +1,10 @@
-"""Write a World or Skeleton as a MuJoCo MJCF model (``specs/character-bridges.md`` §5.5).
+"""MuJoCo MJCF models: read any (:mod:`.mjcf_read`, §4.8 of ``specs/character-bridges.md``)
+and write a World or Skeleton (§5.5).
 
-Reading ``.xml`` stays with the PARC character reader (``parc-character``); this module
-only writes, and the registry picks it for ``.xml`` targets. Angles are radians
+Reading ``.xml`` picks the PARC character reader (``parc-character``) for the files it
+accepts (PARC/MimicKit characters) and this general reader for every other MuJoCo model
+(``format="mjcf"`` / ``--from mjcf`` always reads with it). Writing: the registry picks this
+module for ``.xml`` targets. Angles are radians
 (``<compiler angle="radian" autolimits="true">``), ``inertiafromgeom="false"`` so geoms
 never change the written masses. A body with neutral joint frames ``P`` (parent → joint)
 and ``C`` (child → joint) is placed at ``P·C⁻¹``; its joints sit at ``t_C`` with axes
@@ -26,6 +29,7 @@ from scipy.spatial.transform import Rotation
 from .._io import atomic_write
 from ..model import Motion
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
+from .mjcf_read import describe, q_to_qpos, qpos_size, qpos_to_q, read, sniff
 from .urdf.chain import (
     MODEL_WRITES,
     MOTION_HOLDS,
@@ -39,6 +43,9 @@ from .urdf.chain import (
 )
 
 WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
+
+__all__ = ["HOLDS", "WRITES", "describe", "losses", "q_to_qpos", "qpos_size", "qpos_to_q",
+           "read", "sniff", "write"]
 
 Array = NDArray[np.float64]
 

@@ -18,7 +18,9 @@ A format module defines (see docs/adding-a-format.md):
   **write_options) -> list[str]`` (losses only the writer can see), ``describe(obj) ->
   list[str]`` (lines ``info`` adds), ``claims(path: str) -> bool`` (addresses that are not
   plain files, such as ``run.bag:/topic``), ``hint(head: bytes) -> str | None`` (how to
-  read a file no format recognised).
+  read a file no format recognised), ``accepts(path: str) -> bool`` (a full check after
+  ``sniff`` said yes: False hands the file to the next format whose sniff accepts it, as
+  ``parc-character`` does with MuJoCo models outside the PARC subset).
 """
 
 from __future__ import annotations
@@ -86,6 +88,11 @@ class Format:
         """How this format could read a file that no format claimed (or None)."""
         hint: Callable[[bytes], str | None] | None = getattr(self.load(), "hint", None)
         return hint(head) if hint is not None else None
+
+    def accepts(self, path: PathLike) -> bool:
+        """After ``sniff``: False when the module's own check hands the file on (default True)."""
+        accepts: Callable[[str], bool] | None = getattr(self.load(), "accepts", None)
+        return accepts is None or bool(accepts(os.fspath(path)))
 
     def claims(self, path: PathLike) -> bool:
         """True for an address of this format that is not a plain file (``run.bag:/topic``)."""
@@ -286,7 +293,7 @@ FORMATS: tuple[Format, ...] = (
     Format("parc", "PARC motion pickle (MS container or legacy)", (".pkl", ".ms"), "parc.ms",
            "parc"),
     Format("parc-character", "PARC character model (MJCF subset)", (".xml",), "parc.character"),
-    Format("mjcf", "MuJoCo MJCF model (written from any skeleton; read as parc-character)",
+    Format("mjcf", "MuJoCo MJCF model (any: read when parc-character refuses, or named)",
            (".xml",), "mjcf"),
     Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
     Format("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
@@ -354,7 +361,7 @@ def for_reading(path: PathLike, format: str | None = None) -> Format:
     head = _head(target)
     for info in candidates or list(FORMATS):
         try:
-            if info.sniff(head):
+            if info.sniff(head) and info.accepts(target):
                 return info
         except MotionkitError:
             continue

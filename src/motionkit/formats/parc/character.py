@@ -35,6 +35,21 @@ def sniff(head: bytes) -> bool:
     return b"<mujoco" in head[:4096]
 
 
+def accepts(path: str) -> bool:
+    """False for a MuJoCo model outside the PARC subset: the general ``mjcf`` reader takes it
+    (other errors stay this reader's to report)."""
+    from ...errors import FormatError
+    from .mjcf import ParcSubsetError, parse_mjcf
+
+    try:
+        parse_mjcf(path)
+    except ParcSubsetError:
+        return False
+    except FormatError:
+        return True
+    return True
+
+
 @dataclass(eq=False)
 class Character:
     """PARC's kinematic model as arrays (body order = depth-first XML order)."""

@@ -1,15 +1,20 @@
-"""MJCF as MuJoCo compiles it, for PARC characters: ``<compiler>`` settings (angle unit,
-Euler sequence, mesh folder), default classes and ``childclass``, every body-frame form
-(quat, axisangle, euler, xyaxes, zaxis), ``<frame>``, joints and their limits, and geoms
-(with mesh assets). Parsed with defusedxml (no entities), every error with its place.
+"""MJCF as MuJoCo compiles it: ``<compiler>`` settings (angle unit, Euler sequence, mesh
+folder), default classes and ``childclass``, every body-frame form (quat, axisangle, euler,
+xyaxes, zaxis), ``<frame>``, joints and their limits, and geoms (with mesh assets). Parsed
+with defusedxml (no entities), every error with its place.
+
+:func:`parse_tree` is the one parser: it gives every body (frames folded, classes resolved)
+as an :class:`MjBody`. :func:`parse_mjcf` reads the PARC subset from it (a
+:class:`ParcSubsetError` where a valid MJCF falls outside that subset); the general reader
+(``motionkit.formats.mjcf``) maps the same tree onto neutral joints.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 
 import defusedxml.ElementTree as SafeET
@@ -28,9 +33,38 @@ MAX_BODIES = 10_000
 MAX_BODY_DEPTH = 1_000
 
 
+class ParcSubsetError(FormatError):
+    """A MuJoCo model outside the PARC subset (the general MJCF reader may read it)."""
+
+
 def parse_mjcf(source: str | os.PathLike[str]) -> Character:
     """The Character of an MJCF file, as MuJoCo compiles it (FormatError where it is not
     one: file, line and column where the XML gives them)."""
+    root, xml = _load(source)
+    return _guard(lambda: _parse(root, xml), source)
+
+
+def parse_tree(source: str | os.PathLike[str], first_only: bool = False) -> MjTree:
+    """Every body of an MJCF file (or of its first top-level body only), depth first."""
+    root, xml = _load(source)
+    return _guard(lambda: _tree(root, xml, first_only), source)
+
+
+_T = TypeVar("_T")
+
+
+def _guard(work: Callable[[], _T], source: Any) -> _T:
+    try:
+        return work()
+    except FormatError:
+        raise
+    except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError,
+            RecursionError, MemoryError) as exc:
+        raise FormatError(f"bad character model ({type(exc).__name__}: {str(exc)[:200]})",
+                          source) from None
+
+
+def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
     data = read_bytes(source)
     where = _Positions()
     parser = SafeET.DefusedXMLParser(target=where)
@@ -44,13 +78,7 @@ def parse_mjcf(source: str | os.PathLike[str]) -> Character:
                           column + 1 if column is not None else None) from None
     except DefusedXmlException as exc:
         raise FormatError(f"refused XML feature: {exc}", source) from None
-    xml = _Xml(source, where.at)
-    try:
-        return _parse(root, xml)
-    except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError,
-            RecursionError, MemoryError) as exc:
-        raise FormatError(f"bad character model ({type(exc).__name__}: {str(exc)[:200]})",
-                          source) from None
+    return root, _Xml(source, where.at)
 
 
 
@@ -233,6 +261,10 @@ class _Found:
     geoms: list[tuple[Element, dict[str, str], Array]] = field(default_factory=list)
     bodies: list[tuple[Element, Array, str]] = field(default_factory=list)
     free: Element | None = None
+    #: every <joint> and <freejoint> in document order (a freejoint as type="free")
+    every_joint: list[tuple[Element, dict[str, str]]] = field(default_factory=list)
+    sites: list[tuple[Element, dict[str, str], Array]] = field(default_factory=list)
+    inertial: tuple[Element, dict[str, str], Array] | None = None
 
 
 def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
@@ -250,8 +282,14 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
             raise xml.error(child, f"frames nest deeper than {MAX_BODY_DEPTH} levels")
         if child.tag == "joint":
             found.joints.append((child, defaults.attrs(child, cls)))
+            found.every_joint.append(found.joints[-1])
         elif child.tag == "freejoint":
             found.free = child  # a <freejoint> takes no defaults
+            found.every_joint.append((child, {**child.attrib, "type": "free"}))
+        elif child.tag == "site":
+            found.sites.append((child, defaults.attrs(child, cls), frame))
+        elif child.tag == "inertial":
+            found.inertial = (child, dict(child.attrib), frame)
         elif child.tag == "geom":
             attrs = defaults.attrs(child, cls)
             found.geoms.append((child, attrs, frame))
@@ -265,9 +303,15 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
     return found
 
 
+def _subset(xml: _Xml, element: Element, message: str) -> ParcSubsetError:
+    line, column = xml.at.get(id(element), (None, None))
+    return ParcSubsetError(message, xml.path, line, column)
+
+
 def _hinge_range(attrs: dict[str, str], element: Element, xml: _Xml,
-                 compiler: _Compiler) -> Array | None:
-    """A hinge's limits in radians as MuJoCo compiles them, or None if unlimited."""
+                 compiler: _Compiler, angular: bool = True) -> Array | None:
+    """A joint's limits as MuJoCo compiles them (radians where ``angular``), or None if
+    unlimited."""
     values = _numbers(attrs, "range", element, xml)
     limited = attrs.get("limited", "auto")
     if limited == "auto":
@@ -281,10 +325,52 @@ def _hinge_range(attrs: dict[str, str], element: Element, xml: _Xml,
         return None
     if values is None or values.size != 2:
         raise xml.error(element, "<joint range=...>: needs 2 numbers")
-    return compiler.angle(values)
+    return compiler.angle(values) if angular else values
 
 
-def _parse(root: Element, xml: _Xml) -> Character:
+@dataclass(eq=False)
+class MjBody:
+    """One MJCF body: ``local`` = its frame in the parent body's (``<frame>``s folded in);
+    joints, geoms, sites and ``<inertial>`` with their class defaults resolved."""
+
+    element: Element
+    name: str
+    parent: int  # index in MjTree.bodies, -1 = the world body
+    top: int  # index of its top-level ancestor (itself for a top-level body)
+    local: Array
+    found: _Found
+
+
+@dataclass(eq=False)
+class MjTree:
+    """A parsed MJCF model: its bodies depth first (MuJoCo's order) and what reads them."""
+
+    name: str
+    root: Element
+    xml: _Xml
+    compiler: _Compiler
+    meshes: dict[str, tuple[str, Array]]
+    bodies: list[MjBody]
+    world: _Found  # what <worldbody> holds itself (static geoms, sites)
+
+    def error(self, element: Element, message: str) -> FormatError:
+        return self.xml.error(element, message)
+
+    def numbers(self, attrs: dict[str, str], name: str, element: Element) -> Array | None:
+        return _numbers(attrs, name, element, self.xml)
+
+    def frame(self, attrs: dict[str, str], element: Element) -> Array:
+        return _frame(attrs, element, self.xml, self.compiler)
+
+    def range(self, attrs: dict[str, str], element: Element, angular: bool) -> Array | None:
+        """A joint's ``range`` as MuJoCo compiles it (radians where ``angular``), or None."""
+        return _hinge_range(attrs, element, self.xml, self.compiler, angular)
+
+    def shape(self, geom: Element, attrs: dict[str, str], frame: Array) -> Shape:
+        return _shape(geom, attrs, frame, self.meshes, self.compiler, self.xml)
+
+
+def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
     path = xml.path
     if root.tag != "mujoco":
         raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag:.40}>)", path)
@@ -294,9 +380,38 @@ def _parse(root: Element, xml: _Xml) -> Character:
     world = root.find("worldbody")
     if world is None:
         raise FormatError("no <worldbody>", path)
+    for node in root.iter():
+        if node.tag in ("include", "replicate", "attach"):
+            raise xml.error(node, f"<{node.tag}> is not supported yet")
     first_level = _contents(world, world.get("childclass", "main"), defaults, xml, compiler)
     if not first_level.bodies:
         raise FormatError("no <body> inside <worldbody>", path)
+    tops = first_level.bodies[:1] if first_only else first_level.bodies
+    bodies: list[MjBody] = []
+    depths: list[int] = []
+    stack: list[tuple[Element, int, Array, str]] = [
+        (body, -1, frame, cls) for body, frame, cls in reversed(tops)]
+    while stack:
+        element, parent, outer, active = stack.pop()
+        index = len(bodies)
+        if index >= MAX_BODIES:
+            raise xml.error(element, f"more than {MAX_BODIES} bodies")
+        depths.append(depths[parent] + 1 if parent >= 0 else 0)
+        if depths[-1] > MAX_BODY_DEPTH:
+            raise xml.error(element, f"bodies nest deeper than {MAX_BODY_DEPTH} levels")
+        local = outer @ _frame(dict(element.attrib), element, xml, compiler)
+        found = _contents(element, element.get("childclass", active), defaults, xml, compiler)
+        top = index if parent < 0 else bodies[parent].top
+        bodies.append(MjBody(element, element.get("name") or f"body{index}", parent, top,
+                             local, found))
+        stack.extend((child, index, frame, cls) for child, frame, cls in reversed(found.bodies))
+    return MjTree(root.get("model", "character"), root, xml, compiler, meshes, bodies,
+                  first_level)
+
+
+def _parse(root: Element, xml: _Xml) -> Character:
+    tree = _tree(root, xml, first_only=True)
+    compiler, meshes = tree.compiler, tree.meshes
     names: list[str] = []
     parents: list[int] = []
     kinds: list[str] = []
@@ -306,29 +421,19 @@ def _parse(root: Element, xml: _Xml) -> Character:
     axes: list[Array] = []
     limits: list[Array] = []
     shapes: list[list[Shape]] = []
-    depths: list[int] = []
-    first_body, first_frame, first_class = first_level.bodies[0]
-    stack: list[tuple[Element, int, Array, str]] = [(first_body, -1, first_frame, first_class)]
-    while stack:
-        element, parent, outer, active = stack.pop()
-        index = len(names)
-        if index >= MAX_BODIES:
-            raise xml.error(element, f"more than {MAX_BODIES} bodies")
-        depths.append(depths[parent] + 1 if parent >= 0 else 0)
-        if depths[-1] > MAX_BODY_DEPTH:
-            raise xml.error(element, f"bodies nest deeper than {MAX_BODY_DEPTH} levels")
-        name = element.get("name") or f"body{index}"
+    for mj in tree.bodies:
+        element, parent, local, found, name = mj.element, mj.parent, mj.local, mj.found, mj.name
         names.append(name)
         parents.append(parent)
-        local = outer @ _frame(dict(element.attrib), element, xml, compiler)
         pos.append(local[:3, 3].copy())
         rot.append(quat.normalize(Rotation.from_matrix(local[:3, :3]).as_quat()))
-        inner_class = element.get("childclass", active)
-        found = _contents(element, inner_class, defaults, xml, compiler)
         body_axes = np.zeros((3, 3))
         body_limits = np.full((3, 2), np.nan)
         hinges = found.joints
         if parent < 0:
+            if hinges and not (len(hinges) == 1 and hinges[0][1].get("type") == "free"):
+                raise _subset(xml, element, f"body {name[:40]!r}: PARC characters have a "
+                                            "free root (no other root joints)")
             kinds.append("root")
             free_name = None
             if found.free is not None:
@@ -346,12 +451,13 @@ def _parse(root: Element, xml: _Xml) -> Character:
                 if kind == "fixed" and len(hinges) == 1:
                     break
                 if kind != "hinge":
-                    raise xml.error(hinge, f"body {name[:40]!r}: joint type {kind[:40]!r} is "
-                                           "not supported by PARC (hinge, three hinges or "
-                                           "fixed)")
+                    raise _subset(xml, hinge, f"body {name[:40]!r}: joint type {kind[:40]!r} "
+                                              "is not supported by PARC (hinge, three hinges "
+                                              "or fixed)")
                 joint_pos = _numbers(attrs, "pos", hinge, xml)
                 if joint_pos is not None and np.any(joint_pos != 0):
-                    raise xml.error(hinge, f"body {name[:40]!r}: PARC requires joint pos 0 0 0")
+                    raise _subset(xml, hinge, f"body {name[:40]!r}: PARC requires joint pos "
+                                              "0 0 0")
                 axis = _numbers(attrs, "axis", hinge, xml)
                 axis = np.array([0.0, 0.0, 1.0]) if axis is None else axis
                 if axis.size != 3:
@@ -371,16 +477,15 @@ def _parse(root: Element, xml: _Xml) -> Character:
                 kinds.append("spherical")
                 joints.append(first_name.rsplit("_", 1)[0] if "_" in first_name else first_name)
         else:
-            raise xml.error(element, f"body {name[:40]!r}: {len(hinges)} joints in series are "
-                                     "not supported by PARC (0, 1 or 3)")
+            raise _subset(xml, element, f"body {name[:40]!r}: {len(hinges)} joints in series "
+                                        "are not supported by PARC (0, 1 or 3)")
         axes.append(body_axes)
         limits.append(body_limits)
         shapes.append([_shape(geom, attrs, frame, meshes, compiler, xml)
                        for geom, attrs, frame in found.geoms])
-        stack.extend((child, index, frame, cls) for child, frame, cls in reversed(found.bodies))
     contacts = [node.get("name", "") for node in root.iter("custom_contact_info")
                 for node in node.findall("body")]
-    return Character(root.get("model", "character"), names, np.array(parents, dtype=np.intp),
+    return Character(tree.name, names, np.array(parents, dtype=np.intp),
                      np.array(pos), np.array(rot), kinds, joints, np.array(axes),
                      np.array(limits), contacts, shapes)
 
