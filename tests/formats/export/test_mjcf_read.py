@@ -276,6 +276,23 @@ def test_dispatch_parc_first_then_general(tmp_path: Path) -> None:
     assert caught.value.line == 2
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("<body name='a'><freejoint/><geom size='0.1'/></body>"
+     "<body name='b'><freejoint/><geom size='0.1'/></body>", mk.World),  # a scene
+    ("<body name='base'><geom size='0.1'/><body name='arm'><joint axis='0 0 1'/>"
+     "<geom size='0.1'/></body></body>", Skeleton)])  # a fixed base
+def test_what_a_character_reading_would_shorten_goes_to_the_general_reader(
+        body: str, expected: type, tmp_path: Path) -> None:
+    # both fit the PARC subset, which would drop the second body or free the fixed base
+    path = tmp_path / "m.xml"
+    path.write_text(f"<mujoco><worldbody>{body}</worldbody></mujoco>")
+    assert mk.formats.registry.for_reading(path).name == "mjcf"
+    model = mk.read(path)
+    assert isinstance(model, expected)
+    root = (model.skeletons[0] if isinstance(model, mk.World) else model).bodies[0]
+    assert root.joint.type == ("free" if expected is mk.World else "weld")
+
+
 @pytest.mark.corpus
 def test_parc_characters_still_read_as_parc() -> None:
     path = corpus_file("parc", "character", "humanoid.xml")

@@ -36,18 +36,26 @@ def sniff(head: bytes) -> bool:
 
 
 def accepts(path: str) -> bool:
-    """False for a MuJoCo model outside the PARC subset: the general ``mjcf`` reader takes it
-    (other errors stay this reader's to report)."""
+    """False for a MuJoCo model outside the PARC subset, or one a character reading would
+    shorten: several top-level bodies (a scene, or a World written as MJCF) or a root
+    without a free joint (a fixed base). The general ``mjcf`` reader takes those; other
+    errors stay this reader's to report. (``character=`` options still read any file the
+    PARC way: there the root is free by definition.)"""
     from ...errors import FormatError
-    from .mjcf import ParcSubsetError, parse_mjcf
+    from .mjcf import ParcSubsetError, parse_mjcf, parse_tree
 
     try:
         parse_mjcf(path)
+        tree = parse_tree(path)
     except ParcSubsetError:
         return False
     except FormatError:
         return True
-    return True
+    tops = [body for body in tree.bodies if body.parent < 0]
+    root = tops[0].found
+    free = root.free is not None or any(attrs.get("type") == "free"
+                                        for _, attrs in root.joints)
+    return len(tops) == 1 and free
 
 
 @dataclass(eq=False)
