@@ -29,7 +29,8 @@ from scipy.spatial.transform import Rotation
 from .._io import atomic_write
 from ..model import Motion
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
-from .mjcf_read import describe, q_to_qpos, qpos_size, qpos_to_q, read, sniff
+from .mjcf_read import describe, q_to_qpos, qpos_size, qpos_to_q, read
+from .parc.character import sniff
 from .urdf.chain import (
     MODEL_WRITES,
     MOTION_HOLDS,

@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
-from ..errors import ConversionError
+from ..errors import ConversionError, warn
 from ..model.skeleton import Body, Dof, Inertia, Joint, Marker, Shape, Skeleton, World
 from .parc.mjcf import MjBody, MjTree, parse_tree
 
@@ -51,11 +51,6 @@ _KINDS = ("hinge", "slide", "ball", "free")
 _EYE = np.eye(4)
 #: Geoms with no neutral shape (skipped).
 _SKIPPED_GEOMS = ("hfield", "sdf")
-
-
-def sniff(head: bytes) -> bool:
-    """A MuJoCo model: ``<mujoco`` near the start of an XML file."""
-    return b"<mujoco" in head[:4096]
 
 
 def read(path: str | os.PathLike[str]) -> Skeleton | World:
@@ -134,6 +129,10 @@ class _MjJoint:
         return dof
 
 
+#: ``<compiler>`` settings with which MuJoCo changes the masses and inertias it reads.
+_MASS_CHANGES = ("settotalmass", "boundmass", "boundinertia", "balanceinertia")
+
+
 class _Builder:
     def __init__(self, tree: MjTree, name: str) -> None:
         self.tree = tree
@@ -154,6 +153,13 @@ class _Builder:
         if self.infer not in ("auto", "true", "false"):
             raise tree.error(next(iter(tree.root.iter("compiler"))),
                              "<compiler inertiafromgeom=...>: auto, true or false")
+        changed = sorted({key for node in tree.root.iter("compiler") for key in node.attrib
+                          if key in _MASS_CHANGES})
+        if any(geom.get("shellinertia") == "true" for geom in tree.root.iter("geom")):
+            changed.append("geom shellinertia")
+        if changed:
+            warn(f"{tree.xml.path}: masses and inertias are read without MuJoCo's "
+                 f"{', '.join(changed)} (not applied)")
 
     def skeleton(self, top: int) -> Skeleton:
         tree = self.tree

@@ -293,6 +293,33 @@ def test_what_a_character_reading_would_shorten_goes_to_the_general_reader(
     assert root.joint.type == ("free" if expected is mk.World else "weld")
 
 
+def test_a_joint_ref_or_hinges_off_the_axes_go_to_the_general_reader(tmp_path: Path) -> None:
+    with_ref = ("<body name='base'><freejoint/><geom size='0.1'/><body name='thigh'>"
+                "<joint name='hip' axis='0 1 0' ref='30' range='-45 60'/><geom size='0.1'/>"
+                "</body></body>")
+    tilted = ("<body name='base'><freejoint/><geom size='0.1'/><body name='ball'>"
+              "<joint axis='1 0 0'/><joint axis='1 1 0'/><joint axis='0 0 1'/>"
+              "<geom size='0.1'/></body></body>")
+    for number, body in enumerate((with_ref, tilted)):
+        path = tmp_path / f"m{number}.xml"
+        path.write_text(f"<mujoco><worldbody>{body}</worldbody></mujoco>")
+        assert mk.formats.registry.for_reading(path).name == "mjcf"
+    hip = mk.read(tmp_path / "m0.xml").bodies[1].joint.dofs[0]
+    # the neutral value is qpos − ref, so MuJoCo's range moves by ref
+    assert np.degrees([hip.lower, hip.upper]) == pytest.approx([-75, 30])
+
+
+@pytest.mark.corpus
+def test_parc_characters_carry_what_mujoco_gives_their_bodies() -> None:
+    path = corpus_file("parc", "character", "humanoid.xml")
+    parc = mk.read(path)
+    general = mk.read(path, format="mjcf")
+    assert isinstance(parc, Skeleton) and isinstance(general, Skeleton)
+    masses = {body.name: body.inertia.mass for body in general.bodies}
+    assert {body.name: body.inertia.mass for body in parc.bodies} == masses
+    assert sum(masses.values()) > 30  # from the geoms, as MuJoCo infers them
+
+
 @pytest.mark.corpus
 def test_parc_characters_still_read_as_parc() -> None:
     path = corpus_file("parc", "character", "humanoid.xml")
@@ -371,3 +398,27 @@ def test_general_reader_errors_name_the_line(inner: str, match: str, tmp_path: P
     with pytest.raises(mk.FormatError, match=match) as caught:
         mk.read(path, format="mjcf")
     assert caught.value.line == 2 and caught.value.column is not None
+
+
+def test_what_the_reader_does_not_apply_is_said(tmp_path: Path) -> None:
+    path = tmp_path / "m.xml"
+    path.write_text("<mujoco><compiler settotalmass='10' boundmass='0.5'/><worldbody>"
+                    "<body><freejoint/><geom size='0.1' shellinertia='true'/></body>"
+                    "</worldbody></mujoco>")
+    with pytest.warns(mk.MotionkitWarning, match="without MuJoCo's boundmass, settotalmass, "
+                                                 "geom shellinertia"):
+        mk.read(path, format="mjcf")
+
+
+@pytest.mark.parametrize(("defaults", "geom", "match"), [
+    ("", "<geom size='1_0'/>", "not numbers"),
+    ("<default>" * 120 + "</default>" * 120, "<geom size='1'/>", "nest deeper than 100"),
+])
+def test_numbers_and_default_classes_are_checked(defaults: str, geom: str, match: str,
+                                                 tmp_path: Path) -> None:
+    path = tmp_path / "m.xml"
+    path.write_text(f"<mujoco>{defaults}<worldbody><body><freejoint/>{geom}"
+                    "</body></worldbody></mujoco>")
+    with pytest.raises(mk.FormatError, match=match) as caught:
+        mk.read(path, format="mjcf")
+    assert caught.value.line is not None

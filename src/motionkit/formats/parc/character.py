@@ -37,15 +37,16 @@ def sniff(head: bytes) -> bool:
 
 def accepts(path: str) -> bool:
     """False for a MuJoCo model outside the PARC subset, or one a character reading would
-    shorten: several top-level bodies (a scene, or a World written as MJCF) or a root
-    without a free joint (a fixed base). The general ``mjcf`` reader takes those; other
-    errors stay this reader's to report. (``character=`` options still read any file the
-    PARC way: there the root is free by definition.)"""
+    shorten: several top-level bodies (a scene, or a World written as MJCF), a root
+    without a free joint (a fixed base), a joint ``ref`` (PARC measures from the XML pose
+    and keeps limits as written), or three hinges that are not x, y and z (no qpos
+    conversion). The general ``mjcf`` reader takes those; other errors stay this
+    reader's to report. (``character=`` options read the PARC way whatever the file.)"""
     from ...errors import FormatError
     from .mjcf import ParcSubsetError, parse_mjcf, parse_tree
 
     try:
-        parse_mjcf(path)
+        character = parse_mjcf(path)
         tree = parse_tree(path)
     except ParcSubsetError:
         return False
@@ -53,9 +54,30 @@ def accepts(path: str) -> bool:
         return True
     tops = [body for body in tree.bodies if body.parent < 0]
     root = tops[0].found
-    free = root.free is not None or any(attrs.get("type") == "free"
-                                        for _, attrs in root.joints)
-    return len(tops) == 1 and free
+    if len(tops) != 1 or not (root.free is not None
+                              or any(attrs.get("type") == "free" for _, attrs in root.joints)):
+        return False
+    if any(_moves_reference(attrs.get("ref")) for body in tree.bodies
+           for _, attrs in body.found.joints):
+        return False
+    try:
+        for body, kind in enumerate(character.kinds):
+            if kind == "spherical":
+                character._euler_order(body)
+    except ConversionError:
+        return False
+    return True
+
+
+def _moves_reference(ref: str | None) -> bool:
+    """Whether a joint's ``ref`` is set to other than 0 (unreadable counts: the general
+    reader names the error)."""
+    if ref is None:
+        return False
+    try:
+        return float(ref) != 0
+    except ValueError:
+        return True
 
 
 @dataclass(eq=False)
@@ -309,8 +331,20 @@ class Character:
 
 
 def read(path: str | os.PathLike[str]) -> Skeleton:
-    """Read a PARC character XML into a Skeleton (with its :class:`Character` attached)."""
-    return load_character(path).to_skeleton()
+    """Read a PARC character XML into a Skeleton (with its :class:`Character` attached),
+    with the masses, inertias and markers MuJoCo gives its bodies (from the general MJCF
+    reader: PARC's own model has none)."""
+    from .. import mjcf_read
+
+    skeleton = load_character(path).to_skeleton()
+    general = mjcf_read.read(path)
+    found = general if isinstance(general, Skeleton) else general.skeletons[0]
+    by_name = {body.name: body for body in found.bodies}
+    for body in skeleton.bodies:
+        twin = by_name.get(body.name)
+        if twin is not None:
+            body.inertia, body.markers = twin.inertia, list(twin.markers)
+    return skeleton
 
 
 def load_character(source: Any) -> Character:

@@ -154,22 +154,35 @@ class _Compiler:
         return np.radians(value) if self.degree else value
 
 
+#: Deepest nesting of ``<default>`` classes, and most attributes all classes may hold
+#: together (each class copies what it inherits: a deep chain costs its square).
+MAX_DEFAULT_DEPTH = 100
+MAX_DEFAULT_ATTRIBUTES = 1_000_000
+
+
 class _Defaults:
     """MJCF default classes: class name → element tag → attributes (inherited down)."""
 
-    def __init__(self, root: Element) -> None:
+    def __init__(self, root: Element, xml: _Xml) -> None:
         self.classes: dict[str, dict[str, dict[str, str]]] = {}
-        stack: list[tuple[Element, dict[str, dict[str, str]], bool]] = [
-            (node, {}, True) for node in reversed(root.findall("default"))]
+        held = 0
+        stack: list[tuple[Element, dict[str, dict[str, str]], int]] = [
+            (node, {}, 0) for node in reversed(root.findall("default"))]
         while stack:
-            node, inherited, top = stack.pop()
-            name = node.get("class", "main" if top else "")
+            node, inherited, depth = stack.pop()
+            if depth >= MAX_DEFAULT_DEPTH:
+                raise xml.error(node, f"<default> classes nest deeper than {MAX_DEFAULT_DEPTH}")
+            held += sum(len(attrs) for attrs in inherited.values()) + len(node)
+            if held > MAX_DEFAULT_ATTRIBUTES:
+                raise xml.error(node, "<default> classes hold more than "
+                                      f"{MAX_DEFAULT_ATTRIBUTES} attributes in all")
+            name = node.get("class", "main" if depth == 0 else "")
             own = {tag: dict(attrs) for tag, attrs in inherited.items()}
             for child in node:
                 if child.tag != "default":
                     own.setdefault(child.tag, {}).update(child.attrib)
             self.classes[name] = own
-            stack.extend((child, own, False) for child in reversed(node.findall("default")))
+            stack.extend((child, own, depth + 1) for child in reversed(node.findall("default")))
 
     def attrs(self, element: Element, active: str) -> dict[str, str]:
         """The element's attributes over those of its class (``class``, else ``active``)."""
@@ -185,6 +198,8 @@ def _numbers(attrs: dict[str, str], name: str, element: Element, xml: _Xml) -> A
     if text is None:
         return None
     try:
+        if "_" in text:  # Python's float takes 1_0 as 10; MuJoCo does not
+            raise ValueError
         values = np.array([float(v) for v in text.split()], dtype=np.float64)
     except ValueError:
         raise xml.error(element, f"<{element.tag} {name}=...>: not numbers") from None
@@ -375,7 +390,7 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
     if root.tag != "mujoco":
         raise FormatError(f"not a MuJoCo/PARC character (root element <{root.tag:.40}>)", path)
     compiler = _Compiler.of(root, xml)
-    defaults = _Defaults(root)
+    defaults = _Defaults(root, xml)
     meshes = _meshes(root, defaults, compiler, xml)
     world = root.find("worldbody")
     if world is None:
