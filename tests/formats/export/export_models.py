@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 import motionkit as mk
 from conftest import corpus_file, corpus_names, corpus_root
 from motionkit.kinematics import forward, poses_to_matrices
-from motionkit.model.skeleton import Body, Dof, Inertia, Joint, Shape, Skeleton
+from motionkit.model.skeleton import Body, Dof, Inertia, Joint, Shape, Skeleton, World
 
 Array = np.ndarray
 
@@ -114,6 +114,17 @@ def every_joint(seed: int = 7) -> Skeleton:
                            shapes=shapes))
     return Skeleton("every_joint", bodies)
 
+
+
+def two_skeleton_world() -> World:
+    """Two :func:`every_joint` chains, the second's names suffixed ``_2`` (unique names)."""
+    world = World([every_joint(1), every_joint(2)])
+    for body in world.skeletons[1].bodies:
+        body.name += "_2"
+        body.joint.name += "_2"
+        for dof in body.joint.dofs:
+            dof.name += "_2"
+    return world
 
 def random_q(skeleton: Skeleton, seed: int = 0) -> Array:
     return np.random.default_rng(seed).uniform(-1.2, 1.2, skeleton.dof_count)

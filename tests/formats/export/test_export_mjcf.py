@@ -7,7 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, write_or_refuse
+from export_models import (
+    CORPUS,
+    corpus_ids,
+    every_joint,
+    random_q,
+    skeletons,
+    two_skeleton_world,
+    write_or_refuse,
+)
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
@@ -94,12 +102,7 @@ def test_corpus_models_match_mujoco(relative: str, tmp_path: Path) -> None:
 
 
 def test_a_whole_world_is_written(tmp_path: Path) -> None:
-    world = mk.World([every_joint(1), every_joint(2)])
-    for body in world.skeletons[1].bodies:
-        body.name += "_2"
-        body.joint.name += "_2"
-        for dof in body.joint.dofs:
-            dof.name += "_2"
+    world = two_skeleton_world()
     path = tmp_path / "w.xml"
     mk.write(path, world)
     for skeleton in world.skeletons:

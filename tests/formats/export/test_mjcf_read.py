@@ -10,7 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, write_or_refuse
+from export_models import (
+    CORPUS,
+    corpus_ids,
+    every_joint,
+    random_q,
+    skeletons,
+    two_skeleton_world,
+    write_or_refuse,
+)
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_export_mjcf import _qpos
@@ -156,12 +164,7 @@ def test_every_joint_type_round_trips(tmp_path: Path) -> None:
 
 
 def test_a_world_reads_back_as_a_world(tmp_path: Path) -> None:
-    world = mk.World([every_joint(1), every_joint(2)])
-    for body in world.skeletons[1].bodies:
-        body.name += "_2"
-        body.joint.name += "_2"
-        for dof in body.joint.dofs:
-            dof.name += "_2"
+    world = two_skeleton_world()
     path = tmp_path / "w.xml"
     mk.write(path, world)
     read, _ = _oracle(path)
