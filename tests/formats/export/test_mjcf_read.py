@@ -274,7 +274,7 @@ def test_dispatch_parc_first_then_general(tmp_path: Path) -> None:
     assert caught.value.line is not None
     include = tmp_path / "i.xml"
     include.write_text("<mujoco>\n<include file='x.xml'/><worldbody><body/></worldbody></mujoco>")
-    with pytest.raises(mk.FormatError, match="include") as caught:
+    with pytest.raises(mk.FormatError, match=r"include file='x\.xml'.*no such file") as caught:
         mk.read(include, format="mjcf")
     assert caught.value.line == 2
 
@@ -425,3 +425,74 @@ def test_numbers_and_default_classes_are_checked(defaults: str, geom: str, match
     with pytest.raises(mk.FormatError, match=match) as caught:
         mk.read(path, format="mjcf")
     assert caught.value.line is not None
+
+
+_ROBOT = """<mujoco>
+  <include file="parts/defaults.xml"/>
+  <worldbody>
+    <body name="base" pos="0 0 1"><freejoint/><geom size="0.1"/>
+      <body name="arm" pos="0.2 0 0"><joint class="arm" name="shoulder"/><geom size="{size}"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+_DEFAULTS = """<mujoco>
+  <default><default class="arm"><joint axis="0 1 0" range="-30 60"/></default></default>
+</mujoco>
+"""
+
+
+def _split_model(folder: Path, size: str = "0.05") -> Path:
+    (folder / "parts").mkdir()
+    (folder / "parts" / "robot.xml").write_text(_ROBOT.format(size=size))
+    (folder / "parts" / "defaults.xml").write_text(_DEFAULTS)
+    scene = folder / "scene.xml"
+    scene.write_text('<mujoco model="scene">\n  <include file="parts/robot.xml"/>\n</mujoco>\n')
+    return scene
+
+
+def test_included_files_are_read_as_mujoco_reads_them(tmp_path: Path) -> None:
+    # nested includes, paths from the main file's folder, as MuJoCo itself resolves them
+    scene = _split_model(tmp_path)
+    model = mujoco.MjModel.from_xml_path(str(scene))
+    skeleton = mk.read(scene, format="mjcf")
+    assert isinstance(skeleton, Skeleton)
+    assert [body.name for body in skeleton.bodies] == ["base", "arm"]
+    shoulder = skeleton.bodies[1].joint
+    np.testing.assert_allclose([shoulder.dofs[0].lower, shoulder.dofs[0].upper],
+                               model.jnt_range[1], atol=1e-12)  # type: ignore[attr-defined]
+    data = mujoco.MjData(model)
+    q = random_q(skeleton, 3)
+    data.qpos[:] = mjcf.q_to_qpos(skeleton, q)
+    mujoco.mj_kinematics(model, data)
+    ours = poses_to_matrices(forward(skeleton, q))
+    np.testing.assert_allclose(ours[:, :3, 3], data.xpos[1:], atol=1e-9)
+
+
+def test_an_error_in_an_included_file_names_that_file(tmp_path: Path) -> None:
+    scene = _split_model(tmp_path, size="x")
+    with pytest.raises(mk.FormatError, match="not numbers") as caught:
+        mk.read(scene, format="mjcf")
+    assert caught.value.path is not None and str(caught.value.path).endswith("robot.xml")
+    assert caught.value.line == 5
+
+
+@pytest.mark.parametrize(("include", "match"), [
+    ("<include file='../outside.xml'/>", "outside the model's folder"),
+    ("<include file='/etc/hostname'/>", "outside the model's folder"),
+    ("<include file='a.xml'/><include file='a.xml'/>", "included twice"),
+    ("<include/>", "needs a file"),
+])
+def test_includes_stay_in_the_model_folder_and_come_once(include: str, match: str,
+                                                        tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (tmp_path / "outside.xml").write_text("<mujoco/>")
+    (folder / "a.xml").write_text("<mujoco/>")
+    path = folder / "m.xml"
+    path.write_text(f"<mujoco>\n{include}<worldbody><body><freejoint/><geom size='1'/></body>"
+                    "</worldbody></mujoco>")
+    with pytest.raises(mk.FormatError, match=match) as caught:
+        mk.read(path, format="mjcf")
+    assert caught.value.line == 2

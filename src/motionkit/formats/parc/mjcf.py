@@ -64,8 +64,19 @@ def _guard(work: Callable[[], _T], source: Any) -> _T:
                           source) from None
 
 
+#: Most files ``<include>`` may bring in, and most bytes they may hold together.
+MAX_INCLUDES = 100
+MAX_INCLUDED_BYTES = 64 << 20
+
+
 def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
-    data = read_bytes(source)
+    root, at = _parse_xml(read_bytes(source), source)
+    xml = _Xml(source, at)
+    _include(root, xml)
+    return root, xml
+
+
+def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, int]]]:
     where = _Positions()
     parser = SafeET.DefusedXMLParser(target=where)
     where.parser = parser
@@ -78,7 +89,55 @@ def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
                           column + 1 if column is not None else None) from None
     except DefusedXmlException as exc:
         raise FormatError(f"refused XML feature: {exc}", source) from None
-    return root, _Xml(source, where.at)
+    return root, where.at
+
+
+def _include(root: Element, xml: _Xml) -> None:
+    """Replace every ``<include file=…>`` by the children of that file's ``<mujoco>``, as
+    MuJoCo does before it reads the model: paths relative to the main file's folder and
+    inside it, each file once, nested includes too, at most MAX_INCLUDES files and
+    MAX_INCLUDED_BYTES bytes. Their elements keep their own file, line and column."""
+    if not isinstance(xml.path, (str, os.PathLike)):
+        if next(root.iter("include"), None) is not None:
+            raise xml.error(next(root.iter("include")), "<include> needs the model as a file")
+        return
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(os.fspath(xml.path))))
+    seen = {os.path.realpath(os.fspath(xml.path))}  # a file including itself: twice
+    total = 0
+    pending = [(parent, child) for parent in root.iter() for child in parent
+               if child.tag == "include"]
+    while pending:
+        parent, node = pending.pop()
+        name = node.get("file")
+        if not name:
+            raise xml.error(node, "<include> needs a file")
+        path = os.path.realpath(os.path.join(folder, name))
+        if os.path.commonpath([folder, path]) != folder:
+            raise xml.error(node, f"<include file={name[:80]!r}> lies outside the model's folder")
+        if path in seen:
+            raise xml.error(node, f"<include file={name[:80]!r}>: included twice")
+        seen.add(path)
+        if len(seen) > MAX_INCLUDES + 1:
+            raise xml.error(node, f"more than {MAX_INCLUDES} included files")
+        try:
+            data = read_bytes(path)
+        except FormatError as exc:
+            raise xml.error(node, f"<include file={name[:80]!r}>: {exc.message}") from None
+        total += len(data)
+        if total > MAX_INCLUDED_BYTES:
+            raise xml.error(node, f"included files hold more than {MAX_INCLUDED_BYTES} bytes")
+        included, at = _parse_xml(data, path)
+        if included.tag != "mujoco":
+            raise FormatError(f"an included file's root is <{included.tag:.40}>, not <mujoco>",
+                              path, *at.get(id(included), (None, None)))
+        xml.at.update(at)
+        xml.files.update((key, path) for key in at)
+        index = list(parent).index(node)
+        children = list(included)
+        parent[index:index + 1] = children
+        pending += [(parent, child) for child in children if child.tag == "include"]
+        pending += [(owner, child) for top in children for owner in top.iter()
+                    for child in owner if child.tag == "include"]
 
 
 
@@ -105,10 +164,12 @@ class _Xml:
 
     path: Any
     at: dict[int, tuple[int, int]]
+    #: the file of each element brought in by ``<include>`` (the others are ``path``'s)
+    files: dict[int, str] = field(default_factory=dict)
 
     def error(self, element: Element, message: str) -> FormatError:
         line, column = self.at.get(id(element), (None, None))
-        return FormatError(message, self.path, line, column)
+        return FormatError(message, self.files.get(id(element), self.path), line, column)
 
 
 @dataclass(eq=False)
@@ -313,14 +374,14 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
         elif child.tag == "frame":
             inner = frame @ _frame(defaults.attrs(child, cls), child, xml, compiler)
             stack.append((iter(child), inner, child.get("childclass", cls)))
-        elif child.tag in ("include", "replicate", "attach"):
+        elif child.tag in ("replicate", "attach"):
             raise xml.error(child, f"<{child.tag}> is not supported yet")
     return found
 
 
 def _subset(xml: _Xml, element: Element, message: str) -> ParcSubsetError:
     line, column = xml.at.get(id(element), (None, None))
-    return ParcSubsetError(message, xml.path, line, column)
+    return ParcSubsetError(message, xml.files.get(id(element), xml.path), line, column)
 
 
 def _hinge_range(attrs: dict[str, str], element: Element, xml: _Xml,
@@ -396,7 +457,7 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
     if world is None:
         raise FormatError("no <worldbody>", path)
     for node in root.iter():
-        if node.tag in ("include", "replicate", "attach"):
+        if node.tag in ("replicate", "attach"):
             raise xml.error(node, f"<{node.tag}> is not supported yet")
     first_level = _contents(world, world.get("childclass", "main"), defaults, xml, compiler)
     if not first_level.bodies:
