@@ -5,6 +5,7 @@ masses and limits equal MuJoCo's compiled ``body_mass`` and ``jnt_range``."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -483,6 +484,7 @@ def test_an_error_in_an_included_file_names_that_file(tmp_path: Path) -> None:
     ("<include file='/etc/hostname'/>", "outside the model's folder"),
     ("<include file='a.xml'/><include file='a.xml'/>", "included twice"),
     ("<include/>", "needs a file"),
+    ("<include file='pipe'/>", "no such file"),  # a FIFO is never opened (it would block)
 ])
 def test_includes_stay_in_the_model_folder_and_come_once(include: str, match: str,
                                                         tmp_path: Path) -> None:
@@ -490,6 +492,7 @@ def test_includes_stay_in_the_model_folder_and_come_once(include: str, match: st
     folder.mkdir()
     (tmp_path / "outside.xml").write_text("<mujoco/>")
     (folder / "a.xml").write_text("<mujoco/>")
+    os.mkfifo(folder / "pipe")
     path = folder / "m.xml"
     path.write_text(f"<mujoco>\n{include}<worldbody><body><freejoint/><geom size='1'/></body>"
                     "</worldbody></mujoco>")

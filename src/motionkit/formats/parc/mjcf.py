@@ -119,13 +119,15 @@ def _include(root: Element, xml: _Xml) -> None:
         seen.add(path)
         if len(seen) > MAX_INCLUDES + 1:
             raise xml.error(node, f"more than {MAX_INCLUDES} included files")
+        if not os.path.isfile(path):  # missing, or a folder, FIFO or device (never opened)
+            raise xml.error(node, f"<include file={name[:80]!r}>: no such file")
+        total += os.path.getsize(path)
+        if total > MAX_INCLUDED_BYTES:
+            raise xml.error(node, f"included files hold more than {MAX_INCLUDED_BYTES} bytes")
         try:
             data = read_bytes(path)
         except FormatError as exc:
             raise xml.error(node, f"<include file={name[:80]!r}>: {exc.message}") from None
-        total += len(data)
-        if total > MAX_INCLUDED_BYTES:
-            raise xml.error(node, f"included files hold more than {MAX_INCLUDED_BYTES} bytes")
         included, at = _parse_xml(data, path)
         if included.tag != "mujoco":
             raise FormatError(f"an included file's root is <{included.tag:.40}>, not <mujoco>",
