@@ -485,6 +485,7 @@ def test_an_error_in_an_included_file_names_that_file(tmp_path: Path) -> None:
     ("<include file='a.xml'/><include file='a.xml'/>", "included twice"),
     ("<include/>", "needs a file"),
     ("<include file='pipe'/>", "no such file"),  # a FIFO is never opened (it would block)
+    ("<include file='a.xml'><body/></include>", "cannot have children"),
 ])
 def test_includes_stay_in_the_model_folder_and_come_once(include: str, match: str,
                                                         tmp_path: Path) -> None:
@@ -499,3 +500,26 @@ def test_includes_stay_in_the_model_folder_and_come_once(include: str, match: st
     with pytest.raises(mk.FormatError, match=match) as caught:
         mk.read(path, format="mjcf")
     assert caught.value.line == 2
+
+
+def test_a_nested_include_is_also_looked_up_beside_its_includer(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.xml").write_text("<mujoco><include file='b.xml'/></mujoco>")
+    (tmp_path / "sub" / "b.xml").write_text(  # any root element, as MuJoCo takes it
+        "<stuff><worldbody><body name='x'><freejoint/><geom size='1'/></body></worldbody>"
+        "</stuff>")
+    path = tmp_path / "m.xml"
+    path.write_text("<mujoco><include file='sub/a.xml'/></mujoco>")
+    mujoco.MjModel.from_xml_path(str(path))  # MuJoCo loads it
+    assert [body.name for body in _skeletons(mk.read(path, format="mjcf"))[0].bodies] == ["x"]
+
+
+def test_repeated_body_names_keep_their_own_masses(tmp_path: Path) -> None:
+    path = tmp_path / "m.xml"
+    path.write_text("<mujoco><worldbody><body name='a'><freejoint/><geom size='.1'/>"
+                    "<body name='b'><geom size='.3'/></body><body name='b'><geom size='.5'/>"
+                    "</body></body></worldbody></mujoco>")
+    skeleton = mk.read(path, format="parc-character")
+    assert isinstance(skeleton, Skeleton)
+    masses = [body.inertia.mass for body in skeleton.bodies]
+    np.testing.assert_allclose(masses, [1000 * 4 / 3 * np.pi * r**3 for r in (.1, .3, .5)])

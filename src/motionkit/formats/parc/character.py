@@ -339,11 +339,11 @@ def read(path: str | os.PathLike[str]) -> Skeleton:
     skeleton = load_character(path).to_skeleton()
     general = mjcf_read.read(path)
     found = general if isinstance(general, Skeleton) else general.skeletons[0]
-    by_name = {body.name: body for body in found.bodies}
-    for body in skeleton.bodies:
-        twin = by_name.get(body.name)
-        if twin is not None:
-            body.inertia, body.markers = twin.inertia, list(twin.markers)
+    # both walk the first top-level body depth first; the general reader adds massless
+    # bodies for joint chains, and names may repeat
+    twins = [body for body in found.bodies if "mujoco_chain" not in body.attrs]
+    for body, twin in zip(skeleton.bodies, twins, strict=True):
+        body.inertia, body.markers = twin.inertia, list(twin.markers)
     return skeleton
 
 

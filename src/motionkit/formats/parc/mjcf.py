@@ -93,10 +93,11 @@ def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, 
 
 
 def _include(root: Element, xml: _Xml) -> None:
-    """Replace every ``<include file=…>`` by the children of that file's ``<mujoco>``, as
-    MuJoCo does before it reads the model: paths relative to the main file's folder and
-    inside it, each file once, nested includes too, at most MAX_INCLUDES files and
-    MAX_INCLUDED_BYTES bytes. Their elements keep their own file, line and column."""
+    """Replace every ``<include file=…>`` by the children of that file's root element, as
+    MuJoCo does before it reads the model: a path is looked up in the main file's folder,
+    then in the including file's, and must stay inside the main file's folder; each file
+    once, nested includes too, at most MAX_INCLUDES files and MAX_INCLUDED_BYTES bytes.
+    Their elements keep their own file, line and column."""
     if not isinstance(xml.path, (str, os.PathLike)):
         if next(root.iter("include"), None) is not None:
             raise xml.error(next(root.iter("include")), "<include> needs the model as a file")
@@ -108,30 +109,16 @@ def _include(root: Element, xml: _Xml) -> None:
                if child.tag == "include"]
     while pending:
         parent, node = pending.pop()
-        name = node.get("file")
-        if not name:
-            raise xml.error(node, "<include> needs a file")
-        path = os.path.realpath(os.path.join(folder, name))
-        if os.path.commonpath([folder, path]) != folder:
-            raise xml.error(node, f"<include file={name[:80]!r}> lies outside the model's folder")
+        path = _included_path(node, xml, folder)
         if path in seen:
-            raise xml.error(node, f"<include file={name[:80]!r}>: included twice")
+            raise xml.error(node, f"<include file={node.get('file', '')[:80]!r}>: included twice")
         seen.add(path)
         if len(seen) > MAX_INCLUDES + 1:
             raise xml.error(node, f"more than {MAX_INCLUDES} included files")
-        if not os.path.isfile(path):  # missing, or a folder, FIFO or device (never opened)
-            raise xml.error(node, f"<include file={name[:80]!r}>: no such file")
         total += os.path.getsize(path)
         if total > MAX_INCLUDED_BYTES:
             raise xml.error(node, f"included files hold more than {MAX_INCLUDED_BYTES} bytes")
-        try:
-            data = read_bytes(path)
-        except FormatError as exc:
-            raise xml.error(node, f"<include file={name[:80]!r}>: {exc.message}") from None
-        included, at = _parse_xml(data, path)
-        if included.tag != "mujoco":
-            raise FormatError(f"an included file's root is <{included.tag:.40}>, not <mujoco>",
-                              path, *at.get(id(included), (None, None)))
+        included, at = _parse_xml(read_bytes(path), path)
         xml.at.update(at)
         xml.files.update((key, path) for key in at)
         index = list(parent).index(node)
@@ -142,6 +129,24 @@ def _include(root: Element, xml: _Xml) -> None:
                     for child in owner if child.tag == "include"]
 
 
+def _included_path(node: Element, xml: _Xml, folder: str) -> str:
+    """The regular file an ``<include>`` names (main folder first, then the including
+    file's), inside ``folder``; a FormatError at the element otherwise."""
+    name = node.get("file")
+    if not name:
+        raise xml.error(node, "<include> needs a file")
+    if len(node):
+        raise xml.error(node, "<include> cannot have children")
+    shown = f"<include file={name[:80]!r}>"
+    owner = xml.files.get(id(node))
+    places = [folder] + ([os.path.dirname(owner)] if owner is not None else [])
+    for place in places:
+        path = os.path.realpath(os.path.join(place, name))
+        if os.path.commonpath([folder, path]) != folder:
+            raise xml.error(node, f"{shown} lies outside the model's folder")
+        if os.path.isfile(path):  # never a folder, FIFO or device (opening one may block)
+            return path
+    raise xml.error(node, f"{shown}: no such file")
 
 
 class _Positions(TreeBuilder):
