@@ -343,6 +343,8 @@ class _Builder:
             moment = np.diag(diagonal)
         else:
             raise tree.error(element, "<inertial> needs diaginertia or fullinertia")
+        if np.any(np.diag(moment) < 0):  # MuJoCo refuses them too
+            raise tree.error(element, "<inertial>: moments of inertia must be ≥ 0")
         turn = frame[:3, :3]
         return Inertia(float(mass[0]), frame[:3, 3].copy(), turn @ moment @ turn.T)
 
@@ -378,6 +380,8 @@ def _geom_inertia(shapes: list[tuple[Shape, dict[str, str], Element]], tree: MjT
         for values in (group, given, density):
             if values is not None and values.size != 1:
                 raise tree.error(geom, "<geom group/mass/density=...>: needs one number")
+        if any(values is not None and values[0] < 0 for values in (given, density)):
+            raise tree.error(geom, "<geom mass/density=...>: must be ≥ 0")
         if (group is not None and not groups[0] <= group[0] <= groups[1]) or \
                 shape.kind == "plane":
             continue

@@ -523,3 +523,20 @@ def test_repeated_body_names_keep_their_own_masses(tmp_path: Path) -> None:
     assert isinstance(skeleton, Skeleton)
     masses = [body.inertia.mass for body in skeleton.bodies]
     np.testing.assert_allclose(masses, [1000 * 4 / 3 * np.pi * r**3 for r in (.1, .3, .5)])
+
+
+@pytest.mark.parametrize(("inner", "match"), [
+    ("<inertial pos='0 0 0' mass='1' diaginertia='-1 1 1'/>", "moments of inertia"),
+    ("<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
+     "<inertial pos='0 0 0' mass='2' diaginertia='1 1 1'/>", "one <inertial>"),
+    ("<geom size='0.1' mass='-3'/>", "must be ≥ 0"),
+    ("<geom size='0.1' density='-3'/>", "must be ≥ 0"),
+])
+def test_what_mujoco_refuses_is_refused(inner: str, match: str, tmp_path: Path) -> None:
+    path = tmp_path / "m.xml"
+    path.write_text(f"<mujoco><worldbody><body><freejoint/>\n{inner}</body></worldbody></mujoco>")
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(mk.FormatError, match=match) as caught:
+        mk.read(path, format="mjcf")
+    assert caught.value.line == 2

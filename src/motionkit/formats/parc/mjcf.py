@@ -372,6 +372,8 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
         elif child.tag == "site":
             found.sites.append((child, defaults.attrs(child, cls), frame))
         elif child.tag == "inertial":
+            if found.inertial is not None:
+                raise xml.error(child, "a body has one <inertial>")
             found.inertial = (child, dict(child.attrib), frame)
         elif child.tag == "geom":
             attrs = defaults.attrs(child, cls)
