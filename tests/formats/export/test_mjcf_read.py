@@ -540,3 +540,11 @@ def test_what_mujoco_refuses_is_refused(inner: str, match: str, tmp_path: Path) 
     with pytest.raises(mk.FormatError, match=match) as caught:
         mk.read(path, format="mjcf")
     assert caught.value.line == 2
+
+
+def test_geoms_of_the_world_body_are_said_to_be_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "m.xml"
+    path.write_text("<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/>"
+                    "<body><freejoint/><geom size='.1'/></body></worldbody></mujoco>")
+    with pytest.warns(mk.MotionkitWarning, match=r"geoms of <worldbody> itself \('floor'\)"):
+        mk.read(path)
