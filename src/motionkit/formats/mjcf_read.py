@@ -32,6 +32,7 @@ its body.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -147,6 +148,7 @@ class _Builder:
         self.bodies: list[Body] = []
         self.index: dict[int, int] = {}  # MjTree body index → neutral body index
         self.body_names: set[str] = set()
+        self.static: set[int] = set()  # MjTree bodies welded to the world
         self.joint_names: set[str] = set()
         self.infer, self.groups = "auto", (0, 5)
         for node in tree.root.iter("compiler"):
@@ -227,6 +229,12 @@ class _Builder:
 
     def body(self, number: int, mj: MjBody) -> None:
         joints = [self.joint(e, a, mj, k) for k, (e, a) in enumerate(mj.found.every_joint)]
+        for before, after in itertools.pairwise(joints):  # the rules MuJoCo compiles by
+            if before.kind == "ball" and after.kind in ("hinge", "ball"):
+                raise self.tree.error(after.element, f"body {mj.name[:40]!r}: a ball joint is "
+                                                     "followed by a rotation")
+        if not joints and (mj.parent < 0 or mj.parent in self.static):
+            self.static.add(number)
         parent = self.index.get(mj.parent, -1)
         place = mj.local
         single = self.single(mj, joints, place)
@@ -244,6 +252,12 @@ class _Builder:
             assert single is not None
         name = self.unique(mj.name, self.body_names)
         shapes = self.shapes(mj)
+        for _, attrs, geom in shapes:
+            size = self.tree.numbers(attrs, "size", geom)
+            if size is not None and np.any(size < 0):
+                raise self.tree.error(geom, "<geom size=...>: sizes must be ≥ 0")
+            if attrs.get("type") == "plane" and number not in self.static:
+                raise self.tree.error(geom, "a plane geom belongs to a body that does not move")
         body = Body(name, single, parent=parent, inertia=self.inertia(mj),
                     shapes=[shape for shape, _, _ in shapes], markers=self.markers(mj))
         if self.from_geoms(mj):

@@ -531,6 +531,10 @@ def test_repeated_body_names_keep_their_own_masses(tmp_path: Path) -> None:
      "<inertial pos='0 0 0' mass='2' diaginertia='1 1 1'/>", "one <inertial>"),
     ("<geom size='0.1' mass='-3'/>", "must be ≥ 0"),
     ("<geom size='0.1' density='-3'/>", "must be ≥ 0"),
+    ("<geom type='box' size='1 -1 1'/>", "sizes must be ≥ 0"),
+    ("<geom type='plane' size='1 1 1'/>", "does not move"),
+    ("<body><joint type='ball'/><joint type='hinge'/><geom size='.1'/></body>",
+     "ball joint is followed by a rotation"),
 ])
 def test_what_mujoco_refuses_is_refused(inner: str, match: str, tmp_path: Path) -> None:
     path = tmp_path / "m.xml"
