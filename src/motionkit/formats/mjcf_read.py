@@ -40,10 +40,10 @@ from xml.etree.ElementTree import Element
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial.transform import Rotation
 
 from ..errors import ConversionError, warn
 from ..model.skeleton import Body, Dof, Inertia, Joint, Marker, Shape, Skeleton, World
+from ..spatial import quaternion
 from .parc.mjcf import MjBody, MjTree, parse_tree
 
 Array = NDArray[np.float64]
@@ -565,13 +565,11 @@ def q_to_qpos(skeleton: Skeleton, q: ArrayLike, qpos: ArrayLike | None = None) -
         tilt = joint.child_to_joint[:3, :3]
         if joint.type == "free" and record["kinds"] != ["free"]:  # three slides and a ball
             out[..., at:at + 3] = values[..., 3:6] + np.array(record["ref"][:3])
-            rot = Rotation.from_rotvec(values[..., :3].reshape(-1, 3)).as_matrix()
-            out[..., at + 3:at + 7] = _wxyz(tilt @ rot.reshape(*q.shape[:-1], 3, 3) @ tilt.T)
+            out[..., at + 3:at + 7] = _wxyz(tilt @ _rotation(values[..., :3]) @ tilt.T)
             at += 7
         elif joint.type == "free":
             local = np.zeros((*q.shape[:-1], 4, 4))
-            local[..., :3, :3] = Rotation.from_rotvec(values[..., :3].reshape(-1, 3)) \
-                .as_matrix().reshape(*q.shape[:-1], 3, 3)
+            local[..., :3, :3] = _rotation(values[..., :3])
             local[..., :3, 3] = values[..., 3:6]
             local[..., 3, 3] = 1.0
             pose = joint.parent_to_joint @ local
@@ -579,8 +577,7 @@ def q_to_qpos(skeleton: Skeleton, q: ArrayLike, qpos: ArrayLike | None = None) -
             out[..., at + 3:at + 7] = _wxyz(pose[..., :3, :3])
             at += 7
         elif joint.type == "ball":
-            rot = Rotation.from_rotvec(values.reshape(-1, 3)).as_matrix()
-            out[..., at:at + 4] = _wxyz(tilt @ rot.reshape(*q.shape[:-1], 3, 3) @ tilt.T)
+            out[..., at:at + 4] = _wxyz(tilt @ _rotation(values) @ tilt.T)
             at += 4
         else:
             for k, ref in enumerate(record["ref"]):
@@ -589,20 +586,18 @@ def q_to_qpos(skeleton: Skeleton, q: ArrayLike, qpos: ArrayLike | None = None) -
     return out
 
 
+# MuJoCo writes quaternions w first; the shared conversions take them w last.
 def _matrix(wxyz: Array) -> Array:
-    flat = wxyz.reshape(-1, 4)
-    out: Array = Rotation.from_quat(flat[:, [1, 2, 3, 0]]).as_matrix().reshape(
-        *wxyz.shape[:-1], 3, 3)
-    return out
-
-
-def _rotvec(matrix: Array) -> Array:
-    out: Array = Rotation.from_matrix(matrix.reshape(-1, 3, 3)).as_rotvec().reshape(
-        *matrix.shape[:-2], 3)
-    return out
+    return quaternion.to_matrix(quaternion.wxyz_to_xyzw(wxyz))
 
 
 def _wxyz(matrix: Array) -> Array:
-    xyzw = Rotation.from_matrix(matrix.reshape(-1, 3, 3)).as_quat()
-    out: Array = xyzw[:, [3, 0, 1, 2]].reshape(*matrix.shape[:-2], 4)
-    return out
+    return quaternion.xyzw_to_wxyz(quaternion.from_matrix(matrix))
+
+
+def _rotvec(matrix: Array) -> Array:
+    return quaternion.to_exp_map(quaternion.from_matrix(matrix))
+
+
+def _rotation(rotvec: Array) -> Array:
+    return quaternion.to_matrix(quaternion.from_exp_map(rotvec))
