@@ -56,13 +56,17 @@ _SKIPPED_GEOMS = ("hfield", "sdf")
 
 def read(path: str | os.PathLike[str]) -> Skeleton | World:
     """Read an MJCF model: a Skeleton, or a World when ``<worldbody>`` holds several bodies."""
-    tree = parse_tree(path)
+    return model_of(parse_tree(path))
+
+
+def model_of(tree: MjTree) -> Skeleton | World:
+    """The neutral model of a parsed MJCF tree (see :func:`read`)."""
     static = [attrs.get("name") or f"a {attrs.get('type', 'sphere')}"
               for _, attrs, _ in tree.world.geoms]
     if static:
         shown = ", ".join(repr(name[:40]) for name in static[:3])
         more = f" and {len(static) - 3} more" if len(static) > 3 else ""
-        warn(f"{path}: geoms of <worldbody> itself ({shown}{more}) are not read: the "
+        warn(f"{tree.xml.path}: geoms of <worldbody> itself ({shown}{more}) are not read: the "
              "neutral model has bodies only")
     tops = [i for i, b in enumerate(tree.bodies) if b.parent < 0]
     skeletons = []

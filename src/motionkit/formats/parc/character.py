@@ -43,11 +43,11 @@ def accepts(path: str) -> bool:
     conversion). The general ``mjcf`` reader takes those; other errors stay this
     reader's to report. (``character=`` options read the PARC way whatever the file.)"""
     from ...errors import FormatError
-    from .mjcf import ParcSubsetError, parse_mjcf, parse_tree
+    from .mjcf import ParcSubsetError, character_of, parse_tree
 
     try:
-        character = parse_mjcf(path)
         tree = parse_tree(path)
+        character = character_of(tree)
     except ParcSubsetError:
         return False
     except FormatError:
@@ -335,9 +335,11 @@ def read(path: str | os.PathLike[str]) -> Skeleton:
     with the masses, inertias and markers MuJoCo gives its bodies (from the general MJCF
     reader: PARC's own model has none)."""
     from .. import mjcf_read
+    from .mjcf import character_of, parse_tree
 
-    skeleton = load_character(path).to_skeleton()
-    general = mjcf_read.read(path)
+    tree = parse_tree(path)  # one parse for both readings
+    skeleton = character_of(tree).to_skeleton()
+    general = mjcf_read.model_of(tree)
     found = general if isinstance(general, Skeleton) else general.skeletons[0]
     # both walk the first top-level body depth first; the general reader adds massless
     # bodies for joint chains, and names may repeat

@@ -41,7 +41,12 @@ def parse_mjcf(source: str | os.PathLike[str]) -> Character:
     """The Character of an MJCF file, as MuJoCo compiles it (FormatError where it is not
     one: file, line and column where the XML gives them)."""
     root, xml = _load(source)
-    return _guard(lambda: _parse(root, xml), source)
+    return _guard(lambda: _character(_tree(root, xml, first_only=True)), source)
+
+
+def character_of(tree: MjTree) -> Character:
+    """The Character of a parsed model's first top-level body (as :func:`parse_mjcf`)."""
+    return _guard(lambda: _character(tree), tree.xml.path)
 
 
 def parse_tree(source: str | os.PathLike[str], first_only: bool = False) -> MjTree:
@@ -494,9 +499,8 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
                   first_level)
 
 
-def _parse(root: Element, xml: _Xml) -> Character:
-    tree = _tree(root, xml, first_only=True)
-    compiler, meshes = tree.compiler, tree.meshes
+def _character(tree: MjTree) -> Character:
+    root, xml, compiler, meshes = tree.root, tree.xml, tree.compiler, tree.meshes
     names: list[str] = []
     parents: list[int] = []
     kinds: list[str] = []
@@ -507,6 +511,8 @@ def _parse(root: Element, xml: _Xml) -> Character:
     limits: list[Array] = []
     shapes: list[list[Shape]] = []
     for mj in tree.bodies:
+        if mj.top != 0:  # the character is the first top-level body (depth first: 0..k)
+            break
         element, parent, local, found, name = mj.element, mj.parent, mj.local, mj.found, mj.name
         names.append(name)
         parents.append(parent)
