@@ -179,9 +179,10 @@ class _Xml:
     #: the file of each element brought in by ``<include>`` (the others are ``path``'s)
     files: dict[int, str] = field(default_factory=dict)
 
-    def error(self, element: Element, message: str) -> FormatError:
+    def error(self, element: Element, message: str,
+              kind: type[FormatError] = FormatError) -> FormatError:
         line, column = self.at.get(id(element), (None, None))
-        return FormatError(message, self.files.get(id(element), self.path), line, column)
+        return kind(message, self.files.get(id(element), self.path), line, column)
 
 
 @dataclass(eq=False)
@@ -393,12 +394,11 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
     return found
 
 
-def _subset(xml: _Xml, element: Element, message: str) -> ParcSubsetError:
-    line, column = xml.at.get(id(element), (None, None))
-    return ParcSubsetError(message, xml.files.get(id(element), xml.path), line, column)
+def _subset(xml: _Xml, element: Element, message: str) -> FormatError:
+    return xml.error(element, message, ParcSubsetError)
 
 
-def _hinge_range(attrs: dict[str, str], element: Element, xml: _Xml,
+def _joint_range(attrs: dict[str, str], element: Element, xml: _Xml,
                  compiler: _Compiler, angular: bool = True) -> Array | None:
     """A joint's limits as MuJoCo compiles them (radians where ``angular``), or None if
     unlimited."""
@@ -454,7 +454,7 @@ class MjTree:
 
     def range(self, attrs: dict[str, str], element: Element, angular: bool) -> Array | None:
         """A joint's ``range`` as MuJoCo compiles it (radians where ``angular``), or None."""
-        return _hinge_range(attrs, element, self.xml, self.compiler, angular)
+        return _joint_range(attrs, element, self.xml, self.compiler, angular)
 
     def shape(self, geom: Element, attrs: dict[str, str], frame: Array) -> Shape:
         return _shape(geom, attrs, frame, self.meshes, self.compiler, self.xml)
@@ -557,7 +557,7 @@ def _character(tree: MjTree) -> Character:
                 if length < 1e-9:
                     raise xml.error(hinge, f"body {name[:40]!r}: zero joint axis")
                 body_axes[k] = axis / length
-                limit = _hinge_range(attrs, hinge, xml, compiler)
+                limit = _joint_range(attrs, hinge, xml, compiler)
                 if limit is not None:
                     body_limits[k] = limit
             first_name = hinges[0][1].get("name", name)

@@ -205,7 +205,7 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
     unit = time_unit or header.get("time_unit") or "s"
     scale = common.time_scale(unit, path) if time_format == "unix" else 1.0
     decimal = (DecimalSeconds(t_columns[0]) if time_format == "unix" and t_columns
-               and unit.strip().lower() != "ns" and scale == 1.0 else None)
+               and scale == 1.0 else None)  # seconds (not ns, which are read as integers)
     if time_format == "datetime" and table.rows:
         cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose,
                                                quaternion)
