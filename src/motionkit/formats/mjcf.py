@@ -31,6 +31,7 @@ from ..model import Motion
 from ..model.skeleton import Body, Joint, Shape, Skeleton, World
 from .mjcf_read import describe, q_to_qpos, qpos_size, qpos_to_q, read
 from .parc.character import sniff
+from .textcolumns import exact, exact_vector
 from .urdf.chain import (
     MODEL_WRITES,
     MOTION_HOLDS,
@@ -122,20 +123,10 @@ def _world(obj: World | Skeleton) -> World:
     return obj if isinstance(obj, World) else World([obj], name=obj.name)
 
 
-def fmt(value: float) -> str:
-    """A float that reads back exactly (``repr``)."""
-    value = float(value)
-    return "0" if value == 0.0 else repr(value)
-
-
-def _vec(values: Array) -> str:
-    return " ".join(fmt(v) for v in np.asarray(values, dtype=float).ravel())
-
-
 def _quat(rotation: Array) -> str:
     """MuJoCo's ``quat`` (w x y z) of a rotation matrix."""
     x, y, z, w = Rotation.from_matrix(rotation).as_quat()
-    return _vec(np.array([w, x, y, z]))
+    return exact_vector(np.array([w, x, y, z]))
 
 
 def _joint_names(joint: Joint) -> list[str]:
@@ -202,7 +193,7 @@ class _Writer:
                 f"<mujoco model={quoteattr(world.name or 'model')}>",
                 '  <compiler angle="radian" autolimits="true" inertiafromgeom="false"'
                 + (' balanceinertia="true"/>' if balance else "/>"),
-                f'  <option timestep="{fmt(world.time_step)}" gravity="{_vec(world.gravity)}"/>']
+                f'  <option timestep="{exact(world.time_step)}" gravity="{exact_vector(world.gravity)}"/>']
         if self.meshes:
             head += ["  <asset>", *self.meshes, "  </asset>"]
         return "\n".join(head + body + ["</mujoco>"]) + "\n"
@@ -211,7 +202,7 @@ class _Writer:
         body = skeleton.bodies[index]
         joint = body.joint
         place = joint.parent_to_joint @ np.linalg.inv(joint.child_to_joint)
-        self.add(depth, f"<body name={quoteattr(body.name)} pos=\"{_vec(place[:3, 3])}\" "
+        self.add(depth, f"<body name={quoteattr(body.name)} pos=\"{exact_vector(place[:3, 3])}\" "
                         f'quat="{_quat(place[:3, :3])}">')
         inner = depth + 1
         if joint.type == "free" and body.parent < 0:
@@ -222,7 +213,7 @@ class _Writer:
         for number, shape in enumerate(body.shapes):
             self.geom(body, number, shape, inner)
         for marker in body.markers:
-            self.add(inner, f"<site name={quoteattr(marker.name)} pos=\"{_vec(marker.offset)}\"/>")
+            self.add(inner, f"<site name={quoteattr(marker.name)} pos=\"{exact_vector(marker.offset)}\"/>")
         for child in skeleton.children(index):
             self.body(skeleton, child, inner)
         self.add(depth, "</body>")
@@ -254,23 +245,23 @@ class _Writer:
         elif t == "free":
             items = [("slide", eye[i], 3 + i) for i in range(3)] + [("ball", None, None)]
         for name, (kind, axis, k) in zip(names, items, strict=True):
-            text = f"<joint name={quoteattr(name)} type=\"{kind}\" pos=\"{_vec(pos)}\""
+            text = f"<joint name={quoteattr(name)} type=\"{kind}\" pos=\"{exact_vector(pos)}\""
             if axis is not None:
                 unit = tilt @ (np.asarray(axis, dtype=float) / np.linalg.norm(axis))
-                text += f' axis="{_vec(unit)}"'
+                text += f' axis="{exact_vector(unit)}"'
             dof = dofs[k] if k is not None else None
             if dof is not None and dof.lower <= dof.upper and (
                     math.isfinite(dof.lower) or math.isfinite(dof.upper)):
                 lower = dof.lower if math.isfinite(dof.lower) else -BIG
                 upper = dof.upper if math.isfinite(dof.upper) else BIG
-                text += f' limited="true" range="{fmt(lower)} {fmt(upper)}"'
+                text += f' limited="true" range="{exact(lower)} {exact(upper)}"'
             if dof is not None and dof.damping:
-                text += f' damping="{fmt(dof.damping)}"'
+                text += f' damping="{exact(dof.damping)}"'
             if dof is not None and dof.friction:
-                text += f' frictionloss="{fmt(dof.friction)}"'
+                text += f' frictionloss="{exact(dof.friction)}"'
             if dof is not None and dof.spring_stiffness:
-                text += (f' stiffness="{fmt(dof.spring_stiffness)}" '
-                         f'springref="{fmt(dof.spring_rest_position)}"')
+                text += (f' stiffness="{exact(dof.spring_stiffness)}" '
+                         f'springref="{exact(dof.spring_rest_position)}"')
             self.add(depth, text + "/>")
 
     def inertial(self, body: Body, moving: bool, depth: int) -> None:
@@ -285,24 +276,24 @@ class _Writer:
             moment = _raised(moment)
         m = moment
         full = np.array([m[0, 0], m[1, 1], m[2, 2], m[0, 1], m[0, 2], m[1, 2]])
-        self.add(depth, f'<inertial pos="{_vec(inertia.com)}" mass="{fmt(mass)}" '
-                        f'fullinertia="{_vec(full)}"/>')
+        self.add(depth, f'<inertial pos="{exact_vector(inertia.com)}" mass="{exact(mass)}" '
+                        f'fullinertia="{exact_vector(full)}"/>')
 
     def geom(self, body: Body, number: int, shape: Shape, depth: int) -> None:
         p = shape.params
         kind = shape.kind
-        frame = f'pos="{_vec(shape.transform[:3, 3])}" quat="{_quat(shape.transform[:3, :3])}"'
+        frame = f'pos="{exact_vector(shape.transform[:3, 3])}" quat="{_quat(shape.transform[:3, :3])}"'
         role = ' contype="0" conaffinity="0" group="1"' if shape.role != "collision" else ""
         if kind in ("box", "ellipsoid"):
-            size = _vec(np.asarray(p["size"], dtype=float) / 2)
+            size = exact_vector(np.asarray(p["size"], dtype=float) / 2)
         elif kind == "sphere":
-            size = fmt(p["radius"])
+            size = exact(p["radius"])
         elif kind in ("cylinder", "capsule"):
-            size = f'{fmt(p["radius"])} {fmt(float(p["height"]) / 2)}'
+            size = f'{exact(p["radius"])} {exact(float(p["height"]) / 2)}'
         elif kind == "multi_sphere":
             for radius, position in p["spheres"]:
                 at = shape.transform[:3, :3] @ np.asarray(position) + shape.transform[:3, 3]
-                self.add(depth, f'<geom type="sphere" size="{fmt(radius)}" pos="{_vec(at)}"'
+                self.add(depth, f'<geom type="sphere" size="{exact(radius)}" pos="{exact_vector(at)}"'
                                 f"{role}/>")
             return
         elif kind == "mesh" and not _mesh_problem(shape):
@@ -310,7 +301,7 @@ class _Writer:
             scale = np.asarray(p.get("scale", np.ones(3)), dtype=float).reshape(3)
             self.meshes.append(f"    <mesh name={quoteattr(name)} "
                                f"file={quoteattr(mesh_file(p, self.folder) or '')} "
-                               f'scale="{_vec(scale)}"/>')
+                               f'scale="{exact_vector(scale)}"/>')
             self.add(depth, f"<geom type=\"mesh\" mesh={quoteattr(name)} {frame}{role}/>")
             return
         else:

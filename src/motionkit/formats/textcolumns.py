@@ -29,6 +29,18 @@ class Fixed:
         return [self._pattern.format(v) for v in values]
 
 
+def exact(value: float) -> str:
+    """One float as the shortest text that reads back to it (``repr``; ``0`` for ±0.0),
+    for the model writers' attributes."""
+    value = float(value)
+    return "0" if value == 0.0 else repr(value)
+
+
+def exact_vector(values: Any) -> str:
+    """Floats as :func:`exact` text parted by single spaces (flattened)."""
+    return " ".join(exact(v) for v in np.asarray(values, dtype=float).ravel())
+
+
 def shortest(values: list[float]) -> list[str]:
     """Shortest text that reads back to the same float64 (full precision)."""
     return [repr(v) for v in values]

@@ -24,6 +24,7 @@ from scipy.spatial.transform import Rotation
 from ..._io import atomic_write
 from ...model import Motion
 from ...model.skeleton import Body, Device, Dof, Shape, Skeleton, World
+from ..textcolumns import exact
 from ..urdf.chain import (
     MODEL_WRITES,
     MOTION_HOLDS,
@@ -89,13 +90,8 @@ def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
         handle.write(text)
 
 
-def _num(value: float) -> str:
-    value = float(value)
-    return "0" if value == 0.0 else repr(value)
-
-
 def _vec(values: Array) -> str:
-    return "[ " + ", ".join(_num(v) for v in np.asarray(values, dtype=float).ravel()) + " ]"
+    return "[ " + ", ".join(exact(v) for v in np.asarray(values, dtype=float).ravel()) + " ]"
 
 
 def _text(value: str) -> str:
@@ -179,15 +175,15 @@ def _ranges(kind: str, dof: Dof) -> list[str]:
     out = []
     scale = math.degrees(1.0) if kind == "revolute" else 1.0
     if dof.position != 0.0:
-        out.append(f"    joint_displacement: {_num(dof.position * scale)}")
+        out.append(f"    joint_displacement: {exact(dof.position * scale)}")
     if math.isfinite(dof.lower) or math.isfinite(dof.upper):
-        sides = [_num(v * scale) if math.isfinite(v) else "unlimited"
+        sides = [exact(v * scale) if math.isfinite(v) else "unlimited"
                  for v in (dof.lower, dof.upper)]
         out.append(f"    joint_range: [ {sides[0]}, {sides[1]} ]")
     if math.isfinite(dof.velocity_upper) and dof.velocity_lower == -dof.velocity_upper:
-        out.append(f"    max_joint_velocity: {_num(dof.velocity_upper * scale)}")
+        out.append(f"    max_joint_velocity: {exact(dof.velocity_upper * scale)}")
     if math.isfinite(dof.force_upper) and dof.force_lower == -dof.force_upper:
-        out.append(f"    max_joint_effort: {_num(dof.force_upper)}")
+        out.append(f"    max_joint_effort: {exact(dof.force_upper)}")
     return out
 
 
@@ -196,7 +192,7 @@ def _mass(body: Body | None) -> list[str]:
         mass, com, moment = 0.0, np.zeros(3), np.zeros((3, 3))
     else:
         mass, com, moment = body.inertia.mass, body.inertia.com, body.inertia.moment
-    return [f"    mass: {_num(mass)}", f"    center_of_mass: {_vec(com)}",
+    return [f"    mass: {exact(mass)}", f"    center_of_mass: {_vec(com)}",
             f"    inertia: {_vec(moment)}"]
 
 
@@ -256,16 +252,16 @@ def _shape(shape: Shape, folder: str) -> list[str]:
     if kind == "box":
         geometry = f"{{ type: Box, size: {_vec(p['size'])} }}"
     elif kind == "sphere":
-        geometry = f"{{ type: Sphere, radius: {_num(p['radius'])} }}"
+        geometry = f"{{ type: Sphere, radius: {exact(p['radius'])} }}"
     elif kind in ("cylinder", "capsule", "cone"):
-        geometry = (f"{{ type: {kind.capitalize()}, radius: {_num(p['radius'])}, "
-                    f"height: {_num(p['height'])} }}")
+        geometry = (f"{{ type: {kind.capitalize()}, radius: {exact(p['radius'])}, "
+                    f"height: {exact(p['height'])} }}")
     elif kind == "multi_sphere":
         out = []
         for radius, position in p["spheres"]:
             at = np.eye(4)
             at[:3, 3] = position
-            out += _node(pose @ at, f"{{ type: Sphere, radius: {_num(radius)} }}")
+            out += _node(pose @ at, f"{{ type: Sphere, radius: {exact(radius)} }}")
         return out
     elif kind == "mesh" and mesh_file(p, folder) is not None:
         node = ["- type: Resource", f"  uri: {_text(mesh_file(p, folder) or '')}"]

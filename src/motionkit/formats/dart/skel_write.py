@@ -30,6 +30,7 @@ from ...model.skeleton import (
     World,
     default_dof_names,
 )
+from ..textcolumns import exact, exact_vector
 
 #: What ``write`` takes; what DART's .skel cannot express is listed by ``losses``.
 WRITES = (World, Skeleton)
@@ -57,20 +58,6 @@ def _world(obj: World | Skeleton) -> World:
     return World([obj], gravity=np.array([0.0, 0.0, -9.81]))
 
 
-def fmt(value: float) -> str:
-    """A float with 17 significant digits (repr), so values round-trip exactly."""
-    value = float(value)
-    if value == 0.0:
-        return "0"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(value)
-
-
-def _vec(values: Array) -> str:
-    return " ".join(fmt(v) for v in np.asarray(values, dtype=float).ravel())
-
-
 def euler_xyz(rotation: Array) -> Array:
     """Angles (a, b, c) with ``rotation = Rx(a)·Ry(b)·Rz(c)`` (DART's <transformation>).
 
@@ -89,7 +76,7 @@ def euler_xyz(rotation: Array) -> Array:
 
 def transformation(matrix: Array) -> str:
     """The six numbers ``x y z a b c`` of a 4×4 transform."""
-    return _vec(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
+    return exact_vector(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
 
 
 #: Mesh files dartpy 6.20 loads as an empty shape (checked: a VRML box gives no shape).
@@ -111,8 +98,8 @@ class _Writer:
         self.add(0, '<skel version="1.0">')
         self.add(1, f"<world name={quoteattr(world.name or 'world')}>")
         self.add(2, "<physics>")
-        self.add(3, f"<time_step>{fmt(world.time_step)}</time_step>")
-        self.add(3, f"<gravity>{_vec(world.gravity)}</gravity>")
+        self.add(3, f"<time_step>{exact(world.time_step)}</time_step>")
+        self.add(3, f"<gravity>{exact_vector(world.gravity)}</gravity>")
         if world.collision_detector:
             self.add(3, f"<collision_detector>{escape(world.collision_detector)}"
                      "</collision_detector>")
@@ -157,12 +144,12 @@ class _Writer:
         inertia = body.inertia
         m = inertia.moment
         self.add(4, "<inertia>")
-        self.add(5, f"<mass>{fmt(inertia.mass)}</mass>")
-        self.add(5, f"<offset>{_vec(inertia.com)}</offset>")
+        self.add(5, f"<mass>{exact(inertia.mass)}</mass>")
+        self.add(5, f"<offset>{exact_vector(inertia.com)}</offset>")
         self.add(5, "<moment_of_inertia>")
         for tag, value in (("ixx", m[0, 0]), ("iyy", m[1, 1]), ("izz", m[2, 2]),
                            ("ixy", m[0, 1]), ("ixz", m[0, 2]), ("iyz", m[1, 2])):
-            self.add(6, f"<{tag}>{fmt(value)}</{tag}>")
+            self.add(6, f"<{tag}>{exact(value)}</{tag}>")
         self.add(5, "</moment_of_inertia>")
         self.add(4, "</inertia>")
         for shape in body.shapes:
@@ -172,7 +159,7 @@ class _Writer:
                 continue
             self.shape(shape)
         for marker in body.markers:
-            self.add(4, f"<marker name={quoteattr(marker.name)}><offset>{_vec(marker.offset)}"
+            self.add(4, f"<marker name={quoteattr(marker.name)}><offset>{exact_vector(marker.offset)}"
                      "</offset></marker>")
         if body.soft_shape is not None:
             self.soft(body.soft_shape)
@@ -185,13 +172,13 @@ class _Writer:
         if kind == "mesh":  # DART needs exactly a file and a scale; other keys are ours
             scale = np.asarray(params.get("scale", np.ones(3)), dtype=float).reshape(3)
             self.add(inner, f"<file_name>{escape(self.mesh_path(params))}</file_name>")
-            self.add(inner, f"<scale>{_vec(scale)}</scale>")
+            self.add(inner, f"<scale>{exact_vector(scale)}</scale>")
             params = {}
         for key, value in params.items():
             if key == "spheres":
                 for radius, position in value:  # type: ignore[attr-defined]
-                    self.add(inner, f"<sphere><radius>{fmt(radius)}</radius><position>"
-                             f"{_vec(position)}</position></sphere>")
+                    self.add(inner, f"<sphere><radius>{exact(radius)}</radius><position>"
+                             f"{exact_vector(position)}</position></sphere>")
             elif key == "file_name":
                 self.add(inner, f"<file_name>{escape(self.mesh_path(params))}</file_name>")
             elif key == "base":
@@ -200,7 +187,7 @@ class _Writer:
                 ints = " ".join(str(int(v)) for v in np.atleast_1d(value))  # type: ignore[call-overload]
                 self.add(inner, f"<{key}>{ints}</{key}>")
             else:
-                self.add(inner, f"<{key}>{_vec(value)}</{key}>")  # type: ignore[arg-type]
+                self.add(inner, f"<{key}>{exact_vector(value)}</{key}>")
         self.add(depth + 1, f"</{kind}>")
         self.add(depth, "</geometry>")
 
@@ -239,20 +226,20 @@ class _Writer:
         self.add(5, f"<transformation>{transformation(shape.transform)}</transformation>")
         self.geometry(shape.kind, shape.params, 5)
         if shape.color is not None and shape.role != "collision":
-            self.add(5, f"<color>{_vec(shape.color)}</color>")
+            self.add(5, f"<color>{exact_vector(shape.color)}</color>")
         if shape.role == "collision" and not shape.collidable:
             self.add(5, "<collidable>0</collidable>")
         self.add(4, f"</{tag}>")
 
     def soft(self, soft: SoftShape) -> None:
         self.add(4, "<soft_shape>")
-        self.add(5, f"<total_mass>{fmt(soft.total_mass)}</total_mass>")
+        self.add(5, f"<total_mass>{exact(soft.total_mass)}</total_mass>")
         self.add(5, f"<transformation>{transformation(soft.transform)}</transformation>")
         self.geometry(soft.kind, soft.params, 5)
         for tag in ("kv", "ke", "damp"):
             value = getattr(soft, tag)
             if value is not None:
-                self.add(5, f"<{tag}>{fmt(value)}</{tag}>")
+                self.add(5, f"<{tag}>{exact(value)}</{tag}>")
         self.add(4, "</soft_shape>")
 
     # ------------------------------------------------------------------ joints
@@ -286,9 +273,9 @@ class _Writer:
                 self.add(4, f'<plane type="{joint.plane}"/>')
             else:
                 self.add(4, '<plane type="arbitrary">')
-                self.add(5, f"<translation_axis1><xyz>{_vec(joint.axes[0])}</xyz>"
+                self.add(5, f"<translation_axis1><xyz>{exact_vector(joint.axes[0])}</xyz>"
                          "</translation_axis1>")
-                self.add(5, f"<translation_axis2><xyz>{_vec(joint.axes[1])}</xyz>"
+                self.add(5, f"<translation_axis2><xyz>{exact_vector(joint.axes[1])}</xyz>"
                          "</translation_axis2>")
                 self.add(4, "</plane>")
         axis_tags = ("axis", "axis2", "axis3")
@@ -301,9 +288,9 @@ class _Writer:
             positions = np.array([d.position for d in dofs])
             velocities = np.array([d.velocity for d in dofs])
             if np.any(positions):
-                self.add(4, f"<init_pos>{_vec(positions)}</init_pos>")
+                self.add(4, f"<init_pos>{exact_vector(positions)}</init_pos>")
             if np.any(velocities):
-                self.add(4, f"<init_vel>{_vec(velocities)}</init_vel>")
+                self.add(4, f"<init_vel>{exact_vector(velocities)}</init_vel>")
         defaults = default_dof_names(joint.name, joint.type, order, joint.plane)
         for i, dof in enumerate(dofs):
             self.dof(i, dof, defaults[i] if i < len(defaults) else "",
@@ -313,17 +300,17 @@ class _Writer:
     def axis(self, tag: str, axis: Array | None, dof: Dof, pitch: float | None) -> None:
         body: list[str] = []
         if axis is not None:
-            body.append(f"<xyz>{_vec(axis)}</xyz>")
+            body.append(f"<xyz>{exact_vector(axis)}</xyz>")
         if pitch is not None:
-            body.append(f"<pitch>{fmt(pitch)}</pitch>")
+            body.append(f"<pitch>{exact(pitch)}</pitch>")
         if math.isfinite(dof.lower) or math.isfinite(dof.upper):
             limit = "<limit>"
             if math.isfinite(dof.lower):
-                limit += f"<lower>{fmt(dof.lower)}</lower>"
+                limit += f"<lower>{exact(dof.lower)}</lower>"
             if math.isfinite(dof.upper):
-                limit += f"<upper>{fmt(dof.upper)}</upper>"
+                limit += f"<upper>{exact(dof.upper)}</upper>"
             body.append(limit + "</limit>")
-        dyn = "".join(f"<{k}>{fmt(getattr(dof, k))}</{k}>" for k in
+        dyn = "".join(f"<{k}>{exact(getattr(dof, k))}</{k}>" for k in
                       ("damping", "friction", "spring_rest_position", "spring_stiffness")
                       if getattr(dof, k) != 0.0)
         if dyn:
@@ -341,17 +328,17 @@ class _Writer:
         for tag, lo, hi, initial in groups:
             attrs = ""
             if math.isfinite(getattr(dof, lo)):
-                attrs += f' lower="{fmt(getattr(dof, lo))}"'
+                attrs += f' lower="{exact(getattr(dof, lo))}"'
             if math.isfinite(getattr(dof, hi)):
-                attrs += f' upper="{fmt(getattr(dof, hi))}"'
+                attrs += f' upper="{exact(getattr(dof, hi))}"'
             if initial is not None and getattr(dof, initial) != 0.0:
-                attrs += f' initial="{fmt(getattr(dof, initial))}"'
+                attrs += f' initial="{exact(getattr(dof, initial))}"'
             if attrs:
                 parts.append(f"<{tag}{attrs}/>")
         if limits_in_dof:
             for k in ("damping", "friction", "spring_rest_position", "spring_stiffness"):
                 if getattr(dof, k) != 0.0:
-                    parts.append(f"<{k}>{fmt(getattr(dof, k))}</{k}>")
+                    parts.append(f"<{k}>{exact(getattr(dof, k))}</{k}>")
         named = dof.name != default_name
         if parts or named:
             name = f" name={quoteattr(dof.name)}" if named else ""

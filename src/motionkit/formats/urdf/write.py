@@ -26,6 +26,7 @@ from ...errors import ConversionError
 from ...model import Motion
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ..dart.skel_write import euler_xyz
+from ..textcolumns import exact, exact_vector
 from .chain import (
     MODEL_WRITES,
     MOTION_HOLDS,
@@ -96,21 +97,11 @@ def _floating(floating_base: str) -> bool:
     return floating_base == "world"
 
 
-def fmt(value: float) -> str:
-    """A float that reads back exactly (``repr``); never ``inf``."""
-    value = float(value)
-    return "0" if value == 0.0 else repr(value)
-
-
-def _vec(values: Array) -> str:
-    return " ".join(fmt(v) for v in np.asarray(values, dtype=float).ravel())
-
-
 def origin(matrix: Array) -> str:
     """``<origin xyz rpy>`` of a transform (rpy: R = Rz(y)·Ry(p)·Rx(r))."""
     # Rᵀ = Rx(-r)·Ry(-p)·Rz(-y): the intrinsic XYZ angles of Rᵀ, negated
     rpy = -euler_xyz(matrix[:3, :3].T)
-    return f'<origin xyz="{_vec(matrix[:3, 3])}" rpy="{_vec(rpy + 0.0)}"/>'
+    return f'<origin xyz="{exact_vector(matrix[:3, 3])}" rpy="{exact_vector(rpy + 0.0)}"/>'
 
 
 def to_text(skeleton: Skeleton, folder: str, floating: bool = False) -> str:
@@ -154,10 +145,10 @@ def _inertial(body: Body | None) -> list[str]:
     else:
         mass, com, m = body.inertia.mass, body.inertia.com, body.inertia.moment
     return ["    <inertial>",
-            f'      <origin xyz="{_vec(com)}" rpy="0 0 0"/>',
-            f'      <mass value="{fmt(mass)}"/>',
-            f'      <inertia ixx="{fmt(m[0, 0])}" ixy="{fmt(m[0, 1])}" ixz="{fmt(m[0, 2])}" '
-            f'iyy="{fmt(m[1, 1])}" iyz="{fmt(m[1, 2])}" izz="{fmt(m[2, 2])}"/>',
+            f'      <origin xyz="{exact_vector(com)}" rpy="0 0 0"/>',
+            f'      <mass value="{exact(mass)}"/>',
+            f'      <inertia ixx="{exact(m[0, 0])}" ixy="{exact(m[0, 1])}" ixz="{exact(m[0, 2])}" '
+            f'iyy="{exact(m[1, 1])}" iyz="{exact(m[1, 2])}" izz="{exact(m[2, 2])}"/>',
             "    </inertial>"]
 
 
@@ -166,29 +157,29 @@ def _shape(shape: Shape, folder: str) -> list[str]:
     p = shape.params
     parts: list[tuple[Array, str]] = []
     if shape.kind == "box":
-        parts.append((shape.transform, f'<box size="{_vec(p["size"])}"/>'))
+        parts.append((shape.transform, f'<box size="{exact_vector(p["size"])}"/>'))
     elif shape.kind == "sphere":
-        parts.append((shape.transform, f'<sphere radius="{fmt(p["radius"])}"/>'))
+        parts.append((shape.transform, f'<sphere radius="{exact(p["radius"])}"/>'))
     elif shape.kind in ("cylinder", "capsule"):
         radius, height = float(p["radius"]), float(p["height"])
         parts.append((shape.transform,
-                      f'<cylinder radius="{fmt(radius)}" length="{fmt(height)}"/>'))
+                      f'<cylinder radius="{exact(radius)}" length="{exact(height)}"/>'))
         if shape.kind == "capsule" and tag == "collision":
             for sign in (-1.0, 1.0):
                 end = np.eye(4)
                 end[2, 3] = sign * height / 2
-                parts.append((shape.transform @ end, f'<sphere radius="{fmt(radius)}"/>'))
+                parts.append((shape.transform @ end, f'<sphere radius="{exact(radius)}"/>'))
     elif shape.kind == "multi_sphere":
         for radius, position in p["spheres"]:
             at = np.eye(4)
             at[:3, 3] = position
-            parts.append((shape.transform @ at, f'<sphere radius="{fmt(radius)}"/>'))
+            parts.append((shape.transform @ at, f'<sphere radius="{exact(radius)}"/>'))
     elif shape.kind == "mesh":
         name = mesh_file(p, folder)
         if name is not None:
             scale = np.asarray(p.get("scale", np.ones(3)), dtype=float).reshape(3)
             parts.append((shape.transform, f"<mesh filename={quoteattr(name)} "
-                                           f'scale="{_vec(scale)}"/>'))
+                                           f'scale="{exact_vector(scale)}"/>'))
     out = []
     for transform, geometry in parts:
         out += [f"    <{tag}>", f"      {origin(transform)}",
@@ -206,10 +197,10 @@ def _joint(step: Step) -> list[str]:
            f"    <child link={quoteattr(step.child)}/>",
            f"    {origin(step.origin)}"]
     if kind not in ("fixed", "floating"):
-        out.append(f'    <axis xyz="{_vec(step.axis)}"/>')
+        out.append(f'    <axis xyz="{exact_vector(step.axis)}"/>')
         out += _limit(kind, dof)
     if dof is not None and (dof.damping or dof.friction):
-        out.append(f'    <dynamics damping="{fmt(dof.damping)}" friction="{fmt(dof.friction)}"/>')
+        out.append(f'    <dynamics damping="{exact(dof.damping)}" friction="{exact(dof.friction)}"/>')
     out.append("  </joint>")
     return out
 
@@ -219,9 +210,9 @@ def _limit(kind: str, dof: Dof | None) -> list[str]:
     if dof is not None:
         effort = dof.force_upper if math.isfinite(dof.force_upper) else PLACEHOLDER
         velocity = dof.velocity_upper if math.isfinite(dof.velocity_upper) else PLACEHOLDER
-    text = f'    <limit effort="{fmt(effort)}" velocity="{fmt(velocity)}"'
+    text = f'    <limit effort="{exact(effort)}" velocity="{exact(velocity)}"'
     if kind != "continuous":
         lower = -BIG if dof is None or not math.isfinite(dof.lower) else dof.lower
         upper = BIG if dof is None or not math.isfinite(dof.upper) else dof.upper
-        text += f' lower="{fmt(lower)}" upper="{fmt(upper)}"'
+        text += f' lower="{exact(lower)}" upper="{exact(upper)}"'
     return [text + "/>"]
