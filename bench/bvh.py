@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _memory import peak_mb
+
 
 def generate(path: Path, frames: int, joints: int) -> None:
     """A random J-joint skeleton and N frames of smooth random motion."""
@@ -64,14 +66,6 @@ def generate(path: Path, frames: int, joints: int) -> None:
             np.savetxt(handle, block, fmt="%.4f")
 
 
-def _peak_mb() -> float:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def worker(tool: str, path: str, out: str, repeat: int) -> dict[str, Any]:
     """Read (best of ``repeat``) and write with one tool; times in seconds."""
     if tool == "motionkit":
@@ -88,7 +82,7 @@ def worker(tool: str, path: str, out: str, repeat: int) -> dict[str, Any]:
         again = mk.read(out)
         exact = all(again.tracks[n].data.tobytes() == motion.tracks[n].data.tobytes()
                     for n in motion.tracks)
-        return {"read": min(reads), "write": written, "exact": exact, "peak_mb": _peak_mb()}
+        return {"read": min(reads), "write": written, "exact": exact, "peak_mb": peak_mb()}
     import bvhio
 
     start = time.perf_counter()
@@ -96,7 +90,7 @@ def worker(tool: str, path: str, out: str, repeat: int) -> dict[str, Any]:
     read = time.perf_counter() - start
     start = time.perf_counter()
     bvhio.writeBvh(out, bvh)
-    return {"read": read, "write": time.perf_counter() - start, "peak_mb": _peak_mb()}
+    return {"read": read, "write": time.perf_counter() - start, "peak_mb": peak_mb()}
 
 
 def _run(tool: str, path: Path, out: Path, repeat: int) -> dict[str, Any]:

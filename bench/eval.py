@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _memory import peak_mb
+
 
 def generate(rows: int, folder: Path) -> None:
     """Reference and estimate arrays (times, xyz, quaternion x y z w) as .npy files."""
@@ -50,14 +52,6 @@ def load(folder: Path) -> dict[str, Any]:
     import numpy as np
 
     return {key: tuple(np.load(folder / f"{key}_{part}.npy") for part in "tpq") for key in ("ref", "est")}
-
-
-def _peak_mb() -> float:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def run_motionkit(d: dict[str, Any]) -> dict[str, float]:
@@ -120,7 +114,7 @@ def worker(tool: str, folder: str, repeat: int) -> None:
     d = load(Path(folder))
     runs = [TOOLS[tool](d) for _ in range(repeat)]
     best = {k: min(r[k] for r in runs) if k in ("ape", "rpe") else runs[0][k] for k in runs[0]}
-    print(json.dumps({**best, "peak_mb": _peak_mb()}))
+    print(json.dumps({**best, "peak_mb": peak_mb()}))
 
 
 def measure(tool: str, rows: int, repeat: int, workdir: Path) -> dict[str, float] | None:

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _memory import peak_mb
+
 READERS = {
     "motionkit-traj": ("traj", "import motionkit as mk", "mk.read(PATH)"),
     "motionkit-numpy": ("traj", "import motionkit as mk\nimport motionkit._accel as accel\n"
@@ -58,14 +60,6 @@ def generate(folder: Path, rows: int) -> dict[str, Path]:
     return paths
 
 
-def _peak_mb() -> float:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def worker(name: str, path: str, repeat: int) -> None:
     """Run inside the subprocess: import, read ``repeat`` times, print JSON."""
     import warnings
@@ -81,7 +75,7 @@ def worker(name: str, path: str, repeat: int) -> None:
         start = time.perf_counter()
         exec(call, scope)
         times.append(time.perf_counter() - start)
-    print(json.dumps({"import": imported, "times": times, "peak_mb": _peak_mb()}))
+    print(json.dumps({"import": imported, "times": times, "peak_mb": peak_mb()}))
 
 
 def run(name: str, path: Path, repeat: int) -> dict[str, Any] | None:
