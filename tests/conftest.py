@@ -8,6 +8,9 @@ repository). Without it corpus tests skip, unless ``MOTIONKIT_REQUIRE_CORPUS=1``
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -67,6 +70,20 @@ def require_peer(module: str) -> object:
         if _require():
             pytest.fail(f"peer {module} is not importable: {exc}")
         pytest.skip(f"peer {module} is not installed")
+
+
+@contextmanager
+def cpu_bound(seconds: float) -> Iterator[None]:
+    """Fail if the block spends more than SECONDS of this process's CPU time.
+
+    A bound on work (a runaway loop, an expanded bomb), set at ten times what the work
+    needs, not a wall-clock deadline that a busy machine could miss. Speed is measured in
+    ``bench/``.
+    """
+    start = time.process_time()
+    yield
+    used = time.process_time() - start
+    assert used < seconds, f"{used:.2f} s of CPU, bound {seconds} s: runaway work"
 
 
 def use_polars(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:

@@ -1,4 +1,4 @@
-"""Run one read in this (child) process and print one JSON line: outcome, time, memory.
+"""Run one read in this (child) process and print one JSON line: outcome, CPU time, memory.
 
 ``python hostile_child.py SPEC`` where SPEC is JSON (or ``@file`` holding it): ``path``
 plus ``module`` (a module under ``motionkit.formats`` whose ``read`` is called with
@@ -59,7 +59,7 @@ def main() -> None:
     for info in registry.formats():
         info.load()
     base = _peak_kb()
-    start = time.perf_counter()
+    start = time.process_time()
     if "fuzz" in spec:
         escapes = []
         counts: dict[str, int] = {}
@@ -71,7 +71,7 @@ def main() -> None:
         report: dict[str, Any] = {"outcome": "fuzz", "escapes": escapes, "counts": counts}
     else:
         report = _one(spec)
-    report.update(seconds=time.perf_counter() - start, peak_kb=_peak_kb(), base_kb=base)
+    report.update(cpu_seconds=time.process_time() - start, peak_kb=_peak_kb(), base_kb=base)
     print(json.dumps(report))
 
 

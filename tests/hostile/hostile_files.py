@@ -2,8 +2,8 @@
 
 Each :class:`Case` says how to make the file, how to read it (a format module's ``read``,
 the safe unpickler, or the CLI), what must happen (a motionkit error, or a correct read)
-and in how many seconds. ``tests/hostile/hostile_child.py`` runs a case in a child
-process under a memory limit and reports time and peak memory.
+and in how many CPU seconds. ``tests/hostile/hostile_child.py`` runs a case in a child
+process under a memory limit and reports CPU time and peak memory.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ class Case:
     filename: str
     make: Callable[[], bytes]
     call: dict[str, Any]  # {"module": ..., "options": {...}} or {"pickle": True} or {"cli": [...]}
-    expect: str = "error"  # "error": a MotionkitError; "ok": read without one
-    seconds: float = 10.0
+    #: "error": a MotionkitError; "ok": read without one; "either": the outcome is the YAML
+    #: library's to decide (a release may refuse what an older one expanded), the bounds are ours
+    expect: str = "error"
+    seconds: float = 10.0  # CPU seconds
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -263,7 +265,9 @@ CASES: tuple[Case, ...] = (
     Case("seq far stamp, Choreonoid import", "stamp.seq", far_stamp_seq,
          {**SEQ, "options": {"timed": "choreonoid"}}),
     Case("motion list deep flow", "deep.yaml", deep_motion_list, LIST),
-    Case("motion list merge bomb", "merge.yaml", merge_bomb_list, LIST),
+    # PyYAML <= 6.0.3 doubles merged keys at each level (our work budget refuses it);
+    # 6.0.4 no longer does, and the list then reads.
+    Case("motion list merge bomb", "merge.yaml", merge_bomb_list, LIST, expect="either"),
     Case("motion list wide aliases", "wide.yaml", wide_alias_list, LIST, expect="ok"),
     Case("KITTI wide first row", "wide.txt", wide_kitti, {"module": "trajectory.kitti"}),
     Case("EuRoC wide first row", "wide.csv", wide_euroc, {"module": "trajectory.euroc"}),

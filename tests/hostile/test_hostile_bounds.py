@@ -3,7 +3,8 @@
 Every case runs in a child process under an address-space limit and a timeout, so a
 crash, a runaway allocation or a hang fails the test instead of the test run. Memory is
 checked against the goal: at most 50 times the file's size plus 100 MB above the
-interpreter's own footprint.
+interpreter's own footprint. Work is bounded in the child's CPU seconds, which a busy
+machine does not inflate; the wall-clock timeout only means "hung".
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ def _check(report: dict[str, object], expect: str, size: int, seconds: float) ->
     assert report["returncode"] == 0, report  # a negative code is a signal (segfault, kill)
     outcome = report["outcome"]
     assert outcome in ("ok", "motionkit"), report  # never an exception outside the family
-    assert outcome == ("ok" if expect == "ok" else "motionkit"), report
-    assert float(report["seconds"]) < seconds, report  # type: ignore[arg-type]
+    if expect != "either":
+        assert outcome == ("ok" if expect == "ok" else "motionkit"), report
+    assert float(report["cpu_seconds"]) < seconds, report  # type: ignore[arg-type]
     grown = (int(report["peak_kb"]) - int(report["base_kb"])) * 1024  # type: ignore[call-overload]
     assert grown <= memory_goal(size), report
 

@@ -4,7 +4,6 @@ work before anything large is allocated."""
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -66,7 +65,6 @@ def test_extra_rows_are_ignored_with_a_warning(tmp_path: Path) -> None:
 def test_hostile_sizes_are_refused_before_allocating(tmp_path: Path) -> None:
     path = tmp_path / "huge.bvh"
     path.write_text(GOOD.replace("Frames: 2", "Frames: 999999999999"))
-    start = time.perf_counter()
     with pytest.raises(mk.FormatError, match=r":17:1: Frames: 999999999999 but the file has 2 rows"):
         mk.read(path)
     deep = "HIERARCHY\n" + "ROOT a0 {\nOFFSET 0 0 0\nCHANNELS 0\n" + "".join(
@@ -79,4 +77,3 @@ def test_hostile_sizes_are_refused_before_allocating(tmp_path: Path) -> None:
     path.write_text(empty)
     with pytest.raises(mk.FormatError, match=r":7:1: Frames: 999999999999 but the file has 3 lines at most"):
         mk.read(path)
-    assert time.perf_counter() - start < 5.0
