@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "tests" / "hostile"))
 from hostile_files import CASES  # noqa: E402
 from hostile_run import memory_goal, run_child  # noqa: E402
 
-from motionkit.formats.parc.pickle_scan import COMPILED, scan, scan_reference  # noqa: E402
+from motionkit.formats.shared.pickles.pickle_scan import COMPILED, scan, scan_reference  # noqa: E402
 
 
 def _scaled(make: Callable[..., bytes], factor: int) -> Callable[[], bytes]:

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from motionkit.formats.parc import ms, safepickle, writepickle
+from motionkit.formats.parc import ms
+from motionkit.formats.shared.pickles import safepickle, writepickle
 
 
 def make_file(path: Path, frames: int) -> None:

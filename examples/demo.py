@@ -83,9 +83,9 @@ def evaluate_estimate() -> None:
           f"{offset * 1000:.2f} ms, planted 13 ms; result in loop_ape.json):")
     print(result.summary())
     if importlib.util.find_spec("matplotlib"):  # the optional [plot] extra
-        from motionkit.evaluation.plot import plot
+        from motionkit.plot.evaluation import save_evaluation
 
-        plot(result, gt, est, OUT / "loop_ape.png")
+        save_evaluation(result, gt, est, OUT / "loop_ape.png")
         print("   and drew both paths and the errors: loop_ape.png")
     print()
 

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from motionkit.formats.parc import pickle_scan
+from motionkit.formats.shared.pickles import pickle_scan
 
 ROOT = Path(__file__).resolve().parents[1]
 

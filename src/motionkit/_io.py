@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import io
 import os
 import secrets
@@ -152,3 +153,14 @@ def read_bytes(path: PathLike) -> bytes:
             return handle.read()
         except OSError as exc:
             raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def sha256(path: Path) -> tuple[int, str]:
+    """Size and SHA-256 (hex) of a file, read in blocks."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return size, digest.hexdigest()

@@ -13,10 +13,11 @@ from click.testing import CliRunner
 
 import motionkit as mk
 from motionkit.cli import cli
-from motionkit.dataset.pack import HEADER, MAGIC, check_pack, open_pack, pack
+from motionkit.dataset.pack import check_pack, open_pack, pack
 from motionkit.errors import FormatError
 from motionkit.model import Motion, Timeline, Track
 from motionkit.motionlib import MotionLib
+from motionkit.motionlib.packfile import HEADER, MAGIC
 
 
 def _clip(rng: np.random.Generator, frames: int) -> Motion:

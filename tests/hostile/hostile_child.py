@@ -24,7 +24,7 @@ def _peak_kb() -> int:
 
 def _read(spec: dict[str, Any]) -> Any:
     if spec.get("pickle"):
-        from motionkit.formats.parc import safepickle
+        from motionkit.formats.shared.pickles import safepickle
 
         with open(spec["path"], "rb") as handle:
             data = handle.read()
@@ -53,7 +53,7 @@ def main() -> None:
     spec = json.loads(argument)
     warnings.simplefilter("ignore")
     sys.setrecursionlimit(1000)
-    import motionkit.formats.parc.safepickle  # noqa: F401  (imports before the baseline)
+    import motionkit.formats.shared.pickles.safepickle  # noqa: F401  (imports before the baseline)
     from motionkit.formats import registry
 
     for info in registry.formats():

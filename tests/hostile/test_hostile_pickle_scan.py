@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import corpus_file, corpus_names, corpus_root
-from motionkit.formats.parc import pickle_scan
+from motionkit.formats.shared.pickles import pickle_scan
 
 
 def _outcome(scan: object, data: bytes, start: int, **options: object) -> str:

@@ -277,22 +277,27 @@ def test_only_tilde_slash_means_home(tmp_path: Path, monkeypatch) -> None:
     assert listing.entries[1].extras == {"when": "2024-01-02"}  # dates stay text
 
 
-def test_a_file_listed_many_times_is_read_once(tmp_path: Path, monkeypatch) -> None:
-    from motionkit import api
+def test_a_file_listed_many_times_is_read_and_dispatched_once(tmp_path: Path, monkeypatch) -> None:
+    from motionkit.formats import registry
 
     source = corpus_file("parc", "ms", "sfu.pkl")
     listing = tmp_path / "list.yaml"
     listing.write_text("motions:\n" + f"  - file: {source}\n" * 40)
-    calls = []
-    real = api.read
+    reads, dispatches = [], []
+    real_read, real_dispatch = registry.Format.read, registry.for_reading
 
-    def counting(path, **options):
-        calls.append(path)
-        return real(path, **options)
+    def reading(self, path, **options):
+        reads.append(Path(path))
+        return real_read(self, path, **options)
 
-    monkeypatch.setattr(api, "read", counting)
+    def dispatching(path, format=None):
+        dispatches.append(Path(path))
+        return real_dispatch(path, format)
+
+    monkeypatch.setattr(registry.Format, "read", reading)
+    monkeypatch.setattr(registry, "for_reading", dispatching)
     lib = MotionLib.load(listing)
-    assert len(calls) == 1 and lib.num_motions == 40
+    assert reads == dispatches == [listing, source] and lib.num_motions == 40
     assert all(terrain is lib.terrains[0] for terrain in lib.terrains)
 
 

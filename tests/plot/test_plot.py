@@ -150,7 +150,7 @@ def test_eval_plot_uses_the_same_code(tmp_path: Path) -> None:
                                result.alignment.apply(est).positions[result.est_index, 0])
     np.testing.assert_array_equal(middle.get_lines()[0].get_ydata()[:10], result.errors[:10])
     assert sum(p.get_height() for p in histogram.patches) == result.pairs
-    from motionkit.evaluation.plot import plot as eval_plot
+    from motionkit.plot.evaluation import save_evaluation as eval_plot
 
     a = eval_plot(result, ref, est, tmp_path / "a.png").read_bytes()
     b = save(evaluation_figure(result, ref, est), tmp_path / "b.png").read_bytes()

@@ -23,7 +23,7 @@ Examples:
 def command(patterns: tuple[str, ...], output: str, jobs: int, scheduler: str | None) -> None:
     """Catalog files (folders, globs): path, size, sha256, format, frames, duration, rate,
     tracks and their shapes, skeleton, terrain, status and error."""
-    from ..dataset.catalog import catalog
+    from ..dataset.batch import catalog
 
     rows = catalog(patterns, output, workers=jobs, scheduler=scheduler)
     failed = [row for row in rows if row["status"] == "failed"]

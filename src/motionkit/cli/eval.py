@@ -76,9 +76,9 @@ def _read(ref: str, est: str, ref_options: tuple[str, ...],
 def _finish(result: Result, as_json: bool, save: str | None, plot: str | None,
             inputs: tuple[Poses, Poses]) -> None:
     if plot:
-        from ..evaluation.plot import plot as draw
+        from ..plot.evaluation import save_evaluation
 
-        click.echo(f"wrote {draw(result, *inputs, plot)}", err=True)
+        click.echo(f"wrote {save_evaluation(result, *inputs, plot)}", err=True)
     if save:
         for path in result.save(save):
             click.echo(f"wrote {path}", err=True)

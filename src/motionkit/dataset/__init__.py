@@ -6,8 +6,8 @@ this package costs nothing.
 
 from __future__ import annotations
 
-from .batch import Outcome, run_batch
-from .catalog import catalog, read_file, write_catalog
+from .batch import Outcome, catalog, run_batch
+from .catalog import read_file, write_catalog
 from .files import Item, expand
 from .pack import check_pack, open_pack, pack, write_pack
 

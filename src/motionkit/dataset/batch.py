@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Literal
 
 from .._io import atomic_write
 from ..errors import MotionkitError
-from .catalog import Row, info_document, one_line, read_file
-from .files import Item, up_to_date
+from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
+from .files import Item, expand, up_to_date
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -248,8 +248,6 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
                         on_outcome(outcome)
     done = [o for o in outcomes if o is not None]
     if job.out is not None:
-        from .catalog import write_catalog
-
         write_catalog([o.row for o in done], job.out / "catalog.parquet")
         if job.op == "eval":
             write_results_table(done, job.out / "results.parquet")
@@ -261,8 +259,6 @@ def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
     catalog in ``out`` has an ``ok`` row of the same size and modification time."""
     if job.out is None or job.force:
         return []
-    from .catalog import read_catalog
-
     previous = read_catalog(job.out / "catalog.parquet")
     found = []
     for index, item in enumerate(items):
@@ -282,8 +278,6 @@ def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
 
 def _lost(source: Path, exc: BaseException) -> Outcome:
     """The outcome of a file whose task Dask gave up on (its workers kept dying)."""
-    from .catalog import COLUMNS
-
     error = f"task lost: {one_line(exc)}"
     row: Row = dict.fromkeys(COLUMNS)
     row.update(path=str(source), tracks=[], shapes=[], terrain=False, status="failed", error=error)
@@ -305,3 +299,13 @@ def write_results_table(outcomes: list[Outcome], path: Path) -> Path | None:
     with atomic_write(path) as handle:
         frame.write_parquet(handle)
     return path
+
+
+def catalog(patterns: list[str] | tuple[str, ...], output: str | os.PathLike[str],
+            workers: int = 1, scheduler: str | None = None) -> list[Row]:
+    """Catalog every file under ``patterns`` (folders, globs, files) into ``output``."""
+    items: list[Item] = expand(patterns)
+    outcomes = run_batch("catalog", items, workers=workers, scheduler=scheduler)
+    rows = [o.row for o in outcomes]
+    write_catalog(rows, output)
+    return rows

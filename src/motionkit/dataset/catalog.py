@@ -10,9 +10,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._io import atomic_write
+from .._io import atomic_write, sha256
 from ..errors import MotionkitError
-from .files import Item, expand, sha256
 
 if TYPE_CHECKING:
     from ..formats.registry import Loaded
@@ -113,15 +112,3 @@ def read_catalog(path: str | os.PathLike[str]) -> dict[str, Row]:
     if frame.columns != list(COLUMNS):
         return {}
     return {str(row["path"]): row for row in frame.iter_rows(named=True)}
-
-
-def catalog(patterns: list[str] | tuple[str, ...], output: str | os.PathLike[str],
-            workers: int = 1, scheduler: str | None = None) -> list[Row]:
-    """Catalog every file under ``patterns`` (folders, globs, files) into ``output``."""
-    from .batch import run_batch
-
-    items: list[Item] = expand(patterns)
-    outcomes = run_batch("catalog", items, workers=workers, scheduler=scheduler)
-    rows = [o.row for o in outcomes]
-    write_catalog(rows, output)
-    return rows

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -75,14 +74,3 @@ def up_to_date(source: Path, target: Path) -> bool:
         return target.stat().st_mtime_ns >= source.stat().st_mtime_ns
     except OSError:
         return False
-
-
-def sha256(path: Path) -> tuple[int, str]:
-    """Size and SHA-256 (hex) of a file, read in blocks."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-            size += len(block)
-    return size, digest.hexdigest()

@@ -129,23 +129,21 @@ def check(poses: Poses, label: str) -> None:
 def read_poses(path: str | os.PathLike[str], format: str | None = None, **options: object) -> Poses:
     """Read a trajectory file (or bag topic: ``topic=…``) as Poses named after it.
 
-    KITTI pose files keep their rotation matrices exactly as written (evo uses them so; the
-    neutral model stores the nearest rotation), so their metrics match evo's to the last digits."""
+    KITTI pose files keep their rotation matrices exactly as written (the reader leaves
+    them in the root track's ``matrices``; evo uses them so, while the neutral model stores
+    the nearest rotation), so their metrics match evo's to the last digits."""
     from .. import api
-    from ..formats import registry
 
     motion = api.read(path, format=format, **options)
     if not isinstance(motion, Motion):
         raise ConversionError(f"{path} holds a {type(motion).__name__}, not a trajectory")
     label = os.fspath(path) if "topic" not in options else f"{os.fspath(path)}:{options['topic']}"
     poses = as_poses(motion, label)
-    if registry.for_reading(path, format).name == "kitti":
-        try:
-            rows = np.loadtxt(path, dtype=np.float64, ndmin=2)
-        except ValueError:  # a layout only our reader takes (commas, say): no exact matrices
-            return poses
-        # only rows in the reader's order (no sort/dedupe moved them) go with its poses
-        if rows.shape == (len(poses), 12) and np.array_equal(rows[:, [3, 7, 11]], poses.positions):
-            exact = from_matrices(rows.reshape(-1, 3, 4), poses.times, label)
-            poses = Poses(poses.times, poses.positions, poses.quaternions, label, exact.matrices)
+    root = motion.tracks.get("root")
+    exact = None if root is None else root.attrs.get("matrices")
+    # only matrices that still go with the poses (nothing resampled or moved them)
+    if isinstance(exact, np.ndarray) and exact.shape == (len(poses), 3, 4) \
+            and np.array_equal(exact[:, :, 3], poses.positions):
+        matrices = from_matrices(exact, poses.times, label).matrices
+        poses = Poses(poses.times, poses.positions, poses.quaternions, label, matrices)
     return poses

@@ -27,6 +27,10 @@ DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame"})
 #: it), ``derived_from`` (a track computed from another one) and ``layout`` (how columns
 #: are laid out, which the track's own format restates).
 MODEL_ATTRS = frozenset({"orientation", "derived_from", "layout"})
+#: Track attributes that restate the data as the source file held it (``matrices``: KITTI's
+#: rotation matrices, digit for digit): never written, and not a loss, since the data says
+#: the same to rounding.
+RESTATED_ATTRS = frozenset({"matrices"})
 #: A quaternion further than this from unit length is "bad", as are zero and non-finite ones.
 ROTATION_TOLERANCE = 1e-4
 
@@ -222,8 +226,8 @@ def keep_held(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozens
             continue
         if not holds.empty_tracks and track.data.size == 0:
             continue
-        attrs = {key: value for key, value in track.attrs.items()
-                 if key in MODEL_ATTRS or (holds.attrs and holds.plain(key, value))}
+        attrs = {key: value for key, value in track.attrs.items() if key not in RESTATED_ATTRS
+                 and (key in MODEL_ATTRS or (holds.attrs and holds.plain(key, value)))}
         labels = track.labels if holds.labels else None
         if attrs != track.attrs or labels is not track.labels:
             track = Track(name, track.kind, track.data, track.timeline, labels, attrs)
@@ -263,7 +267,7 @@ def _track_losses(track: Track, holds: Holds, reference: Timeline | None) -> lis
     if track.labels and not holds.labels:
         lost.append(f"the labels of track {name!r}")
     odd = [key for key, value in track.attrs.items()
-           if key not in MODEL_ATTRS and not (holds.attrs and holds.plain(key, value))]
+           if key not in MODEL_ATTRS | RESTATED_ATTRS and not (holds.attrs and holds.plain(key, value))]
     if odd:
         why = " (not plain data)" if holds.attrs else ""
         lost.append(f"attribute(s) {', '.join(map(repr, odd))} of track {name!r}{why}")

@@ -38,8 +38,7 @@ from ..errors import ConversionError, FormatError, MotionkitError, warn
 from . import loss
 
 if TYPE_CHECKING:
-    from ..model import Motion, Skeleton, World
-    from .parc.motionlist import MotionList
+    from ..model import Motion, MotionList, Skeleton, World
 
     Loaded: TypeAlias = Motion | Skeleton | World | MotionList
 else:
@@ -61,6 +60,8 @@ class Format:
     #: False: written only when named (format=... / --to), never chosen by the extension
     #: alone (it sniffs before a format that stays the extension's default writer)
     writes_by_extension: bool = True
+    #: True: it reads a list of other files (a MotionList), not one motion or model
+    lists_files: bool = False
 
     def load(self) -> ModuleType:
         """Import the format's module (lazily)."""
@@ -103,6 +104,13 @@ class Format:
         """The options ``read`` takes (its parameters after the path)."""
         return _parameters(self._function("read", "read"), skip=1)
 
+    def reader_options(self, **context: object) -> dict[str, object]:
+        """The items of ``context`` (a character, say) that this format's reader takes, None
+        values left out: callers pass what they have without naming formats."""
+        takes = self.read_options()
+        return {name: value for name, value in context.items()
+                if value is not None and name in takes}
+
     def write_options(self) -> frozenset[str]:
         """The options ``write`` takes, with ``lossy`` (and ``link`` for one-pose writers)."""
         own = _parameters(self._function("write", "written"), skip=2)
@@ -129,7 +137,10 @@ class Format:
         return holds
 
     def read(self, path: PathLike, **options: Any) -> Loaded:
-        """Read ``path``; every error is a FormatError (or another MotionkitError)."""
+        """Read ``path``; every error is a FormatError (or another MotionkitError). A motion
+        records the format it came from in ``meta["source_format"]``."""
+        from ..model import Motion
+
         reader = self._function("read", "read")
         self._check("reading", options, self.read_options())
         try:
@@ -139,6 +150,8 @@ class Format:
         except Exception as exc:
             raise _read_error(exc, path) from exc
         _warn_bad_rotations(obj, path)
+        if isinstance(obj, Motion):
+            obj.meta["source_format"] = self.name  # decided once, here
         return obj
 
     def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> Loaded:
@@ -294,8 +307,9 @@ FORMATS: tuple[Format, ...] = (
            "parc"),
     Format("parc-character", "PARC character model (MJCF subset)", (".xml",), "parc.character"),
     Format("mjcf", "MuJoCo MJCF model (any: read when parc-character refuses, or named)",
-           (".xml",), "mjcf"),
-    Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist"),
+           (".xml",), "mujoco.mjcf"),
+    Format("motionlist", "PARC motion list (YAML)", (".yaml", ".yml"), "parc.motionlist",
+           lists_files=True),
     Format("skel", "DART skeleton/world (XML)", (".skel",), "dart.skel"),
     Format("urdf", "URDF robot model", (".urdf",), "urdf"),
     Format("traj", "trajectopy ASCII trajectory", (".traj", ".txt", ".csv"), "trajectory.traj",
@@ -346,15 +360,21 @@ def _head(path: Path) -> bytes:
         raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
+def _may_be_address(path: Path) -> bool:
+    """A folder, or a text with ``:`` that names no file (``run.bag:/topic``)."""
+    return path.is_dir() or (":" in os.fspath(path) and not path.exists())
+
+
 def for_reading(path: PathLike, format: str | None = None) -> Format:
     """The format to read ``path`` with: explicit name, else an address a format claims,
     else the extension, else the content."""
     if format:
         return by_name(format)
     target = Path(path)
-    for name in _ADDRESSED:
-        if _BY_NAME[name].claims(path):
-            return _BY_NAME[name]
+    if _may_be_address(target):  # only then load the modules that claim addresses
+        for name in _ADDRESSED:
+            if _BY_NAME[name].claims(path):
+                return _BY_NAME[name]
     candidates = [info for info in FORMATS if _extension(target) in info.extensions]
     if len(candidates) == 1:
         return candidates[0]

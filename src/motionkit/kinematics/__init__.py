@@ -10,12 +10,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..model.character import Character
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from ._fast import forward_quat
 from .motion import link_motion, link_poses
 
-__all__ = ["forward", "forward_transforms", "link_motion", "link_poses", "poses_to_matrices"]
+__all__ = ["character_poses", "forward", "forward_transforms", "link_motion", "link_poses",
+           "poses_to_matrices"]
 
 Array = NDArray[np.float64]
 
@@ -46,6 +48,30 @@ def forward(skeleton: Skeleton, q: ArrayLike, root_pose: ArrayLike | None = None
         root = np.asarray(root_pose, dtype=float).reshape(coords.shape[0], 7)
     poses = forward_quat(skeleton, coords, root)
     return poses[0] if np.ndim(q) == 1 else poses
+
+
+def character_poses(character: Character, root_pos: ArrayLike, root_rot: ArrayLike,
+                    joint_rot: ArrayLike) -> tuple[Array, Array]:
+    """World body positions ``(..., n, 3)`` and rotations ``(..., n, 4)`` (xyzw, w >= 0)
+    of a character, from its root pose and one joint quaternion per non-root body.
+
+    ``pos_j = pos_p + rot_p · local_pos_j``; ``rot_j = rot_p ⊗ local_rot_j ⊗ joint_rot_j``
+    (PARC's FK), by the same engine as :func:`forward`. Quaternions are normalised first,
+    as PARC's MotionLib does on load: float32 files drift from unit length by up to ~1e-6,
+    which would otherwise stretch the limbs.
+    """
+    joints = quaternion.normalize(character.check_rotations(joint_rot))
+    lead = joints.shape[:-2]
+    frames = int(np.prod(lead, dtype=np.int64))
+    root = np.empty((frames, 7))
+    root[:, :3] = np.broadcast_to(np.asarray(root_pos, dtype=float), (*lead, 3)).reshape(frames, 3)
+    root[:, 3:] = quaternion.normalize(
+        np.broadcast_to(np.asarray(root_rot, dtype=float), (*lead, 4))).reshape(frames, 4)
+    skeleton = character.skeleton
+    rotations = np.ascontiguousarray(joints.reshape(frames, -1, 4).transpose(1, 2, 0))
+    poses = forward_quat(skeleton, np.zeros((frames, skeleton.dof_count)), root, rotations)
+    poses = poses.reshape(*lead, character.body_count, 7)
+    return poses[..., :3], poses[..., 3:]
 
 
 def forward_transforms(skeleton: Skeleton, q: ArrayLike,

@@ -238,9 +238,11 @@ def _add_rotated(target: Array, columns: dict[int, Array], terms: Terms, tmp: Ar
         target += np.multiply(columns[k], value, out=tmp)
 
 
-def _orient(link: _Link, q: Array, quats: Array, out: Array, work: _Work) -> None:
-    """``out`` = q_W of one body (any sign), from its joint and its parent's ``quats``."""
-    rot = _joint_rotation(link, q, work)
+def _orient(link: _Link, q: Array, quats: Array, out: Array, work: _Work,
+            given: Array | None) -> None:
+    """``out`` = q_W of one body (any sign), from its joint (or the ``given`` joint rotation)
+    and its parent's ``quats``."""
+    rot = given if given is not None else _joint_rotation(link, q, work)
     if rot is not None and link.mix is not None:
         rot = np.matmul(link.mix, rot, out=work.mixed)
     p = link.parent
@@ -255,9 +257,10 @@ def _orient(link: _Link, q: Array, quats: Array, out: Array, work: _Work) -> Non
         _mul(quats[p], rot, out)
 
 
-def _locate(link: _Link, q: Array, pos: Array, out: Array, work: _Work) -> None:
-    """``out`` = t_W of one body, from its joint and its parent's ``pos`` and columns."""
-    move = _joint_translation(link, q, work)
+def _locate(link: _Link, q: Array, pos: Array, out: Array, work: _Work, rotated: bool) -> None:
+    """``out`` = t_W of one body, from its joint (none where its rotation was ``rotated``
+    in) and its parent's ``pos`` and columns."""
+    move = None if rotated else _joint_translation(link, q, work)
     if move is not None and link.tilt is not None:
         move = np.matmul(link.tilt, move, out=work.tilted)
     p = link.parent
@@ -273,8 +276,15 @@ def _locate(link: _Link, q: Array, pos: Array, out: Array, work: _Work) -> None:
                 out += np.multiply(work.columns[p][k], move[k], out=work.tmp)
 
 
-def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None) -> Array:
-    """Poses ``(frames, bodies, 7)`` for coordinates ``(frames, dofs)`` (see module doc)."""
+def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None,
+                 rotations: Array | None = None) -> Array:
+    """Poses ``(frames, bodies, 7)`` for coordinates ``(frames, dofs)`` (see module doc).
+
+    ``rotations`` ``(bodies - 1, 4, frames)``, when given, are the joint rotations of every
+    body after the first (unit quaternions, component-major), in place of what their
+    coordinates give; those joints then do not translate. That is a character's FK, whose
+    motions store one quaternion per joint (``joint_rot``).
+    """
     links = _plan(skeleton)
     work = _Work(links, coords)
     quats, pos = work.poses[:, 3:], work.poses[:, :3]
@@ -284,7 +294,8 @@ def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None) -> Array
         if index == 0 and root is not None:
             quat[...] = root[:, 3:7].T / np.linalg.norm(root[:, 3:7], axis=1)
         else:
-            _orient(link, q, quats, quat, work)
+            _orient(link, q, quats, quat, work, None if rotations is None or index == 0
+                    else rotations[index - 1])
         # canonical sign w >= 0 (w + 0.0 turns −0.0 into +0.0, which keeps the sign);
         # products of unit quaternions stay unit to rounding error
         quat *= np.copysign(1.0, quat[3] + 0.0)
@@ -292,6 +303,6 @@ def forward_quat(skeleton: Skeleton, coords: Array, root: Array | None) -> Array
         if index == 0 and root is not None:
             pos[0] = root[:, :3].T
         else:
-            _locate(link, q, pos, pos[index], work)
+            _locate(link, q, pos, pos[index], work, rotations is not None)
             _add_rotated(pos[index], columns, link.child_terms, work.tmp)
     return np.ascontiguousarray(work.poses.transpose(2, 0, 1))

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConversionError, FormatError, warn
+from ..model.character import Character
 from ..model.motion import Motion
 from ..model.skeleton import Skeleton, World
 from ..model.track import Track
@@ -76,10 +77,8 @@ def joints_from_rotations(skeleton: Skeleton, motion: Motion) -> Track | None:
     rotations = motion.tracks.get("joint_rotations")
     if rotations is None:
         return None
-    from ..formats.parc.character import load_character  # the DOF maps live with the format
-
     try:
-        character = load_character(skeleton)
+        character = Character.from_skeleton(skeleton)
         dofs = character.quats_to_dofs(rotations.data)
     except ConversionError:
         return None

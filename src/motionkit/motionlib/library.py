@@ -19,21 +19,29 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import api
 from ..errors import ConversionError, FormatError, MotionkitError
-from ..formats.parc.character import Character, load_character
-from ..model import Motion
+from ..formats import registry
+from ..kinematics import character_poses
+from ..kinematics.motion import model_skeleton
+from ..model import Motion, MotionList, Skeleton
+from ..model.character import Character
+from ..model.motionlist import is_there
 from ..spatial import quaternion as quat
+from . import packfile
 
 Array = NDArray[np.float64]
 #: Most entries of a motion list (each packs its frames once more).
 MAX_MOTIONS = 100_000
 #: The extension of packed libraries (``motionkit pack``).
 PACK_SUFFIX = ".mkpack"
+#: What gives joints their meaning: a Character, a Skeleton, or a model file.
+CharacterSource = Character | Skeleton | str | os.PathLike[str]
 
 
 @dataclass(eq=False)
@@ -60,17 +68,18 @@ class MotionLib:
     """Motions packed for sampling: ``sample_motions``, ``sample_time``, ``frames_at``."""
 
     def __init__(self, motions: Sequence[Motion], weights: ArrayLike | None = None,
-                 character: Any = None, names: Sequence[str] | None = None) -> None:
+                 character: CharacterSource | None = None,
+                 names: Sequence[str] | None = None) -> None:
         if not motions:
             raise MotionkitError("a motion library needs at least one motion")
         self.character: Character | None = None
         if character is not None:
-            self.character = load_character(character)
+            self.character = as_character(character)
         else:
             for motion in motions:
                 if motion.skeleton is not None:
                     try:
-                        self.character = load_character(motion.skeleton)
+                        self.character = Character.of(motion.skeleton)
                     except ConversionError:
                         continue
                     break
@@ -88,23 +97,21 @@ class MotionLib:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def load(cls, source: str | os.PathLike[str], character: Any = None) -> MotionLib:
+    def load(cls, source: str | os.PathLike[str],
+             character: CharacterSource | None = None) -> MotionLib:
         """From one motion file, a folder of ``.pkl`` files, a motion-list YAML, or a packed
-        library (``.mkpack``, opened memory-mapped: see ``motionkit pack``)."""
+        library (``.mkpack``, opened memory-mapped: see ``motionkit pack``). Each file is
+        dispatched once, and read with the character where its format takes one."""
         target = Path(source)
-        char = load_character(character) if character is not None else None
+        char = as_character(character) if character is not None else None
         if target.suffix.lower() == PACK_SUFFIX:
-            from ..dataset.pack import open_pack
-
-            return open_pack(target, character=char)
-        paths, weights, folder = listing(target)
-        from .. import api
-
+            return cls.from_pack(target, char)
+        paths, weights, folder, single = listing(target)
         read: dict[Path, Motion] = {}  # a file listed many times is read once
         for path in paths:
             key = path.resolve()
             if key not in read:
-                read[key] = api.read_motion(path, **_options_for(path, char))
+                read[key] = _read_motion(path, char, single)
         motions = [read[p.resolve()] for p in paths]
         packed, distinct = sum(m.frames for m in motions), sum(m.frames for m in read.values())
         if packed > REPEAT_FACTOR * distinct + REPEAT_SLACK:  # each entry is packed anew
@@ -287,8 +294,8 @@ class MotionLib:
         if fk:
             if self.character is None:
                 raise MotionkitError("forward kinematics needs a character (character=...)")
-            frames.body_pos, frames.body_rot = self.character.forward_kinematics(
-                frames.root_pos, frames.root_rot, frames.joint_rot)
+            frames.body_pos, frames.body_rot = character_poses(
+                self.character, frames.root_pos, frames.root_rot, frames.joint_rot)
         return _to_device(frames, device)
 
     def __len__(self) -> int:
@@ -330,6 +337,22 @@ class MotionLib:
             setattr(lib, "_" + table, slerp)
         return lib
 
+    @classmethod
+    def from_pack(cls, path: str | os.PathLike[str], character: Character | None = None,
+                  verify: bool = False) -> MotionLib:
+        """A library whose arrays are memory maps of a pack (``motionkit pack``).
+
+        A truncated or damaged pack is one FormatError. ``verify`` also checks every array
+        against its hash (reads the whole file)."""
+        pack = packfile.Pack(Path(path))
+        if verify and (problems := pack.verify()):
+            raise FormatError(f"is damaged: {problems[0]}", path)
+        joints = pack.arrays["joint_rot"].shape[1]
+        if character is not None and character.body_count != joints + 1:
+            raise MotionkitError(f"the character has {character.body_count} bodies; the "
+                                 f"motions of {path} have {joints + 1}")
+        return cls.from_state(pack.arrays, pack.index["names"], character)
+
     def __repr__(self) -> str:
         return (f"MotionLib({self.num_motions} motions, {int(self.frame_counts.sum())} frames, "
                 f"{float(self.lengths.sum()):.1f} s)")
@@ -351,10 +374,8 @@ class _SlerpTable:
 
     def __init__(self, rotations: Array, after: NDArray[np.int64]) -> None:
         start = rotations.astype(np.float32)
-        end = start[after]
-        dot = np.sum(start.astype(np.float64) * end, axis=-1)
-        end = np.where((dot < 0)[..., None], -end, end)
-        theta = np.maximum(np.arccos(np.clip(np.abs(dot), 0.0, 1.0)), 1e-4)
+        end, cosine = quat.shortest_arc(start.astype(np.float64), start[after])
+        theta = np.maximum(np.arccos(np.clip(cosine, 0.0, 1.0)), 1e-4)
         self.start = start
         self.end = end
         self.theta = theta.astype(np.float32)
@@ -375,38 +396,53 @@ REPEAT_FACTOR = 8
 REPEAT_SLACK = 1_000_000
 
 
-def listing(target: Path) -> tuple[list[Path], Array | None, bool]:
-    """The motion files ``MotionLib.load`` reads for ``target``: every ``.pkl``/``.ms`` of a
-    folder (sorted), the entries of a motion list with its weights, or the one file; and
-    whether ``target`` was a folder."""
-    from ..formats.parc import motionlist
+def as_character(source: CharacterSource) -> Character:
+    """The Character of ``source``: itself, a Skeleton's, or that of the model file it
+    names (read through the registry, which picks the format)."""
+    if isinstance(source, (Character, Skeleton)):
+        return Character.of(source)
+    return Character.of(model_skeleton(api.read(source), source))
 
+
+class Listing(NamedTuple):
+    """What ``MotionLib.load`` reads for a target."""
+
+    paths: list[Path]
+    weights: Array | None  # a motion list's
+    folder: bool
+    single: registry.Format | None  # the format of a lone motion file (dispatched once)
+
+
+def listing(target: Path) -> Listing:
+    """The motion files ``MotionLib.load`` reads for ``target``: every ``.pkl``/``.ms`` of a
+    folder (sorted), the entries of a motion list with its weights, or the one file."""
     if target.is_dir():
         files = sorted(p for p in target.rglob("*") if p.suffix.lower() in (".pkl", ".ms"))
         if not files:
             raise FormatError("no .pkl motion files in this folder", target)
-        return files, None, True
-    if target.suffix.lower() in (".yaml", ".yml") and motionlist.sniff(
-            target.read_bytes()[:65536] if target.is_file() else b""):
-        from ..formats import registry
-
-        entries = registry.by_name("motionlist").read(target)
-        assert isinstance(entries, motionlist.MotionList)
-        if len(entries.paths) > MAX_MOTIONS:
-            raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
-        for entry in entries.entries:
-            if not motionlist.is_there(entry.path):
-                raise FormatError(motionlist.missing(entry), target)
-        return list(entries.paths), np.asarray(entries.weights, dtype=float), False
-    return [target], None, False
+        return Listing(files, None, True, None)
+    info = registry.for_reading(target)
+    if not info.lists_files:
+        return Listing([target], None, False, info)
+    entries = info.read(target)
+    assert isinstance(entries, MotionList)
+    if len(entries.paths) > MAX_MOTIONS:
+        raise FormatError(f"motion list has more than {MAX_MOTIONS} entries", target)
+    for entry in entries.entries:
+        if not is_there(entry.path):
+            raise FormatError(entry.missing(), target)
+    return Listing(list(entries.paths), np.asarray(entries.weights, dtype=float), False, None)
 
 
-def _options_for(path: Path, char: Character | None) -> dict[str, Any]:
-    from ..formats import registry
-
-    if char is not None and registry.for_reading(path).name in ("parc", "mimickit", "gmr"):
-        return {"character": char}
-    return {}
+def _read_motion(path: Path, character: Character | None,
+                 info: registry.Format | None = None) -> Motion:
+    """A read with the character where the format's reader takes one (dispatched here
+    unless ``info`` says already)."""
+    info = info or registry.for_reading(path)
+    obj = info.read(path, **info.reader_options(character=character))
+    if not isinstance(obj, Motion):
+        raise FormatError(f"holds a {type(obj).__name__}, not a motion", path)
+    return obj
 
 
 def _to_device(frames: MotionFrames, device: Any) -> MotionFrames:

@@ -4,12 +4,14 @@ segment length). ``motionkit eval … --plot`` draws this."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from . import require_matplotlib, save
 from .motion import thin
 
 if TYPE_CHECKING:
@@ -97,3 +99,11 @@ def _per_length(axes: Axes, extra: dict[str, Any]) -> None:
               label=f"rotation, overall {extra['r_err_deg_per_100m']:.4g} deg/100m")
     twin.set(ylabel="rotation drift (deg/100m)", ylim=(0, None))
     axes.legend(handles=axes.get_lines() + twin.get_lines(), fontsize="small")
+
+
+def save_evaluation(result: Result, ref: Poses, est: Poses, path: str | os.PathLike[str]) -> Path:
+    """Write the figure of ``result`` to ``path`` (.png, .svg or .pdf), same bytes every time.
+
+    Needs matplotlib (the ``plot`` extra)."""
+    require_matplotlib()
+    return save(evaluation_figure(result, ref, est), path)

@@ -7,6 +7,8 @@ Rotation objects on hot paths (slerp of many pairs, products, conversions at a b
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -68,6 +70,14 @@ def rotate(q: ArrayLike, v: ArrayLike) -> Array:
     return v + w * t + np.cross(u, t)
 
 
+def shortest_arc(q0: NDArray[Any], q1: NDArray[Any]) -> tuple[NDArray[Any], Array]:
+    """``q1``, negated where ``−q1`` (the same rotation) is nearer ``q0``, and the cosine
+    of the angle between them (>= 0): the pieces of every slerp, which must take the short
+    way round. ``q1`` keeps its dtype (tables of float32 rotations stay float32)."""
+    dot = np.sum(q0 * q1, axis=-1)
+    return np.where((dot < 0)[..., None], -q1, q1), np.abs(dot)
+
+
 def slerp(q0: ArrayLike, q1: ArrayLike, t: ArrayLike) -> Array:
     """Spherical interpolation from ``q0`` to ``q1`` at fractions ``t`` (shortest arc).
 
@@ -75,11 +85,9 @@ def slerp(q0: ArrayLike, q1: ArrayLike, t: ArrayLike) -> Array:
     normalised linear blend, which is exact to double precision there.
     """
     q0 = np.asarray(q0, dtype=np.float64)
-    q1 = np.asarray(q1, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)[..., None]
-    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
-    q1 = np.where(dot < 0, -q1, q1)
-    dot = np.abs(dot)
+    q1, cosine = shortest_arc(q0, np.asarray(q1, dtype=np.float64))
+    dot = cosine[..., None]
     close = dot > 1.0 - 1e-12
     theta = np.arccos(np.clip(dot, -1.0, 1.0))
     sin_theta = np.sin(theta)

@@ -12,8 +12,8 @@ import yaml
 from export_models import CORPUS, corpus_ids, every_joint, random_q, skeletons, world_poses, write_or_refuse
 
 import motionkit as mk
+from motionkit.formats.shared.chains import link_name
 from motionkit.formats.urdf import step_values
-from motionkit.formats.urdf.chain import link_name
 from motionkit.model.skeleton import Skeleton
 
 

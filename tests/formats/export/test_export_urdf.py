@@ -13,8 +13,8 @@ from scipy.spatial.transform import Rotation
 
 import motionkit as mk
 from conftest import corpus_file, require_peer
+from motionkit.formats.shared.chains import expand, link_name
 from motionkit.formats.urdf import step_values
-from motionkit.formats.urdf.chain import expand, link_name
 from motionkit.model.skeleton import Skeleton
 
 yourdfpy = require_peer("yourdfpy")

@@ -26,7 +26,7 @@ from test_export_mjcf import _qpos
 
 import motionkit as mk
 from conftest import corpus_file, require_peer
-from motionkit.formats import mjcf
+from motionkit.formats.mujoco import mjcf
 from motionkit.kinematics import forward, poses_to_matrices
 from motionkit.model.skeleton import Skeleton
 

@@ -16,7 +16,7 @@ from mimickit_helpers import mujoco_model, quaternions
 import motionkit as mk
 from conftest import corpus_file, require_peer
 from motionkit.formats import registry
-from motionkit.formats.parc import safepickle
+from motionkit.formats.shared.pickles import safepickle
 
 
 def _g1_frames() -> np.ndarray:

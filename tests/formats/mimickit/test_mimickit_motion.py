@@ -17,7 +17,8 @@ from mimickit_helpers import mujoco_model, quaternions
 import motionkit as mk
 from conftest import corpus_file, require_peer
 from motionkit.formats import registry
-from motionkit.formats.parc import safepickle
+from motionkit.formats.shared.mjcf.character import load_character
+from motionkit.formats.shared.pickles import safepickle
 
 REAL = {"g1_walk.pkl": (125, 35, 120, 1), "humanoid_platform05.pkl": (271, 34, 30, 0)}
 
@@ -103,7 +104,7 @@ def test_fk_of_the_humanoid_motion_matches_mujoco() -> None:
     motion = mk.read(corpus_file("mimickit", "humanoid_platform05.pkl"), character=_humanoid())
     model = mujoco_model(mujoco, _humanoid())
     data = mujoco.MjData(model)
-    char = mk.formats.parc.character.load_character(_humanoid())
+    char = load_character(_humanoid())
     root = motion.tracks["root"].data
     qpos = char.to_qpos(root[:, :3], root[:, 3:], motion.tracks["joint_rotations"].data)
     links = _links(motion)

@@ -19,6 +19,7 @@ from scipy.spatial.transform import Rotation
 import motionkit as mk
 from conftest import corpus_file, require_peer
 from motionkit.formats.parc import character as ch
+from motionkit.formats.shared.mjcf.character import load_character
 
 FORMS = """<mujoco model="forms">
   <default>
@@ -74,7 +75,7 @@ def _without_meshes(text: str) -> str:
 def _check(path: Path, text: str) -> None:
     mujoco = _mujoco()
     model = mujoco.MjModel.from_xml_string(_without_meshes(text))
-    character = ch.load_character(path)
+    character = load_character(path)
     hinge_axes, ranges = [], []
     for b in range(1, character.body_count):
         for k in range({"hinge": 1, "spherical": 3}.get(character.kinds[b], 0)):
@@ -118,7 +119,7 @@ def test_every_frame_form_default_class_and_compiler_setting(tmp_path: Path) -> 
     path = tmp_path / "forms.xml"
     path.write_text(FORMS)
     _check(path, FORMS)
-    character = ch.load_character(path)
+    character = load_character(path)
     assert character.kinds == ["root", "hinge", "hinge", "hinge", "spherical", "hinge"]
     b = character.body_names.index("b")
     assert character.limits[b, 0].tolist() == [-120, 10]  # class "wide", radians as written
@@ -131,7 +132,7 @@ def test_corpus_characters_equal_mujoco(parts: tuple[str, ...]) -> None:
 
 
 def test_radian_compiler_keeps_limits_as_written() -> None:
-    character = ch.load_character(corpus_file("mimickit", "go2.xml"))
+    character = load_character(corpus_file("mimickit", "go2.xml"))
     hip = character.body_names.index("FL_hip")
     assert character.limits[hip, 0].tolist() == [-1.0472, 1.0472]
 

@@ -13,9 +13,11 @@ from scipy.spatial.transform import Rotation
 import motionkit as mk
 from conftest import corpus_file, require_peer
 from motionkit.errors import ConversionError, FormatError
-from motionkit.formats.parc import character as ch
-from motionkit.formats.parc import mjcf
+from motionkit.formats.shared.mjcf import parse as mjcf
+from motionkit.formats.shared.mjcf.character import load_character
+from motionkit.kinematics import character_poses
 from motionkit.model import Skeleton
+from motionkit.model.character import Character
 from motionkit.spatial import quaternion
 
 # body, parent, joint kind, DOF start, local position (spec table 7.5)
@@ -39,11 +41,11 @@ TABLE = [
 
 
 @pytest.fixture(scope="module")
-def humanoid() -> ch.Character:
-    return ch.load_character(corpus_file("parc", "character", "humanoid.xml"))
+def humanoid() -> Character:
+    return load_character(corpus_file("parc", "character", "humanoid.xml"))
 
 
-def test_body_table(humanoid: ch.Character) -> None:
+def test_body_table(humanoid: Character) -> None:
     assert humanoid.body_names == [row[0] for row in TABLE]
     assert humanoid.parents.tolist() == [row[1] for row in TABLE]
     assert humanoid.kinds == [row[2] for row in TABLE]
@@ -68,21 +70,21 @@ def test_read_returns_a_skeleton() -> None:
     elbow = skeleton.joint("right_elbow")
     assert elbow.dofs[0].upper == pytest.approx(np.radians(160))
     assert np.allclose(skeleton.bodies[11].rest_pose[:3, 3], [0, -0.084887, -0.831416])
-    again = ch.Character.from_skeleton(skeleton)
+    again = Character.from_skeleton(skeleton)
     assert again is skeleton.attrs["parc_character"]
 
 
-def test_character_rebuilt_from_a_generic_skeleton(humanoid: ch.Character) -> None:
+def test_character_rebuilt_from_a_generic_skeleton(humanoid: Character) -> None:
     skeleton = humanoid.to_skeleton()
     del skeleton.attrs["parc_character"]
-    rebuilt = ch.Character.from_skeleton(skeleton)
+    rebuilt = Character.from_skeleton(skeleton)
     assert rebuilt.kinds == humanoid.kinds
     assert np.allclose(rebuilt.local_pos, humanoid.local_pos)
     q = np.random.default_rng(1).normal(size=(5, 28))
     assert np.allclose(rebuilt.dofs_to_quats(q), humanoid.dofs_to_quats(q))
 
 
-def test_dofs_match_the_corpus_legacy_and_ms_pair(humanoid: ch.Character) -> None:
+def test_dofs_match_the_corpus_legacy_and_ms_pair(humanoid: Character) -> None:
     legacy = mk.read(corpus_file("parc", "legacy_v0.1", "TEASER_TERRAIN.pkl"))
     ms = mk.read(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"))
     dofs = legacy.tracks["joints"].data
@@ -94,7 +96,7 @@ def test_dofs_match_the_corpus_legacy_and_ms_pair(humanoid: ch.Character) -> Non
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31), frames=st.integers(1, 6))
 def test_dof_quaternion_round_trip(seed: int, frames: int) -> None:
-    humanoid = ch.load_character(corpus_file("parc", "character", "humanoid.xml"))
+    humanoid = load_character(corpus_file("parc", "character", "humanoid.xml"))
     rng = np.random.default_rng(seed)
     dofs = rng.uniform(-1.0, 1.0, size=(frames, 28))  # exp-map angles below pi
     quats = humanoid.dofs_to_quats(dofs)
@@ -115,7 +117,7 @@ def test_exp_map_wraps_and_matches_scipy() -> None:
     assert np.allclose(Rotation.from_rotvec(back).as_quat() * np.sign(q[:, 3:]), q, atol=1e-9)
 
 
-def test_qpos_is_intrinsic_xyz_euler(humanoid: ch.Character) -> None:
+def test_qpos_is_intrinsic_xyz_euler(humanoid: Character) -> None:
     motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
     root = motion.tracks["root"].data.astype(np.float64)
     rot = motion.tracks["joint_rotations"].data.astype(np.float64)
@@ -133,7 +135,7 @@ def test_qpos_is_intrinsic_xyz_euler(humanoid: ch.Character) -> None:
     assert np.abs(back - quaternion.positive_w(rot)).max() < 1e-6
 
 
-def test_forward_kinematics_puts_feet_on_the_terrain(humanoid: ch.Character) -> None:
+def test_forward_kinematics_puts_feet_on_the_terrain(humanoid: Character) -> None:
     """At contact frames the ankles are ~5 cm (sole height) above the heightfield.
 
     Not checked on ``dec2024_…_modified_opt.pkl``: its terrain was edited after the motion
@@ -142,7 +144,7 @@ def test_forward_kinematics_puts_feet_on_the_terrain(humanoid: ch.Character) -> 
     for name in ("TEASER_TERRAIN.pkl", "sfu.pkl"):
         motion = mk.read(corpus_file("parc", "ms", name))
         root = motion.tracks["root"].data
-        pos, rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:],
+        pos, rot = character_poses(humanoid, root[:, :3], root[:, 3:],
                                                motion.tracks["joint_rotations"].data)
         assert pos.shape == (len(root), 15, 3) and rot.shape == (len(root), 15, 4)
         heights = []
@@ -157,12 +159,12 @@ def test_forward_kinematics_puts_feet_on_the_terrain(humanoid: ch.Character) -> 
         assert above.min() > 0.0
 
 
-def test_forward_kinematics_matches_generic_rotation_chain(humanoid: ch.Character) -> None:
+def test_forward_kinematics_matches_generic_rotation_chain(humanoid: Character) -> None:
     rng = np.random.default_rng(3)
     dofs = rng.uniform(-1, 1, size=(2, 28))
     quats = humanoid.dofs_to_quats(dofs)
     root_rot = Rotation.random(2, random_state=4).as_quat()
-    pos, rot = humanoid.forward_kinematics(np.zeros((2, 3)), root_rot, quats)
+    pos, rot = character_poses(humanoid, np.zeros((2, 3)), root_rot, quats)
     # left foot: pelvis -> left_thigh -> left_shin -> left_foot, by matrices
     chain = Rotation.from_quat(root_rot)
     point = np.zeros((2, 3))
@@ -173,11 +175,11 @@ def test_forward_kinematics_matches_generic_rotation_chain(humanoid: ch.Characte
     assert np.allclose(np.abs(np.sum(rot[:, 14] * chain.as_quat(), axis=-1)), 1)
 
 
-def test_wrong_shapes_are_refused(humanoid: ch.Character) -> None:
+def test_wrong_shapes_are_refused(humanoid: Character) -> None:
     with pytest.raises(ConversionError, match="28 DOFs"):
         humanoid.dofs_to_quats(np.zeros((2, 27)))
     with pytest.raises(ConversionError, match="14, 4"):
-        humanoid.forward_kinematics(np.zeros((1, 3)), np.zeros((1, 4)), np.zeros((1, 13, 4)))
+        character_poses(humanoid, np.zeros((1, 3)), np.zeros((1, 4)), np.zeros((1, 13, 4)))
 
 
 def _xml(tmp_path: Path, body: str) -> Path:
@@ -193,10 +195,10 @@ def test_custom_contact_info_and_body_quat(tmp_path: Path) -> None:
         <body name="b" pos="1 0 0" quat="0 0 0 1"><joint name="j" axis="1 0 0" range="-10 10"/>
         </body></body></worldbody>
       <custom_contact_info><body name="b"/></custom_contact_info></mujoco>""")
-    char = ch.load_character(path)
+    char = load_character(path)
     assert char.contact_bodies == ["b"]
     assert np.allclose(char.local_rot[1], [0, 0, 1, 0])  # w x y z = 0 0 0 1 -> x y z w
-    pos, rot = char.forward_kinematics(np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]),
+    pos, rot = character_poses(char, np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]),
                                        np.array([[[0, 0, 0, 1.0]]]))
     assert np.allclose(pos[0, 1], [1, 0, 0]) and np.allclose(np.abs(rot[0, 1, 2]), 1)
 
@@ -210,24 +212,24 @@ def test_custom_contact_info_and_body_quat(tmp_path: Path) -> None:
 ])
 def test_bad_character_files(body: str, match: str, tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=match):
-        ch.load_character(_xml(tmp_path, body))
+        load_character(_xml(tmp_path, body))
 
 
 def test_xml_errors_and_entities(tmp_path: Path) -> None:
     broken = tmp_path / "b.xml"
     broken.write_text("<mujoco>\n<worldbody>\n</mujoco>")
     with pytest.raises(FormatError) as info:
-        ch.load_character(broken)
+        load_character(broken)
     assert info.value.line == 3
     bomb = tmp_path / "e.xml"
     bomb.write_text('<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaa">]>'
                     "<mujoco><worldbody><body name='&a;'/></worldbody></mujoco>")
     with pytest.raises(FormatError, match="refused"):
-        ch.load_character(bomb)
+        load_character(bomb)
     other = tmp_path / "robot.xml"
     other.write_text("<robot/>")
     with pytest.raises(FormatError, match="not a MuJoCo"):
-        ch.load_character(other)
+        load_character(other)
 
 
 def _mujoco_model(mujoco, path: Path):  # type: ignore[no-untyped-def]
@@ -238,7 +240,7 @@ def _mujoco_model(mujoco, path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.slow
-def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: ch.Character) -> None:
+def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: Character) -> None:
     """Peer oracle: MuJoCo's own FK from our qpos equals PARC-convention FK."""
     mujoco = require_peer("mujoco")
     model = _mujoco_model(mujoco, corpus_file("parc", "character", "humanoid.xml"))
@@ -257,7 +259,7 @@ def test_mujoco_agrees_on_tree_qpos_and_forward_kinematics(humanoid: ch.Characte
         root = motion.tracks["root"].data.astype(np.float64)
         rot = motion.tracks["joint_rotations"].data.astype(np.float64)
         qpos = humanoid.to_qpos(root[:, :3], root[:, 3:], rot)
-        pos, body_rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:], rot)
+        pos, body_rot = character_poses(humanoid, root[:, :3], root[:, 3:], rot)
         for k in range(len(qpos)):
             data.qpos[:] = qpos[k]
             mujoco.mj_kinematics(model, data)
@@ -285,7 +287,7 @@ def test_geoms_become_shapes() -> None:
     assert skeleton.bodies[0].shapes[0].attrs == {"name": "pelvis", "density": "2226"}
 
 
-def test_generic_kinematics_on_the_skeleton_matches_parc_fk(humanoid: ch.Character) -> None:
+def test_generic_kinematics_on_the_skeleton_matches_parc_fk(humanoid: Character) -> None:
     """The Skeleton's DART layout (free: rotvec + position; ball: exp-map) gives PARC's FK."""
     skeleton = mk.read(corpus_file("parc", "character", "humanoid.xml"))
     motion = mk.read(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"))
@@ -294,7 +296,7 @@ def test_generic_kinematics_on_the_skeleton_matches_parc_fk(humanoid: ch.Charact
     q = np.concatenate([Rotation.from_quat(root[:, 3:]).as_rotvec(), root[:, :3],
                         humanoid.quats_to_dofs(rot)], axis=1)
     poses = mk.kinematics.forward(skeleton, q)
-    pos, body_rot = humanoid.forward_kinematics(root[:, :3], root[:, 3:], rot)
+    pos, body_rot = character_poses(humanoid, root[:, :3], root[:, 3:], rot)
     assert np.abs(poses[..., :3] - pos).max() < 1e-9
     assert np.abs(np.abs(np.sum(poses[..., 3:] * body_rot, axis=-1)) - 1).max() < 1e-9
 
@@ -318,7 +320,7 @@ def test_bad_attributes_are_format_errors_with_a_line(inner: str, match: str, li
     path = tmp_path / "bad.xml"
     path.write_text(_BODY.format(inner))
     with pytest.raises(FormatError, match=match) as info:
-        ch.load_character(path)
+        load_character(path)
     assert info.value.line == line and info.value.column is not None
 
 
@@ -330,11 +332,11 @@ def test_body_count_and_depth_are_capped(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "deep.xml"
     path.write_text(_chain(mjcf.MAX_BODY_DEPTH + 5))
     with pytest.raises(FormatError, match="nest deeper"):
-        ch.load_character(path)
+        load_character(path)
     monkeypatch.setattr(mjcf, "MAX_BODIES", 50)
     path.write_text(_BODY.format("<body><joint axis='1 0 0'/></body>" * 60))
     with pytest.raises(FormatError, match="more than 50 bodies"):
-        ch.load_character(path)
+        load_character(path)
 
 
 def test_deep_and_wide_characters_list_quickly(tmp_path: Path) -> None:

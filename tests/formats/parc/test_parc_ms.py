@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
-from motionkit.formats.parc import ms, safepickle, writepickle
+from motionkit.formats.parc import ms
+from motionkit.formats.shared.pickles import safepickle, writepickle
 from motionkit.model import Motion, Timeline, Track
 from motionkit.model.terrain import Terrain
 

@@ -23,7 +23,7 @@ import pytest
 
 import motionkit as mk
 from motionkit.errors import FormatError
-from motionkit.formats.parc import pickle_scan, safepickle
+from motionkit.formats.shared.pickles import pickle_scan, safepickle
 
 
 def _str4(text: str) -> bytes:

@@ -1,4 +1,4 @@
-"""The text table writer (formats.textcolumns, polars for big tables) against Python's formatting.
+"""The text table writer (formats.shared.textcolumns, polars for big tables) against Python's formatting.
 
 Both must write the same bytes: fixed-point numbers correctly rounded with ties to even,
 negative zero, numbers that round to zero, huge numbers, whole nanosecond stamps beyond
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import require_peer, use_polars
-from motionkit.formats import textcolumns as common
+from motionkit.formats.shared import textcolumns as common
 
 require_peer("polars")
 

@@ -210,9 +210,9 @@ def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y
     width = sum(len(node.channels) for node in nodes)
     values = _numbers(tokens, tokens.end, frames, width, frames_at)
     rate, snapped = rate_of(frame_time)
-    meta: dict[str, object] = {"name": Path(path).stem, "source_format": "bvh",
-            "bvh": {"frame_time": frame_time_text, "rate_snapped": bool(snapped),
-                    "unit": unit, "up": up.lower()}}
+    meta: dict[str, object] = {"name": Path(path).stem,
+                               "bvh": {"frame_time": frame_time_text, "rate_snapped": bool(snapped),
+                                       "unit": unit, "up": up.lower()}}
     del raw, tokens  # the text is not needed any more: free it before building
     motion = build(nodes, values, Timeline.uniform(rate, frames), scale, axes, meta)
     if len(nodes) >= 10:

@@ -27,7 +27,7 @@ from ...errors import ConversionError
 from ...model import Motion, Skeleton
 from ...spatial import quaternion
 from ..loss import Holds, tracks
-from ..textcolumns import Fixed, shortest, write_rows
+from ..shared.textcolumns import Fixed, shortest, write_rows
 from ._axes import AXES, RADIANS, invert, rate_of, to_file, unit_scale
 
 Array = NDArray[np.float64]

@@ -24,8 +24,7 @@ from scipy.spatial.transform import Rotation
 from ..._io import atomic_write
 from ...model import Motion
 from ...model.skeleton import Body, Device, Dof, Shape, Skeleton, World
-from ..textcolumns import exact
-from ..urdf.chain import (
+from ..shared.chains import (
     MODEL_WRITES,
     MOTION_HOLDS,
     Step,
@@ -40,7 +39,8 @@ from ..urdf.chain import (
     require_finite,
     single,
 )
-from ..urdf.chain import losses as chain_losses
+from ..shared.chains import losses as chain_losses
+from ..shared.textcolumns import exact
 
 WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
 

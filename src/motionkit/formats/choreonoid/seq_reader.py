@@ -119,8 +119,7 @@ class _Reader:
             warn(f"{doc.path}: top-level type {top_type} in a version {version:g} file "
                  f"(Choreonoid expects {expected}); read anyway")
         components = doc.sequence(self._need(top, doc.root, "components"), '"components"')
-        motion = Motion(meta={"source_format": "seq",
-                              "choreonoid": {"version": version, "opaque": []}})
+        motion = Motion(meta={"choreonoid": {"version": version, "opaque": []}})
         if META_KEY in top:
             kept = self._json(top[META_KEY][1], META_KEY)
             motion.meta.update({k: v for k, v in kept.items() if k not in motion.meta})

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ...errors import FormatError, warn
 from ...model.skeleton import Shape
-from ._xml import Node, parse
+from ..shared.xml import Node, parse
 
 Array = NDArray[np.float64]
 

@@ -35,9 +35,9 @@ from ...model.skeleton import (
     World,
     default_dof_names,
 )
+from ..shared.xml import Node, parse
 from ._inertia import MeshUnavailable, derived_moment
 from ._numbers import NumberError, stod, tokens
-from ._xml import Node, parse
 from .skel_write import WRITES, losses, write
 
 __all__ = ["WRITES", "losses", "read", "sniff", "write"]

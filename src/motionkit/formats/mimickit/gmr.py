@@ -11,7 +11,7 @@ Model mapping: ``root`` pose, ``joints`` (dof_pos; labelled with the MJCF's join
 completed by ``joint_rotations`` and the skeleton when a character is given),
 ``body_positions`` (vector3, labels = ``link_body_list``), ``meta["gmr"]`` = {fps (as
 stored), fps_key, key_order, protocol, numpy_module}. The writer uses the SMPL-X scripts'
-key order and NumPy 1.x global names (:mod:`motionkit.formats.parc.writepickle`), which
+key order and NumPy 1.x global names (:mod:`motionkit.formats.shared.pickles.writepickle`), which
 both NumPy generations load.
 """
 
@@ -28,11 +28,11 @@ from numpy.typing import NDArray
 from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
+from ...model.character import Character
 from ...spatial import quaternion as quat
 from ..loss import Holds, tracks
-from ..parc import safepickle, writepickle
-from ..parc.character import Character, load_character
-from ..parc.ms_read import key_names
+from ..shared.mjcf.character import load_character
+from ..shared.pickles import safepickle, writepickle
 from .motion import MAX_FPS, MIN_FPS, rotations_beside_joints
 
 #: The keys in the order GMR's SMPL-X scripts write them.
@@ -137,11 +137,10 @@ def _motion(values: dict[Any, Any], data: bytes, path: Any, char: Character | No
     rate, fps, fps_key = _fps(values, path)
     extra = [k for k in values if k not in (*KEYS, "mocap_frame_rate")]
     if extra:
-        warn(f"{os.fspath(path)}: keys {key_names(extra)} ignored")
+        warn(f"{os.fspath(path)}: keys {safepickle.key_names(extra)} ignored")
     timeline = Timeline.uniform(rate, frames)
     root = np.concatenate([root_pos, root_rot], axis=1).astype(np.float64)
-    motion = Motion(meta={"name": Path(path).stem, "source_format": "gmr",
-                          "gmr": {"fps": fps, "fps_key": fps_key,
+    motion = Motion(meta={"name": Path(path).stem, "gmr": {"fps": fps, "fps_key": fps_key,
                                   "key_order": [str(k)[:40] for k in values][:20],
                                   "protocol": data[1] if data[:1] == b"\x80" else 0,
                                   "numpy_module": _numpy_module(data)}})

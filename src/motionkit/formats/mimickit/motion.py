@@ -29,11 +29,11 @@ from numpy.typing import NDArray
 from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
+from ...model.character import Character
 from ...spatial.quaternion import from_exp_map, positive_w, to_exp_map
 from ..loss import Holds, tracks
-from ..parc import safepickle
-from ..parc.character import Character, load_character
-from ..parc.ms_read import MS_KEYS, key_names
+from ..shared.mjcf.character import load_character
+from ..shared.pickles import safepickle
 
 #: The keys MimicKit's loader reads (and its saver writes, in this order).
 KEYS = ("loop_mode", "fps", "frames")
@@ -109,7 +109,7 @@ def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
 
 def decode(data: bytes, path: Any) -> dict[str, Any]:
     """The file's dict, decoded by safepickle (globals only for numpy/torch scalars)."""
-    if safepickle.split_container(data, path, MS_KEYS) is not None:
+    if safepickle.split_container(data, path, safepickle.MS_KEYS) is not None:
         raise FormatError("a PARC MS container, not a MimicKit motion; read it with "
                           "format='parc' (--from parc)", path)
     try:
@@ -133,7 +133,7 @@ def _motion(values: dict[Any, Any], data: bytes, path: Any, char: Character | No
     frames, container = frame_array(values["frames"], len(data), path)
     extra = [k for k in values if k not in KEYS]
     if extra:
-        warn(f"{os.fspath(path)}: keys {key_names(extra)} ignored (MimicKit reads only "
+        warn(f"{os.fspath(path)}: keys {safepickle.key_names(extra)} ignored (MimicKit reads only "
              "loop_mode, fps and frames)")
     timeline = Timeline.uniform(rate, frames.shape[0])
     exp_map = np.ascontiguousarray(frames[:, 3:6])
@@ -142,8 +142,7 @@ def _motion(values: dict[Any, Any], data: bytes, path: Any, char: Character | No
     root[:, 3:] = positive_w(from_exp_map(exp_map))
     _remember(root, exp_map)
     dofs = np.ascontiguousarray(frames[:, 6:])
-    motion = Motion(meta={"name": Path(path).stem, "source_format": "mimickit",
-                          "loop_mode": loop,
+    motion = Motion(meta={"name": Path(path).stem, "loop_mode": loop,
                           "mimickit": {"protocol": data[1] if data[:1] == b"\x80" else 0,
                                        "fps": fps, "fps_type": fps_type,
                                        "frames_container": container}})

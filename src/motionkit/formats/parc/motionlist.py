@@ -16,7 +16,6 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import yaml
 from ..._io import atomic_write, read_bytes
 from ..._limits import Budget, check_yaml
 from ...errors import FormatError
+from ...model.motionlist import MotionEntry, MotionList, is_there
 
 #: Largest motion list read (YAML is parsed in memory).
 MAX_BYTES = 32 * 1024 * 1024
@@ -34,37 +34,6 @@ _VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 def sniff(head: bytes) -> bool:
     """A YAML document with a top-level ``motions:`` key."""
     return re.search(rb"(?m)^motions\s*:", head) is not None
-
-
-@dataclass(eq=False)
-class MotionEntry:
-    """One motion of a list: its resolved path, normalised weight, and other keys."""
-
-    path: Path
-    weight: float
-    source: str
-    extras: dict[str, Any] = field(default_factory=dict)
-    #: Where a relative ``source`` was found ("the working directory", "the list's folder",
-    #: "N folder(s) above the list"), "" when it is absolute or was found nowhere.
-    found_in: str = ""
-    #: The folders a relative ``source`` was looked for in.
-    tried: tuple[Path, ...] = ()
-
-
-@dataclass(eq=False)
-class MotionList:
-    """A weighted list of motion files."""
-
-    entries: list[MotionEntry]
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def paths(self) -> list[Path]:
-        return [entry.path for entry in self.entries]
-
-    @property
-    def weights(self) -> list[float]:
-        return [entry.weight for entry in self.entries]
 
 
 def _expand(text: str, variables: Mapping[str, str], path: Any, line: int | None) -> str:
@@ -193,23 +162,6 @@ def _locate(target: Path, base: Path, source: str, weight: float, extras: dict[s
         candidate, label = next(iter(found.values()))
         return MotionEntry(candidate, weight, source, extras, label, tried)
     return MotionEntry(base / target, weight, source, extras, "", tried)
-
-
-def is_there(path: Path) -> bool:
-    """True for an existing file; a name the system refuses (too long, say) is not there."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
-def missing(entry: MotionEntry) -> str:
-    """The one-line reason an entry's file is not there, naming every place looked in."""
-    if not entry.tried:
-        return f"motion file {entry.source!r} does not exist"
-    places = ", ".join(str(folder) for folder in entry.tried[:6])
-    more = f" and {len(entry.tried) - 6} folders above" if len(entry.tried) > 6 else ""
-    return f"motion file {entry.source!r} is in none of: {places}{more}"
 
 
 def _weight(value: Any, path: Any, line: int | None) -> float:

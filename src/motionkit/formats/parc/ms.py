@@ -26,7 +26,8 @@ over those a character would give.
 
 from __future__ import annotations
 
-from .ms_read import MOTION_KEYS, MS_KEYS, TERRAIN_KEYS, describe_misc, read
+from ..shared.pickles.safepickle import MS_KEYS
+from .ms_read import MOTION_KEYS, TERRAIN_KEYS, describe_misc, read
 from .ms_write import HOLDS, WRITES, encode, losses, write
 
 __all__ = ["HOLDS", "MOTION_KEYS", "MS_KEYS", "TERRAIN_KEYS", "WRITES", "describe_misc", "encode",

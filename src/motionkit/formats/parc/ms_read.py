@@ -13,12 +13,12 @@ from numpy.typing import NDArray
 from ..._io import read_bytes
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track
+from ...model.character import Character
 from ...model.terrain import Terrain
 from ...spatial.quaternion import from_exp_map, positive_w
-from . import safepickle
-from .character import Character, load_character
+from ..shared.mjcf.character import load_character
+from ..shared.pickles import safepickle
 
-MS_KEYS = ("motion_data", "terrain_data", "misc_data")
 MOTION_KEYS = ("root_pos", "root_rot", "joint_rot", "body_contacts", "fps", "loop_mode")
 TERRAIN_KEYS = ("hf", "hf_maxmin", "min_point", "dx")
 LOOP_MODES = ("CLAMP", "WRAP")
@@ -44,7 +44,7 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
     track and checks shapes against the model; ``misc=False`` skips decoding misc data.
     """
     data = read_bytes(path)  # private bytes: nothing can change them between scan and decode
-    outer: Any = safepickle.split_container(data, path, MS_KEYS)
+    outer: Any = safepickle.split_container(data, path, safepickle.MS_KEYS)
     legacy = False
     if outer is None:
         try:  # an MS container holds no globals (protocol 2 spells bytes with two)
@@ -70,7 +70,7 @@ def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True)
 
 def _is_container(outer: Any) -> bool:
     return isinstance(outer, dict) and bool(outer) and all(
-        isinstance(k, str) and k in MS_KEYS
+        isinstance(k, str) and k in safepickle.MS_KEYS
         and (v is None or isinstance(v, (bytes, safepickle.Blob)))
         for k, v in outer.items())
 
@@ -133,16 +133,9 @@ def _number(value: Any, field: str, path: Any) -> float:
     return number
 
 
-def key_names(keys: list[Any]) -> str:
-    """Decoded dict keys for a message: text cut short, other keys by type, at most 10."""
-    shown = [k[:40] if isinstance(k, str) else f"<{safepickle.type_name(k)}>"
-             for k in keys[:10]]
-    return ", ".join(shown) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
-
-
 def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: bool) -> Motion:
-    motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
-    parc: dict[str, Any] = {"container": "ms", "blobs": [k for k in MS_KEYS if k in outer
+    motion = Motion(meta={"name": Path(path).stem})
+    parc: dict[str, Any] = {"container": "ms", "blobs": [k for k in safepickle.MS_KEYS if k in outer
                                                           and outer[k] is not None]}
     motion.meta["parc"] = parc
     blob = outer.get("motion_data")
@@ -206,7 +199,7 @@ def _motion_from_dict(motion: Motion, values: Any, path: Any, char: Character | 
         raise FormatError(f"motion_data lacks {', '.join(missing)}", path)
     extra = [k for k in values if k not in MOTION_KEYS]
     if extra:
-        _warn(path, f"motion_data has extra keys {key_names(extra)} (ignored)")
+        _warn(path, f"motion_data has extra keys {safepickle.key_names(extra)} (ignored)")
     root_pos = _array(values["root_pos"], "root_pos", path, 2)
     root_rot = _array(values["root_rot"], "root_rot", path, 2)
     joint_rot = _array(values["joint_rot"], "joint_rot", path, 3)
@@ -307,7 +300,7 @@ def _terrain_from_dict(values: Any, path: Any) -> Terrain:
         raise FormatError(f"terrain_data lacks {', '.join(missing)}", path)
     extra = [k for k in values if k not in (*TERRAIN_KEYS, "dy")]
     if extra:
-        _warn(path, f"terrain_data has extra keys {key_names(extra)} (ignored)")
+        _warn(path, f"terrain_data has extra keys {safepickle.key_names(extra)} (ignored)")
     hf = _array(values["hf"], "hf", path, 2)
     origin = _array(values["min_point"], "min_point", path, 1)
     if origin.shape[0] == 3:
@@ -413,7 +406,7 @@ def _extras_problem(motion: Motion, extras: Any) -> str | None:
 
 def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
                  misc: bool) -> Motion:
-    motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
+    motion = Motion(meta={"name": Path(path).stem})
     parc: dict[str, Any] = {"container": "legacy"}
     motion.meta["parc"] = parc
     frames = _array(values["frames"], "frames", path, 2)
@@ -462,7 +455,7 @@ def _read_legacy(values: dict[Any, Any], path: Any, char: Character | None,
 
 def _read_terrain_only(values: dict[Any, Any], path: Any, misc: bool) -> Motion:
     """A legacy dict holding a terrain and no motion (PARC/IsaacGym terrain exports)."""
-    motion = Motion(meta={"name": Path(path).stem, "source_format": "parc"})
+    motion = Motion(meta={"name": Path(path).stem})
     parc: dict[str, Any] = {"container": "legacy-terrain"}
     motion.meta["parc"] = parc
     terrain = values["terrain"]

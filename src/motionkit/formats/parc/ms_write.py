@@ -14,19 +14,18 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...errors import ConversionError
 from ...model import Motion, Timeline, Track
+from ...model.character import Character
 from ...model.terrain import Terrain
 from ...spatial.quaternion import positive_w
 from ..loss import Holds
-from . import writepickle
-from .character import Character, load_character
+from ..shared.mjcf.character import load_character
+from ..shared.pickles import safepickle, writepickle
 from .ms_read import (
     EXTRA_TRACKS,
     EXTRAS_KEY,
     LOOP_MODES,
-    MS_KEYS,
     OWN_META,
     contact_labels,
-    key_names,
 )
 
 #: PARC's own rules say what is lost (``losses``: its fields, float32, integer fps, plain
@@ -89,7 +88,7 @@ def encode(motion: Motion, character: Any = None, lost: list[str] | None = None)
     if extras:
         misc[EXTRAS_KEY] = extras
     misc_present = bool(misc) or not (parc.get("container") == "ms" and "misc_data" not in
-                                      parc.get("blobs", MS_KEYS))
+                                      parc.get("blobs", safepickle.MS_KEYS))
     kept_groups = parc.get("dtype_groups")
     groups: dict[str, Any] = kept_groups if isinstance(kept_groups, dict) else {}
     for blob, values in (("motion_data", motion_dict), ("terrain_data", terrain_dict)):
@@ -240,7 +239,7 @@ def _joint_rotations(motion: Motion, char: Character | None, lost: list[str]) ->
         dofs = dofs[:, order]
         extra = [label for label in joints.labels if label not in set(char.dof_names)]
         if extra:
-            lost.append(f"joint values {key_names(extra)} (not DOFs of character {char.name!r})")
+            lost.append(f"joint values {safepickle.key_names(extra)} (not DOFs of character {char.name!r})")
     elif dofs.shape[1] != char.dof_count:
         raise ConversionError(f"'joints' has {dofs.shape[1]} values per frame but character "
                               f"{char.name!r} has {char.dof_count} DOFs")

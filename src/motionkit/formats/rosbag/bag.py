@@ -25,7 +25,7 @@ from ...errors import ConversionError, FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ..loss import Holds
-from ..poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
+from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
 from .tf import TfBuffer
 
 PathLike = str | os.PathLike[str]
@@ -265,8 +265,7 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
         topic_names = sorted({c.topic for c in supported})
         if len(topic_names) == 1:
             return _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
-        motion = Motion(meta={"name": base.stem, "source_format": "rosbag",
-                              "rosbag": {"topics": topic_names,
+        motion = Motion(meta={"name": base.stem, "rosbag": {"topics": topic_names,
                                          "tf_topics": sorted({c.topic for c in tf})}})
         for name in topic_names:
             single = _read_topic(reader, base, [c for c in supported if c.topic == name],
@@ -352,7 +351,7 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     if child_frame_id is not None:
         extras["child_frame_id"] = child_frame_id
     meta: dict[str, Any] = {"name": topic_name.lstrip("/") or base.stem, "epsg": 0,
-                            "nframe": None, "source_format": "rosbag", "rosbag": extras}
+                            "nframe": None, "rosbag": extras}
     quat = None if msgtype == "geometry_msgs/msg/PointStamped" else \
         normalized_quaternions(data[:, 3:], source, lambda row: row + 1)
     motion = build_motion(timeline, data[:, :3], quat, meta=meta)
@@ -393,7 +392,7 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
         stamps, poses = buffer.lookup(parent, child)
     except FormatError as exc:
         raise FormatError(exc.message, base) from None
-    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None, "source_format": "rosbag",
+    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None,
             "rosbag": {"tf_chain": f"{parent}->{child}", "frame_id": parent,
                        "child_frame_id": child}}
     return build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],

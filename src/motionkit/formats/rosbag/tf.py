@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from ...errors import FormatError
 from ...spatial.quaternion import conjugate, multiply, rotate, slerp
-from ..poses import normalized_quaternions
+from ..shared.poses import normalized_quaternions
 
 
 @dataclass

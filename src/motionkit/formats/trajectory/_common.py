@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import FormatError
 from ...model import Timeline
-from ..textcolumns import Fixed, Formatter, integers, ns_seconds, shortest, write_rows
+from ..shared.textcolumns import Fixed, Formatter, integers, ns_seconds, shortest, write_rows
 
 __all__ = ["TIME_UNITS", "Fixed", "Formatter", "integers", "ns_seconds", "shortest", "time_column",
            "time_scale", "write_rows"]

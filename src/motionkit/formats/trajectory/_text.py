@@ -37,7 +37,7 @@ from ..._io import open_binary
 from ..._limits import Budget
 from ...errors import FormatError
 from ...model.timeline import ns_to_seconds
-from ..poses import UnitRows
+from ..shared.poses import UnitRows
 
 PathLike = str | os.PathLike[str]
 #: (line, [(1-based column, stripped text) of each field]) of rows, in order.

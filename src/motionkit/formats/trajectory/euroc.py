@@ -18,8 +18,8 @@ from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion, Track
 from ...model.timeline import seconds_to_ns
-from .. import poses
-from ..poses import UnitRows
+from ..shared import poses
+from ..shared.poses import UnitRows
 from . import _common as common
 from ._text import (
     Target,
@@ -85,7 +85,7 @@ def _read(table: TextTable, *, sort: bool, dedupe: bool) -> Motion:
         values, quat, position = values[order], quat[order], position[order]
     names = _column_names(table.comments)
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
-                            "source_format": "euroc", "euroc": {"columns": names}}
+                            "euroc": {"columns": names}}
     velocity = values[:, 8:11] if width >= 11 else None
     motion = poses.build_motion(timeline, position, quat, velocity=velocity, meta=meta)
     if width >= 17:

@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...errors import FormatError
 from ...model import Motion, Timeline
-from .. import poses
 from ..loss import Holds
+from ..shared import poses
 from . import _common as common
 from ._text import TextTable, detect_delimiter, parse_numeric, read_table, scan
 from .tum import numeric_fields
@@ -89,16 +89,19 @@ def _read(table: TextTable, *, times: PathLike | None, rate: float | None, sort:
                                                   line_of=stamp_table.line_of, sort=sort,
                                                   dedupe=dedupe)
         if order is not None:
-            quat, position = quat[order], position[order]
+            quat, position, values = quat[order], position[order], values[order]
         extras = {"time": "stamps", "times_file": os.fspath(times)}
     elif rate is not None:
         timeline = Timeline.uniform(rate, table.rows)
         extras = {"time": "rate"}
     else:
         timeline = Timeline.frame_numbers(table.rows)
-    meta = {"name": Path(path).stem, "epsg": 0, "nframe": None, "source_format": "kitti",
-            "kitti": extras}
-    return poses.build_motion(timeline, position, quat, meta=meta)
+    meta = {"name": Path(path).stem, "epsg": 0, "nframe": None, "kitti": extras}
+    motion = poses.build_motion(timeline, position, quat, meta=meta)
+    # the matrices as written: evaluation uses them as evo does (the quaternions restate them
+    # to rounding), so its numbers match evo's to the last digits
+    motion.tracks["root"].attrs["matrices"] = values
+    return motion
 
 
 def holds(times: PathLike | None = None) -> Holds:

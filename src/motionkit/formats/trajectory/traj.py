@@ -29,7 +29,7 @@ from ...model import Motion, Timeline
 from ...model.timeline import ns_to_seconds
 from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
-from .. import poses
+from ..shared import poses
 from . import _common as common
 from ._text import (
     DecimalSeconds,
@@ -290,7 +290,6 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
         "epsg": epsg,
         "nframe": "enu",
         "sorting": _SORTING[sorting_raw],
-        "source_format": "traj",
         "traj": extras,
     }
     if header.get("body_frame"):

@@ -18,8 +18,8 @@ import numpy as np
 from ..._io import atomic_write
 from ...errors import FormatError, warn
 from ...model import Motion, Track
-from .. import poses
-from ..poses import UnitRows
+from ..shared import poses
+from ..shared.poses import UnitRows
 from . import _common as common
 from ._text import (
     DecimalSeconds,
@@ -140,7 +140,6 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     if keep is not None:
         pose = pose[keep]
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
-                            "source_format": "tum",
                             "tum": {"comments": [text for _, text in table.comments],
                                     "quaternion_order": order}}
     motion = poses.pose_motion(timeline, pose, True, meta=meta)

@@ -6,7 +6,7 @@ See :mod:`.write` and :mod:`.read` for the mapping and ``specs/character-bridges
 
 from __future__ import annotations
 
-from .chain import step_values
+from ..shared.chains import step_values
 from .read import read
 from .write import HOLDS, WRITES, losses, write
 

@@ -20,7 +20,7 @@ from scipy.spatial.transform import Rotation
 from ..._io import read_bytes
 from ...errors import FormatError
 from ...model.skeleton import Body, Dof, Inertia, Joint, Shape, Skeleton
-from ..dart._xml import Node, parse
+from ..shared.xml import Node, parse
 
 Array = NDArray[np.float64]
 

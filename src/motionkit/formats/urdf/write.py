@@ -25,9 +25,8 @@ from ..._io import atomic_write
 from ...errors import ConversionError
 from ...model import Motion
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
-from ..dart.skel_write import euler_xyz
-from ..textcolumns import exact, exact_vector
-from .chain import (
+from ...spatial.euler import euler_xyz
+from ..shared.chains import (
     MODEL_WRITES,
     MOTION_HOLDS,
     Link,
@@ -41,7 +40,8 @@ from .chain import (
     require_finite,
     single,
 )
-from .chain import losses as chain_losses
+from ..shared.chains import losses as chain_losses
+from ..shared.textcolumns import exact, exact_vector
 
 WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
 

@@ -43,7 +43,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import NDArray
 
-from ...errors import FormatError
+from ....errors import FormatError
 from .pickle_scan import (
     MAX_DEPTH,
     MAX_INSERTS,
@@ -760,6 +760,17 @@ _TEXT_WIDTHS = {0x8C: 1, 0x58: 4, 0x8D: 8}  # SHORT_BINUNICODE, BINUNICODE, BINU
 _BYTES_WIDTHS = {0x43: 1, 0x42: 4, 0x8E: 8}  # SHORT_BINBYTES, BINBYTES, BINBYTES8
 _SKIPPED_WIDTHS = {0x94: 0, 0x71: 1, 0x72: 4, 0x95: 8}  # MEMOIZE, BINPUT, LONG_BINPUT, FRAME
 _EMPTY_DICT, _MARK_OP, _SETITEM, _SETITEMS, _NONE, _STOP_OP = b"}(suN."
+
+
+def key_names(keys: list[Any]) -> str:
+    """Decoded dict keys for a message: text cut short, other keys by type, at most 10."""
+    shown = [k[:40] if isinstance(k, str) else f"<{type_name(k)}>"
+             for k in keys[:10]]
+    return ", ".join(shown) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
+
+
+#: The blobs of PARC's MS container (a dict of pickled pickles), in file order.
+MS_KEYS = ("motion_data", "terrain_data", "misc_data")
 
 
 def split_container(data: bytes, path: Any,

@@ -41,10 +41,10 @@ from xml.etree.ElementTree import Element
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ConversionError, warn
-from ..model.skeleton import Body, Dof, Inertia, Joint, Marker, Shape, Skeleton, World
-from ..spatial import quaternion
-from .parc.mjcf import MjBody, MjTree, parse_tree
+from ....errors import ConversionError, warn
+from ....model.skeleton import Body, Dof, Inertia, Joint, Marker, Shape, Skeleton, World
+from ....spatial import quaternion
+from .parse import MjBody, MjTree, parse_tree
 
 Array = NDArray[np.float64]
 

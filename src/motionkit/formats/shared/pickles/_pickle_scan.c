@@ -1,4 +1,4 @@
-/* The pickle pre-scan of motionkit.formats.parc.pickle_scan, compiled.
+/* The pickle pre-scan of motionkit.formats.shared.pickles.pickle_scan, compiled.
  *
  * pickle_scan.py holds the rules twice over: the opcode table (derived from pickletools)
  * and the limits, which it hands to configure() once at import, and scan_reference(),

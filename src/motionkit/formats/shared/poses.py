@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import FormatError, warn
-from ..model import Motion, Timeline, Track
-from ..model.timeline import ns_to_seconds
-from .loss import Holds, tracks
+from ...errors import FormatError, warn
+from ...model import Motion, Timeline, Track
+from ...model.timeline import ns_to_seconds
+from ..loss import Holds, tracks
 
 Target = NDArray[Any]
 

@@ -29,7 +29,7 @@ from scipy.spatial.transform import Rotation
 from ...errors import ConversionError
 from ...model import Motion
 from ...model.skeleton import Body, Dof, Joint, Skeleton, World
-from ..dart.skel_write import euler_xyz
+from ...spatial.euler import euler_xyz
 from ..loss import Holds
 
 Array = NDArray[np.float64]

@@ -10,8 +10,8 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _accel
-from ..model.timeline import NS_PER_SECOND
+from ... import _accel
+from ...model.timeline import NS_PER_SECOND
 
 _ROWS_PER_CHUNK = 65536
 Formatter = Callable[[list[float]], list[str]]

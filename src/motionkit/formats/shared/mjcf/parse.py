@@ -4,9 +4,8 @@ xyaxes, zaxis), ``<frame>``, joints and their limits, and geoms (with mesh asset
 with defusedxml (no entities), every error with its place.
 
 :func:`parse_tree` is the one parser: it gives every body (frames folded, classes resolved)
-as an :class:`MjBody`. :func:`parse_mjcf` reads the PARC subset from it (a
-:class:`ParcSubsetError` where a valid MJCF falls outside that subset); the general reader
-(``motionkit.formats.mjcf``) maps the same tree onto neutral joints.
+as an :class:`MjBody`. :mod:`.character` reads the PARC subset from it, and :mod:`.model`
+maps the same tree onto neutral joints (the general reading).
 """
 
 from __future__ import annotations
@@ -20,45 +19,37 @@ from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 import defusedxml.ElementTree as SafeET
 import numpy as np
 from defusedxml import DefusedXmlException
+from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from ..._io import read_bytes
-from ...errors import FormatError
-from ...model.skeleton import Shape
-from ...spatial import quaternion as quat
-from .character import Array, Character
+from ...._io import read_bytes
+from ....errors import FormatError
+from ....model.skeleton import Shape
+from ....spatial import quaternion as quat
+
+Array = NDArray[np.float64]
 
 #: Most bodies of a character, and their deepest nesting (real ones have tens and ~10).
 MAX_BODIES = 10_000
 MAX_BODY_DEPTH = 1_000
 
 
-class ParcSubsetError(FormatError):
-    """A MuJoCo model outside the PARC subset (the general MJCF reader may read it)."""
-
-
-def parse_mjcf(source: str | os.PathLike[str]) -> Character:
-    """The Character of an MJCF file, as MuJoCo compiles it (FormatError where it is not
-    one: file, line and column where the XML gives them)."""
-    root, xml = _load(source)
-    return _guard(lambda: _character(_tree(root, xml, first_only=True)), source)
-
-
-def character_of(tree: MjTree) -> Character:
-    """The Character of a parsed model's first top-level body (as :func:`parse_mjcf`)."""
-    return _guard(lambda: _character(tree), tree.xml.path)
+def sniff(head: bytes) -> bool:
+    """A MuJoCo-style model: ``<mujoco`` near the start of an XML file."""
+    return b"<mujoco" in head[:4096]
 
 
 def parse_tree(source: str | os.PathLike[str], first_only: bool = False) -> MjTree:
     """Every body of an MJCF file (or of its first top-level body only), depth first."""
     root, xml = _load(source)
-    return _guard(lambda: _tree(root, xml, first_only), source)
+    return guarded(lambda: _tree(root, xml, first_only), source)
 
 
 _T = TypeVar("_T")
 
 
-def _guard(work: Callable[[], _T], source: Any) -> _T:
+def guarded(work: Callable[[], _T], source: Any) -> _T:
+    """``work()``, with a stray error of a malformed model as one FormatError naming the file."""
     try:
         return work()
     except FormatError:
@@ -394,10 +385,6 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
     return found
 
 
-def _subset(xml: _Xml, element: Element, message: str) -> FormatError:
-    return xml.error(element, message, ParcSubsetError)
-
-
 def _joint_range(attrs: dict[str, str], element: Element, xml: _Xml,
                  compiler: _Compiler, angular: bool = True) -> Array | None:
     """A joint's limits as MuJoCo compiles them (radians where ``angular``), or None if
@@ -443,8 +430,9 @@ class MjTree:
     bodies: list[MjBody]
     world: _Found  # what <worldbody> holds itself (static geoms, sites)
 
-    def error(self, element: Element, message: str) -> FormatError:
-        return self.xml.error(element, message)
+    def error(self, element: Element, message: str,
+              kind: type[FormatError] = FormatError) -> FormatError:
+        return self.xml.error(element, message, kind)
 
     def numbers(self, attrs: dict[str, str], name: str, element: Element) -> Array | None:
         return _numbers(attrs, name, element, self.xml)
@@ -497,88 +485,6 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
         stack.extend((child, index, frame, cls) for child, frame, cls in reversed(found.bodies))
     return MjTree(root.get("model", "character"), root, xml, compiler, meshes, bodies,
                   first_level)
-
-
-def _character(tree: MjTree) -> Character:
-    root, xml, compiler, meshes = tree.root, tree.xml, tree.compiler, tree.meshes
-    names: list[str] = []
-    parents: list[int] = []
-    kinds: list[str] = []
-    joints: list[str] = []
-    pos: list[Array] = []
-    rot: list[Array] = []
-    axes: list[Array] = []
-    limits: list[Array] = []
-    shapes: list[list[Shape]] = []
-    for mj in tree.bodies:
-        if mj.top != 0:  # the character is the first top-level body (depth first: 0..k)
-            break
-        element, parent, local, found, name = mj.element, mj.parent, mj.local, mj.found, mj.name
-        names.append(name)
-        parents.append(parent)
-        pos.append(local[:3, 3].copy())
-        rot.append(quat.normalize(Rotation.from_matrix(local[:3, :3]).as_quat()))
-        body_axes = np.zeros((3, 3))
-        body_limits = np.full((3, 2), np.nan)
-        hinges = found.joints
-        if parent < 0:
-            if hinges and not (len(hinges) == 1 and hinges[0][1].get("type") == "free"):
-                raise _subset(xml, element, f"body {name[:40]!r}: PARC characters have a "
-                                            "free root (no other root joints)")
-            kinds.append("root")
-            free_name = None
-            if found.free is not None:
-                free_name = found.free.get("name", "root")
-            elif hinges and hinges[0][1].get("type") == "free":
-                free_name = hinges[0][1].get("name", "root")
-            joints.append(free_name or "root")
-        elif len(hinges) == 0:
-            kinds.append("fixed")
-            joints.append(name)
-        elif len(hinges) in (1, 3):
-            first_type = hinges[0][1].get("type", "hinge")
-            for k, (hinge, attrs) in enumerate(hinges):
-                kind = attrs.get("type", "hinge")
-                if kind == "fixed" and len(hinges) == 1:
-                    break
-                if kind != "hinge":
-                    raise _subset(xml, hinge, f"body {name[:40]!r}: joint type {kind[:40]!r} "
-                                              "is not supported by PARC (hinge, three hinges "
-                                              "or fixed)")
-                joint_pos = _numbers(attrs, "pos", hinge, xml)
-                if joint_pos is not None and np.any(joint_pos != 0):
-                    raise _subset(xml, hinge, f"body {name[:40]!r}: PARC requires joint pos "
-                                              "0 0 0")
-                axis = _numbers(attrs, "axis", hinge, xml)
-                axis = np.array([0.0, 0.0, 1.0]) if axis is None else axis
-                if axis.size != 3:
-                    raise xml.error(hinge, f"<joint axis=...>: needs 3 numbers, got {axis.size}")
-                length = np.linalg.norm(axis)
-                if length < 1e-9:
-                    raise xml.error(hinge, f"body {name[:40]!r}: zero joint axis")
-                body_axes[k] = axis / length
-                limit = _joint_range(attrs, hinge, xml, compiler)
-                if limit is not None:
-                    body_limits[k] = limit
-            first_name = hinges[0][1].get("name", name)
-            if len(hinges) == 1:
-                kinds.append("fixed" if first_type == "fixed" else "hinge")
-                joints.append(first_name)
-            else:
-                kinds.append("spherical")
-                joints.append(first_name.rsplit("_", 1)[0] if "_" in first_name else first_name)
-        else:
-            raise _subset(xml, element, f"body {name[:40]!r}: {len(hinges)} joints in series "
-                                        "are not supported by PARC (0, 1 or 3)")
-        axes.append(body_axes)
-        limits.append(body_limits)
-        shapes.append([_shape(geom, attrs, frame, meshes, compiler, xml)
-                       for geom, attrs, frame in found.geoms])
-    contacts = [node.get("name", "") for node in root.iter("custom_contact_info")
-                for node in node.findall("body")]
-    return Character(tree.name, names, np.array(parents, dtype=np.intp),
-                     np.array(pos), np.array(rot), kinds, joints, np.array(axes),
-                     np.array(limits), contacts, shapes)
 
 
 def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,

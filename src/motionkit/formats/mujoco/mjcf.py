@@ -1,5 +1,6 @@
-"""MuJoCo MJCF models: read any (:mod:`.mjcf_read`, §4.8 of ``specs/character-bridges.md``)
-and write a World or Skeleton (§5.5).
+"""MuJoCo MJCF models: read any (the shared parser's general reading,
+:mod:`motionkit.formats.shared.mjcf.model`, §4.8 of ``specs/character-bridges.md``) and
+write a World or Skeleton (§5.5).
 
 Reading ``.xml`` picks the PARC character reader (``parc-character``) for the files it
 accepts (PARC/MimicKit characters) and this general reader for every other MuJoCo model
@@ -12,8 +13,8 @@ and ``C`` (child → joint) is placed at ``P·C⁻¹``; its joints sit at ``t_C`
 hinge, prismatic → slide, ball → ball, euler → three hinges in its order, universal →
 two hinges, translational → three slides, planar → two slides and a hinge, a root free
 joint → ``<freejoint>``, a free joint below the root → three slides and a ball, weld → no
-joint; markers become sites. Screw joints, limits on ball or free rotations, massless moving leaves, meshes
-MuJoCo cannot load and shapes it has no geom for are listed by ``losses``.
+joint; markers become sites. Screw joints, limits on ball or free rotations, massless
+moving leaves, meshes MuJoCo cannot load and shapes it has no geom for are listed by ``losses``.
 """
 
 from __future__ import annotations
@@ -26,13 +27,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from .._io import atomic_write
-from ..model import Motion
-from ..model.skeleton import Body, Joint, Shape, Skeleton, World
-from .mjcf_read import describe, q_to_qpos, qpos_size, qpos_to_q, read
-from .parc.character import sniff
-from .textcolumns import exact, exact_vector
-from .urdf.chain import (
+from ..._io import atomic_write
+from ...model import Motion
+from ...model.skeleton import Body, Joint, Shape, Skeleton, World
+from ..shared.chains import (
     MODEL_WRITES,
     MOTION_HOLDS,
     dof_losses,
@@ -43,6 +41,9 @@ from .urdf.chain import (
     refuse_repeats,
     require_finite,
 )
+from ..shared.mjcf.model import describe, q_to_qpos, qpos_size, qpos_to_q, read
+from ..shared.mjcf.parse import sniff
+from ..shared.textcolumns import exact, exact_vector
 
 WRITES, HOLDS = MODEL_WRITES, MOTION_HOLDS
 

@@ -1,0 +1,1 @@
+"""MuJoCo MJCF models: read any model, write one."""
