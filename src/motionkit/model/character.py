@@ -20,7 +20,6 @@ from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial.transform import Rotation
 
 from ..errors import ConversionError
 from ..spatial import quaternion as quat
@@ -122,6 +121,8 @@ class Character:
 
     def to_qpos(self, root_pos: ArrayLike, root_rot: ArrayLike, joint_rot: ArrayLike) -> Array:
         """MuJoCo ``qpos`` ``(..., qpos_size)``: three-hinge bodies as intrinsic Euler angles."""
+        from scipy.spatial.transform import Rotation  # on use: importing the model stays light
+
         q = self.check_rotations(joint_rot)
         parts = [np.asarray(root_pos, dtype=np.float64),
                  quat.xyzw_to_wxyz(np.asarray(root_rot, dtype=np.float64))]
@@ -139,6 +140,8 @@ class Character:
 
     def from_qpos(self, qpos: ArrayLike) -> tuple[Array, Array, Array]:
         """Inverse of :meth:`to_qpos`: root position, root rotation (xyzw), joint rotations."""
+        from scipy.spatial.transform import Rotation  # on use: importing the model stays light
+
         qpos = np.asarray(qpos, dtype=np.float64)
         if qpos.shape[-1] != self.qpos_size:
             raise ConversionError(f"character {self.name!r} has qpos of size {self.qpos_size}, "
@@ -184,6 +187,8 @@ class Character:
 
     def to_skeleton(self) -> Skeleton:
         """The neutral Skeleton; this Character rides along in ``attrs["parc_character"]``."""
+        from scipy.spatial.transform import Rotation  # on use: importing the model stays light
+
         bodies: list[Body] = []
         for index, name in enumerate(self.body_names):
             kind = self.kinds[index]
@@ -226,6 +231,8 @@ class Character:
     @classmethod
     def from_skeleton(cls, skeleton: Skeleton) -> Character:
         """The Character of a Skeleton (its own, or derived from weld/revolute/ball joints)."""
+        from scipy.spatial.transform import Rotation  # on use: importing the model stays light
+
         own = skeleton.attrs.get("parc_character")
         if isinstance(own, Character):
             return own
