@@ -29,9 +29,10 @@ def atomic_write(path: PathLike, mode: str = "wb") -> contextlib.AbstractContext
     """Open a temporary file beside ``path``; rename it into place only on success.
 
     An exception inside the block removes the temporary file and leaves any existing
-    ``path`` untouched, so readers never see a half-written file. A FIFO, device or
-    folder at ``path`` is refused (ConversionError), an OS error such as a full disk is a
-    MotionkitError naming ``path``, and temporaries left by killed writers are removed.
+    ``path`` untouched, so readers never see a half-written file. A symlink at ``path`` is
+    replaced by the new file, never written through; a FIFO, device or folder there is
+    refused (ConversionError); an OS error such as a full disk is a MotionkitError naming
+    ``path``; temporaries left by killed writers are removed.
     """
     return _atomic(Path(path), mode)
 
@@ -48,15 +49,18 @@ _KIND = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBL
 
 @contextlib.contextmanager
 def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
-    target = Path(os.path.realpath(target))  # write through a symlink, never replace it
     try:
-        info = os.stat(target)
+        info = os.lstat(target)
     except FileNotFoundError:
         permissions: int | None = None
     except OSError as exc:
         raise _write_error(target, exc) from None
     else:
-        if not stat.S_ISREG(info.st_mode):
+        if stat.S_ISLNK(info.st_mode):
+            # the new file replaces the link itself: a link someone else left (in a shared
+            # folder, say) never aims a write at a file of their choosing
+            permissions = None
+        elif not stat.S_ISREG(info.st_mode):
             kind = _KIND.get(stat.S_IFMT(info.st_mode), "a special file")
             raise ConversionError(f"{target}: is {kind}, not a regular file; refused "
                                   "(it would be replaced)")

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import motionkit as mk
+from conftest import corpus_file
 from motionkit import _io
 from motionkit._io import TMP_SUFFIX, atomic_write
 
@@ -73,6 +74,23 @@ def test_failure_removes_the_temporary(tmp_path: Path) -> None:
         handle.write("half")
         raise OSError(errno.EIO, "I/O error")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["to a file", "dangling"])
+def test_a_symlink_target_is_replaced_never_written_through(dangling: bool, tmp_path: Path) -> None:
+    """A link another user left in a shared folder must not aim our write at their file."""
+    victim = tmp_path / "victim" / "precious.traj"
+    victim.parent.mkdir()
+    if not dangling:
+        victim.write_text("precious")
+    link = tmp_path / "out.traj"
+    link.symlink_to(victim)
+    result = subprocess.run([sys.executable, "-m", "motionkit", "convert",
+                             str(corpus_file("trajectopy", "KITTI_gt.traj")), str(link)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert not link.is_symlink() and mk.read(link).frames > 0
+    assert (victim.read_text() == "precious") if not dangling else not victim.exists()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder"])
