@@ -202,6 +202,11 @@ def unknown_encoding_skel() -> bytes:
     return b'<?xml version="1.0" encoding="x-no-such-codec"?>\n<skel><world/></skel>\n'
 
 
+def unknown_encoding_mjcf() -> bytes:
+    return (b'<?xml version="1.0" encoding="x-bogus-enc"?>\n<mujoco><worldbody><body>'
+            b'<freejoint/><geom size="1"/></body></worldbody></mujoco>\n')
+
+
 def entity_bomb_skel() -> bytes:
     lol = "".join(f'<!ENTITY l{i} "&l{i - 1};&l{i - 1};&l{i - 1};">' for i in range(1, 12))
     return (f'<?xml version="1.0"?><!DOCTYPE skel [<!ENTITY l0 "lol">{lol}]>'
@@ -280,6 +285,9 @@ CASES: tuple[Case, ...] = (
          expect="ok"),
     Case("skel unknown encoding", "enc.skel", unknown_encoding_skel, {"module": "dart.skel"}),
     Case("skel entity bomb", "bomb.skel", entity_bomb_skel, {"module": "dart.skel"}),
+    Case("mjcf unknown encoding", "enc.xml", unknown_encoding_mjcf, {"module": "mujoco.mjcf"}),
+    Case("character unknown encoding", "enc.xml", unknown_encoding_mjcf,
+         {"module": "parc.character"}),
     Case("body deep flow", "deep.body", deep_flow_body, {"module": "choreonoid.body"}),
     Case("body 5,000-digit jointId", "digits.body", long_joint_id_body,
          {"module": "choreonoid.body"}),

@@ -13,6 +13,7 @@ from hostile_files import (
     escape_labels_seq,
     far_stamp_tum,
     forged_line_seq,
+    unknown_encoding_mjcf,
     wide_alias_list,
 )
 from hostile_run import run_cli
@@ -113,3 +114,11 @@ def test_info_tree_of_an_ordinary_model_is_unchanged() -> None:
             warnings.simplefilter("ignore", mk.MotionkitWarning)
             model = mk.read(path)
         assert render(str(path), "x", model).split("\n")[1:] == model.summary_text().split("\n")
+
+
+def test_an_unknown_xml_encoding_is_one_error_while_choosing_the_format(tmp_path: Path) -> None:
+    path = _write(tmp_path, "enc.xml", unknown_encoding_mjcf())  # .xml: sniffed, then accepts()
+    result = run_cli(["info", str(path)], path.stat().st_size)
+    assert result.returncode == 2
+    _one_error_line(result.stderr)
+    assert result.stderr.startswith(f"motionkit: error: {path}:1: ")

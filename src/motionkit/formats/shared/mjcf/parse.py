@@ -85,6 +85,8 @@ def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, 
                           column + 1 if column is not None else None) from None
     except DefusedXmlException as exc:
         raise FormatError(f"refused XML feature: {exc}", source) from None
+    except LookupError as exc:  # <?xml encoding="..."?> names a codec Python does not have
+        raise FormatError(f"unknown XML encoding ({str(exc)[:80]})", source, 1) from None
     return root, where.at
 
 
