@@ -9,8 +9,10 @@ process under a memory limit and reports CPU time and peak memory.
 from __future__ import annotations
 
 import struct
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 V2_HEAD = ("type: CompositeSeq\nformatVersion: 2\nframeRate: 10\ncomponents:\n"
@@ -299,3 +301,22 @@ CODE_CASES: tuple[tuple[str, str, Callable[[str], bytes], dict[str, Any]], ...] 
     ("motion list python tag", "run.yaml", python_tag_list, LIST),
     ("seq python tag", "run.seq", python_tag_seq, SEQ),
 )
+
+
+def joints_seq(labels: list[str]) -> bytes:
+    """A .seq of 10 frames of joint values with these labels (``part_labels``)."""
+    import numpy as np
+
+    import motionkit as mk
+
+    motion = mk.Motion()
+    motion.add(mk.Track("joints", "value", np.zeros((10, len(labels))),
+                        mk.Timeline.uniform(30, 10), labels=labels))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "joints.seq"
+        mk.write(path, motion)
+        return path.read_bytes()
+
+
+#: Joint names that matplotlib would parse as mathtext: one fails it, one recurses 40 deep.
+MATHTEXT_NAMES = ["$\\frac{$", "$" + "\\frac{" * 40 + "}" * 40 + "$"]

@@ -6,13 +6,16 @@ import os
 import warnings
 from pathlib import Path
 
+import pytest
 from hostile_files import (
+    MATHTEXT_NAMES,
     V2_HEAD,
     chain_body,
     deep_flow_seq,
     escape_labels_seq,
     far_stamp_tum,
     forged_line_seq,
+    joints_seq,
     unknown_encoding_mjcf,
     wide_alias_list,
 )
@@ -122,3 +125,20 @@ def test_an_unknown_xml_encoding_is_one_error_while_choosing_the_format(tmp_path
     assert result.returncode == 2
     _one_error_line(result.stderr)
     assert result.stderr.startswith(f"motionkit: error: {path}:1: ")
+
+
+@pytest.mark.parametrize("name", MATHTEXT_NAMES, ids=["unclosed", "40 deep"])
+def test_plot_draws_names_from_files_as_plain_text(name: str, tmp_path: Path) -> None:
+    path = _write(tmp_path, "joints.seq", joints_seq([name, "j1"]))
+    result = run_cli(["plot", str(path), "-o", str(tmp_path / "out.png"), "--kind", "joints"],
+                     path.stat().st_size, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.png").stat().st_size > 0
+
+
+def test_plot_caps_its_panels_and_says_so(tmp_path: Path) -> None:
+    path = _write(tmp_path, "joints.seq", joints_seq([f"j{i}" for i in range(300)]))
+    result = run_cli(["plot", str(path), "-o", str(tmp_path / "out.png"), "--kind", "joints"],
+                     path.stat().st_size, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "first 64" in result.stderr and "--joints" in result.stderr

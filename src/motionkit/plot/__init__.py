@@ -8,6 +8,7 @@ same figure (no dates, a fixed SVG hash salt).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -105,15 +106,24 @@ def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = No
     named = _motions(sources, names)
     if kind == "auto":
         kind = choose_kind([m for _, m in named])
-    if kind == "trajectory":
-        return trajectory_figure(named)
-    if len(named) != 1:
+    if kind != "trajectory" and len(named) != 1:
         raise MotionkitError(f"--kind {kind} draws one file at a time, got {len(named)}")
-    name, motion = named[0]
-    if kind == "joints":
-        labels = joint_names(motion, model) if model is not None else None
-        return joints_figure(name, motion, joints, labels)
-    return terrain_figure(name, motion)
+    with plain_text():
+        if kind == "trajectory":
+            return trajectory_figure(named)
+        name, motion = named[0]
+        if kind == "joints":
+            labels = joint_names(motion, model) if model is not None else None
+            return joints_figure(name, motion, joints, labels)
+        return terrain_figure(name, motion)
+
+
+def plain_text() -> contextlib.AbstractContextManager[object]:
+    """Text drawn from files (names, labels) as it is written: matplotlib would otherwise
+    parse ``$...$`` as mathtext, which a hostile name can make recurse or fail."""
+    import matplotlib
+
+    return matplotlib.rc_context({"text.parse_math": False})
 
 
 def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
@@ -129,8 +139,12 @@ def save(figure: Figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
     if suffix not in ("png", "svg", "pdf"):
         raise MotionkitError(f"{target.name}: plots are written as .png, .svg or .pdf")
     buffer = io.BytesIO()
-    with matplotlib.rc_context({"svg.hashsalt": "motionkit", "pdf.compression": 6}):
-        figure.savefig(buffer, format=suffix, dpi=dpi, metadata=metadata)
+    try:
+        with matplotlib.rc_context({"svg.hashsalt": "motionkit", "pdf.compression": 6}):
+            figure.savefig(buffer, format=suffix, dpi=dpi, metadata=metadata)
+    except (ValueError, RuntimeError, RecursionError, OverflowError) as exc:
+        raise MotionkitError(f"{target.name}: matplotlib could not draw the figure "
+                             f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
     data = buffer.getvalue()
     if suffix == "svg":
         data = _numbered_clip_ids(data)
@@ -150,7 +164,7 @@ def _numbered_clip_ids(svg: bytes) -> bytes:
     return re.sub(rb"(?<=[#\"])p[0-9a-f]{10}(?=[)\"])", number, svg)
 
 
-__all__ = ["KINDS", "choose_kind", "joint_names", "plot", "require_matplotlib", "save"]
+__all__ = ["KINDS", "choose_kind", "joint_names", "plain_text", "plot", "require_matplotlib", "save"]
 
 
 class _Callable(types.ModuleType):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from . import require_matplotlib, save
+from . import plain_text, require_matplotlib, save
 from .motion import thin
 
 if TYPE_CHECKING:
@@ -106,4 +106,6 @@ def save_evaluation(result: Result, ref: Poses, est: Poses, path: str | os.PathL
 
     Needs matplotlib (the ``plot`` extra)."""
     require_matplotlib()
-    return save(evaluation_figure(result, ref, est), path)
+    with plain_text():
+        figure = evaluation_figure(result, ref, est)
+    return save(figure, path)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import MotionkitError
+from ..errors import MotionkitError, warn
 from ..model import Motion, Track
 
 if TYPE_CHECKING:
@@ -18,6 +18,8 @@ Array = NDArray[np.float64]
 
 #: Points per drawn line at most; longer inputs are thinned for drawing only.
 MAX_POINTS = 20_000
+#: Most joint panels in one figure (each costs a few MB and tenths of a second to draw).
+MAX_PANELS = 64
 
 
 def thin(count: int, limit: int = MAX_POINTS) -> slice:
@@ -116,6 +118,10 @@ def joints_figure(name: str, motion: Motion, joints: Sequence[str] | None = None
             shown = ", ".join(map(repr, labels[:8])) + (" …" if len(labels) > 8 else "")
             raise MotionkitError(f"{name}: no joint {unknown[0]!r} (joints: {shown})")
         columns = [labels.index(j) for j in joints]
+    total = len(columns)
+    if total > MAX_PANELS:
+        columns = columns[:MAX_PANELS]
+        warn(f"{name}: {total} joints; drawing the first {MAX_PANELS} (choose with --joints)")
     unit = str(track.attrs.get("unit", "rad"))
     count = len(columns)
     across = min(4, count)
@@ -134,7 +140,8 @@ def joints_figure(name: str, motion: Motion, joints: Sequence[str] | None = None
         axes.set_ylabel(f"angle ({unit})", fontsize="x-small")
         axes.set_xlabel("time (s)", fontsize="x-small")
         axes.tick_params(labelsize="x-small")
-    figure.suptitle(f"Joint values: {name} ({count} joints)")
+    shown = f"{count} joints" if count == total else f"the first {count} of {total} joints"
+    figure.suptitle(f"Joint values: {name} ({shown})")
     return figure
 
 
