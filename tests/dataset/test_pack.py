@@ -174,3 +174,54 @@ def test_a_hostile_index_of_wrong_values(listing: Path, tmp_path: Path) -> None:
         _rewrite_index(target, edit)
         with pytest.raises(FormatError):
             MotionLib.load(target)
+
+
+def _sources(path: Path) -> list[dict[str, object]]:
+    data = path.read_bytes()
+    _, length, _ = HEADER.unpack_from(data)
+    sources: list[dict[str, object]] = json.loads(data[HEADER.size:HEADER.size + length])["sources"]
+    return sources
+
+
+def test_check_opens_no_file_outside_the_pack_folder(listing: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crafted pack must not make --check hash a file of its choosing (a content oracle)."""
+    target = tmp_path / "lib.mkpack"
+    pack(listing, target)
+    outside = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    outside.write_text("secret")
+    digest = hashlib.sha256(b"secret").hexdigest()
+    (tmp_path / "escape").symlink_to(outside)
+    records = [{"path": str(outside), "size": 6, "sha256": digest},  # absolute
+               {"path": f"../{outside.name}", "size": 6, "sha256": digest},  # leaves the folder
+               {"path": "escape", "size": 6, "sha256": digest}]  # a link that leaves it
+    _rewrite_index(target, {"sources": records})
+    opened: list[str] = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda file, *a, **k: (opened.append(str(file)),
+                                                                real_open(file, *a, **k))[1])
+    problems = [p for p in check_pack(target) if not p.startswith("array ")]  # hashes dropped
+    assert len(problems) == 3 and all(p.startswith("not checked (outside") for p in problems)
+    assert not any("secret" in name for name in opened)
+
+
+def test_check_reads_no_more_than_the_recorded_size(listing: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "lib.mkpack"
+    pack(listing, target)
+    big = tmp_path / "motions" / "clip0.pkl"
+    with open(big, "ab") as handle:
+        handle.truncate(1 << 40)  # a sparse terabyte: reading it would take hours
+    hashed: list[Path] = []
+    from motionkit.motionlib import packfile
+    real = packfile.sha256
+    monkeypatch.setattr(packfile, "sha256", lambda path: (hashed.append(path), real(path))[1])
+    assert check_pack(target) == [f"changed: {big}"]
+    assert not any(path.name == "clip0.pkl" for path in hashed)
+
+
+def test_packing_sources_outside_its_folder_warns(listing: Path, tmp_path: Path) -> None:
+    (tmp_path / "packs").mkdir()
+    with pytest.warns(mk.MotionkitWarning, match=r"12 source file\(s\) lie outside"):
+        pack(listing, tmp_path / "packs" / "lib.mkpack")
+    assert len(_sources(tmp_path / "packs" / "lib.mkpack")) == 12

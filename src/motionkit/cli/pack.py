@@ -33,7 +33,7 @@ def command(source: str, output: str | None, character: str | None, check: bool)
         for problem in problems:
             click.echo(printable(problem))
         if problems:
-            click.echo(f"{printable(source)}: {len(problems)} change(s) since it was packed", err=True)
+            click.echo(f"{printable(source)}: {len(problems)} change(s) since it was packed")
             sys.exit(2)
         click.echo(f"{printable(source)}: ok")
         return

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._io import atomic_write, sha256
-from ..errors import FormatError
+from ..errors import FormatError, warn
 
 MAGIC = b"MKPACK\x00\x01"
 HEADER = struct.Struct("<8sQ32s")
@@ -67,16 +67,22 @@ def write(path: str | os.PathLike[str], state: Mapping[str, NDArray[Any]], names
     its motion names, whether it had a character, and each source file's size and hash.
 
     Source paths are stored relative to the pack's folder, so a dataset moved together with
-    its pack still checks."""
+    its pack still checks; ``check`` opens only those inside that folder."""
     target = Path(path)
     arrays = {name: np.ascontiguousarray(state[name], dtype=np.dtype(dtype))
               for name, (dtype, _) in SPEC.items()}
     entries: dict[str, dict[str, Any]] = {}
     records = []
+    folder = os.path.realpath(target.absolute().parent)
+    outside = 0
     for source in sources or []:
         size, digest = sha256(source)
         records.append({"path": os.path.relpath(source.absolute(), target.absolute().parent),
                         "size": size, "sha256": digest})
+        outside += os.path.commonpath([folder, os.path.realpath(source)]) != folder
+    if outside:
+        warn(f"{target}: {outside} source file(s) lie outside the pack's folder; `pack --check` "
+             "will not open them (write the pack beside or above its sources)")
     index: dict[str, Any] = {"format": "motionkit-pack", "version": VERSION,
                              "names": list(names), "sources": records,
                              "character": character, "arrays": entries}
@@ -208,19 +214,29 @@ class Pack:
 
 def check(path: str | os.PathLike[str]) -> list[str]:
     """What changed since the pack was written: damaged arrays, and source files that are
-    missing or whose bytes differ from the recorded hash. Empty when all is as packed."""
+    missing or whose bytes differ from the recorded hash. Empty when all is as packed.
+
+    Only files inside the pack's folder are opened (after resolving links), and only when
+    their size is the recorded one: a crafted pack can make this neither hash a file of its
+    choosing elsewhere nor read a huge one. A record outside the folder is a problem."""
     target = Path(path)
     pack = Pack(target)
     problems = pack.verify()
     sources = pack.index.get("sources")
     if not isinstance(sources, list):
         raise pack.fail("its index has no list of source files")
+    folder = os.path.realpath(target.parent)
     for record in sources:
-        if not isinstance(record, dict) or not isinstance(record.get("path"), str):
-            raise pack.fail("a source file record is not a path and a hash")
+        if not (isinstance(record, dict) and isinstance(record.get("path"), str)
+                and type(record.get("size")) is int and isinstance(record.get("sha256"), str)):
+            raise pack.fail("a source file record is not a path, a size and a hash")
         source = target.parent / record["path"]
-        if not source.is_file():
+        real = os.path.realpath(source)
+        if os.path.isabs(record["path"]) or os.path.commonpath([folder, real]) != folder:
+            problems.append(f"not checked (outside the pack's folder): {source}")
+        elif not os.path.isfile(real):
             problems.append(f"missing: {source}")
-        elif sha256(source) != (record.get("size"), record.get("sha256")):
+        elif os.path.getsize(real) != record["size"] or sha256(Path(real)) != (
+                record["size"], record["sha256"]):
             problems.append(f"changed: {source}")
     return problems
