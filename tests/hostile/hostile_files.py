@@ -209,6 +209,16 @@ def unknown_encoding_mjcf() -> bytes:
             b'<freejoint/><geom size="1"/></body></worldbody></mujoco>\n')
 
 
+def default_class_amplifier(attributes: int = 5_000, uses: int = 2_000) -> bytes:
+    """One default class of many joint attributes, used by many joints: every use copies
+    them all (attributes x uses), from a file of attributes + uses lines."""
+    own = " ".join(f'user{k}="1"' for k in range(attributes))
+    joints = '<body><joint class="big"/><geom size="0.1"/></body>' * uses
+    return (f'<mujoco><default><default class="big"><joint {own}/></default></default>'
+            f'<worldbody><body><freejoint/><geom size="1"/>{joints}'
+            "</body></worldbody></mujoco>").encode()
+
+
 def entity_bomb_skel() -> bytes:
     lol = "".join(f'<!ENTITY l{i} "&l{i - 1};&l{i - 1};&l{i - 1};">' for i in range(1, 12))
     return (f'<?xml version="1.0"?><!DOCTYPE skel [<!ENTITY l0 "lol">{lol}]>'
@@ -288,6 +298,10 @@ CASES: tuple[Case, ...] = (
     Case("skel unknown encoding", "enc.skel", unknown_encoding_skel, {"module": "dart.skel"}),
     Case("skel entity bomb", "bomb.skel", entity_bomb_skel, {"module": "dart.skel"}),
     Case("mjcf unknown encoding", "enc.xml", unknown_encoding_mjcf, {"module": "mujoco.mjcf"}),
+    Case("mjcf default class amplifier", "defaults.xml", default_class_amplifier,
+         {"module": "mujoco.mjcf"}),
+    Case("character default class amplifier", "defaults.xml", default_class_amplifier,
+         {"module": "parc.character"}),
     Case("character unknown encoding", "enc.xml", unknown_encoding_mjcf,
          {"module": "parc.character"}),
     Case("body deep flow", "deep.body", deep_flow_body, {"module": "choreonoid.body"}),

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ...._io import read_bytes
+from ...._limits import Budget
 from ....errors import FormatError
 from ....model.skeleton import Shape
 from ....spatial import quaternion as quat
@@ -60,14 +61,16 @@ def guarded(work: Callable[[], _T], source: Any) -> _T:
                           source) from None
 
 
-#: Most files ``<include>`` may bring in, and most bytes they may hold together.
+#: Most files ``<include>`` may bring in, and most bytes they may hold together (a parsed
+#: element tree takes ~50 times its text: 8 MB of XML is ~400 MB of memory).
 MAX_INCLUDES = 100
-MAX_INCLUDED_BYTES = 64 << 20
+MAX_INCLUDED_BYTES = 8 << 20
 
 
 def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
-    root, at = _parse_xml(read_bytes(source), source)
-    xml = _Xml(source, at)
+    data = read_bytes(source)
+    root, at = _parse_xml(data, source)
+    xml = _Xml(source, at, size=len(data))
     _include(root, xml)
     return root, xml
 
@@ -116,7 +119,9 @@ def _include(root: Element, xml: _Xml) -> None:
         total += os.path.getsize(path)
         if total > MAX_INCLUDED_BYTES:
             raise xml.error(node, f"included files hold more than {MAX_INCLUDED_BYTES} bytes")
-        included, at = _parse_xml(read_bytes(path), path)
+        data = read_bytes(path)
+        xml.size += len(data)
+        included, at = _parse_xml(data, path)
         xml.at.update(at)
         xml.files.update((key, path) for key in at)
         index = list(parent).index(node)
@@ -171,6 +176,8 @@ class _Xml:
     at: dict[int, tuple[int, int]]
     #: the file of each element brought in by ``<include>`` (the others are ``path``'s)
     files: dict[int, str] = field(default_factory=dict)
+    #: bytes of the file and of everything it includes: what budgets are measured against
+    size: int = 0
 
     def error(self, element: Element, message: str,
               kind: type[FormatError] = FormatError) -> FormatError:
@@ -225,6 +232,9 @@ class _Compiler:
 #: together (each class copies what it inherits: a deep chain costs its square).
 MAX_DEFAULT_DEPTH = 100
 MAX_DEFAULT_ATTRIBUTES = 1_000_000
+#: Inherited attributes any model may hand out, however small its file (real models hand
+#: out thousands to tens of thousands); beyond it, one per byte of the model's text.
+INHERITED_FLOOR = 1 << 20
 
 
 class _Defaults:
@@ -232,6 +242,11 @@ class _Defaults:
 
     def __init__(self, root: Element, xml: _Xml) -> None:
         self.classes: dict[str, dict[str, dict[str, str]]] = {}
+        self.xml = xml
+        #: every element gets its own copy of its class's attributes: a class of many
+        #: attributes used many times costs their product, charged here against the size
+        self.budget = Budget("inherited attribute", xml.path, xml.size, per_byte=1,
+                             floor=INHERITED_FLOOR)
         held = 0
         stack: list[tuple[Element, dict[str, dict[str, str]], int]] = [
             (node, {}, 0) for node in reversed(root.findall("default"))]
@@ -254,7 +269,11 @@ class _Defaults:
     def attrs(self, element: Element, active: str) -> dict[str, str]:
         """The element's attributes over those of its class (``class``, else ``active``)."""
         name = element.get("class", active)
-        out = dict(self.classes.get(name, {}).get(element.tag, {}))
+        inherited = self.classes.get(name, {}).get(element.tag, {})
+        if inherited:
+            line, column = self.xml.at.get(id(element), (None, None))
+            self.budget.charge(len(inherited), line, column)
+        out = dict(inherited)
         out.update(element.attrib)
         return out
 
