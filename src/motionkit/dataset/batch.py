@@ -220,6 +220,7 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
         check_reference(job.reference)
     if not items:
         return []
+    _refuse_shared_targets(job, items)
     outcomes: list[Outcome | None] = [None] * len(items)
     for index, outcome in _unchanged(job, items):
         outcomes[index] = outcome
@@ -252,6 +253,20 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
         if job.op == "eval":
             write_results_table(done, job.out / "results.parquet")
     return done
+
+
+def _refuse_shared_targets(job: Job, items: list[Item]) -> None:
+    """Two inputs that would write one output (``w.seq`` and ``w.tum`` → ``w.traj``) are
+    refused before anything runs, naming both: else the second would silently be skipped."""
+    first: dict[Path, Item] = {}
+    for item in items:
+        target = job.target(item)
+        if target is None:
+            continue
+        other = first.setdefault(target, item)
+        if other is not item:
+            raise MotionkitError(f"{other.source} and {item.source} would both be written to "
+                                 f"{target}; convert them in separate batches")
 
 
 def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
