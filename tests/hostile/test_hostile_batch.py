@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import corpus_file
 from hostile_run import run_cli
+
+from conftest import corpus_file
 
 
 def test_two_inputs_with_one_output_name_are_refused_naming_both(tmp_path: Path) -> None:
