@@ -219,6 +219,13 @@ def default_class_amplifier(attributes: int = 5_000, uses: int = 2_000) -> bytes
             "</body></worldbody></mujoco>").encode()
 
 
+def bvh_frame_time(frame_time: str = "1e-300", row: str = "1 1 1") -> bytes:
+    """A one-joint BVH of two frames with this frame time and second row."""
+    return ("HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Xposition Yposition Zposition\n"
+            "End Site\n{\nOFFSET 0 1 0\n}\n}\nMOTION\nFrames: 2\n"
+            f"Frame Time: {frame_time}\n0 0 0\n{row}\n").encode()
+
+
 def entity_bomb_skel() -> bytes:
     lol = "".join(f'<!ENTITY l{i} "&l{i - 1};&l{i - 1};&l{i - 1};">' for i in range(1, 12))
     return (f'<?xml version="1.0"?><!DOCTYPE skel [<!ENTITY l0 "lol">{lol}]>'
@@ -297,6 +304,7 @@ CASES: tuple[Case, ...] = (
          expect="ok"),
     Case("skel unknown encoding", "enc.skel", unknown_encoding_skel, {"module": "dart.skel"}),
     Case("skel entity bomb", "bomb.skel", entity_bomb_skel, {"module": "dart.skel"}),
+    Case("bvh 1e-300 s frame time", "fast.bvh", bvh_frame_time, {"module": "bvh"}),
     Case("mjcf unknown encoding", "enc.xml", unknown_encoding_mjcf, {"module": "mujoco.mjcf"}),
     Case("mjcf default class amplifier", "defaults.xml", default_class_amplifier,
          {"module": "mujoco.mjcf"}),

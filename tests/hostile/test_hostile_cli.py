@@ -10,6 +10,7 @@ import pytest
 from hostile_files import (
     MATHTEXT_NAMES,
     V2_HEAD,
+    bvh_frame_time,
     chain_body,
     deep_flow_seq,
     escape_labels_seq,
@@ -142,3 +143,10 @@ def test_plot_caps_its_panels_and_says_so(tmp_path: Path) -> None:
                      path.stat().st_size, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "first 64" in result.stderr and "--joints" in result.stderr
+
+
+def test_non_finite_bvh_channels_are_said(tmp_path: Path) -> None:
+    path = _write(tmp_path, "nan.bvh", bvh_frame_time("0.04", "nan 1 inf"))
+    result = run_cli(["info", str(path)], path.stat().st_size)
+    assert result.returncode == 0, result.stderr
+    assert "2 channel values are NaN or infinite (the first in frame 1)" in result.stderr

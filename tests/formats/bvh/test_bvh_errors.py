@@ -38,7 +38,7 @@ def _error(tmp_path: Path, text: str) -> str:
     (lambda t: t.replace("Yrotation\n  JOINT", "Yscale\n  JOINT"),
      r"^:5:64: CHANNELS 6: channel 6 is 'Yscale'"),
     (lambda t: t.replace("OFFSET 0 -10 0", "OFFSET 0 ten 0"), r"^:8:14: OFFSET value must be a number"),
-    (lambda t: t.replace("Frame Time: 0.5", "Frame Time: 0"), r"^:18:13: frame time must be a positive"),
+    (lambda t: t.replace("Frame Time: 0.5", "Frame Time: 0"), r"^:18:13: frame time must be a number of at"),
     (lambda t: t.replace("}\nMOTION", "}\nROOT Other {\nMOTION"), r"^:16:1: a second ROOT"),
     (lambda t: t.replace("JOINT Leg", "JOINT Hips"), r"^:6:3: joint name 'Hips' repeats"),
     (lambda t: t.replace("Zrotation Xrotation Yrotation\n    End", "Zrotation Zrotation Yrotation\n    End"),

@@ -38,6 +38,9 @@ Array = NDArray[np.float64]
 #: More joints or deeper nesting than this is refused (real skeletons have < 300).
 MAX_JOINTS = 10_000
 MAX_DEPTH = 1_000
+#: The shortest frame time read (1 MHz; capture systems run below 10 kHz): a smaller one is
+#: a broken file whose rate would overflow what a timeline can hold.
+MIN_FRAME_TIME = 1e-6
 _TOKEN = re.compile(rb"\S+")
 _CHANNEL = re.compile(r"([xyz])(position|rotation)", re.IGNORECASE)
 #: Bytes that may appear in the MOTION numbers on the fast path.
@@ -205,10 +208,16 @@ def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y
         frame_time = float(frame_time_text)
     except ValueError:
         frame_time = float("nan")
-    if not (np.isfinite(frame_time) and frame_time > 0):
-        raise tokens.error(f"frame time must be a positive number, found {frame_time_text!r}", at)
+    if not (np.isfinite(frame_time) and frame_time >= MIN_FRAME_TIME):
+        raise tokens.error(f"frame time must be a number of at least {MIN_FRAME_TIME} s (1 MHz), "
+                           f"found {frame_time_text!r}", at)
     width = sum(len(node.channels) for node in nodes)
     values = _numbers(tokens, tokens.end, frames, width, frames_at)
+    finite = np.isfinite(values)
+    if not finite.all():
+        first = int(np.argwhere(~finite)[0][0])
+        warn(f"{os.fspath(path)}: {int((~finite).sum())} channel values are NaN or infinite "
+             f"(the first in frame {first}); they are kept as read")
     rate, snapped = rate_of(frame_time)
     meta: dict[str, object] = {"name": Path(path).stem,
                                "bvh": {"frame_time": frame_time_text, "rate_snapped": bool(snapped),
