@@ -16,6 +16,7 @@ import numpy as np
 
 from .._io import atomic_write
 from ..errors import MotionkitError
+from . import _origin
 from .scene import Actor, Scene
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ def start_server(host: str = "127.0.0.1", port: int = 8080) -> viser.ViserServer
 
     if port == 0:
         port = free_port(host)
+    _origin.install()  # only the viewer's own pages may talk to it
     with contextlib.redirect_stdout(io.StringIO()):  # viser prints its own banner; we say the URL
         return viser.ViserServer(host=host, port=port, verbose=False)
 
