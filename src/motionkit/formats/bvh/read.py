@@ -49,6 +49,7 @@ _NUMBER_BYTES[list(b"0123456789+-.eE \t\r\n\f\v")] = True
 _SPACE_BYTES = np.zeros(256, dtype=bool)
 _SPACE_BYTES[list(b" \t\r\n\f\v")] = True
 _BLANKS = frozenset(b" \t\r\n\f\v")
+_END_SITE = -2  # an open End Site on the HIERARCHY stack
 
 
 @dataclass
@@ -104,81 +105,115 @@ class _Tokens:
 def parse_hierarchy(tokens: _Tokens) -> list[Node]:
     """The joints of the HIERARCHY section in file order, up to and including MOTION."""
     tokens.keyword("HIERARCHY")
-    nodes: list[Node] = []
-    names: set[str] = set()
-    stack: list[int] = []  # open joints; -2 marks an End Site
-    site: list[float] | None = None
+    walk = _Hierarchy(tokens)
     word, pos = tokens.keyword("ROOT")
     while True:
         if word in ("root", "joint"):
-            parts: list[str] = []
-            while True:
-                text, at = tokens.next("a joint name and '{'")
-                if text == "{":
-                    break
-                parts.append(text)
-            name = "_".join(parts)
-            if not name:
-                raise tokens.error(f"{word.upper()} without a name", pos)
-            if name in names:
-                raise tokens.error(f"joint name {name!r} repeats", pos)
-            if len(nodes) >= MAX_JOINTS or len(stack) >= MAX_DEPTH:
-                raise tokens.error(f"more than {MAX_JOINTS} joints or nesting deeper than "
-                                   f"{MAX_DEPTH}", pos)
-            names.add(name)
-            nodes.append(Node(name, stack[-1] if stack else -1))
-            stack.append(len(nodes) - 1)
+            walk.open_joint(word, pos)
         elif word == "end":
-            tokens.keyword("Site")
-            text, at = tokens.next("'{'")
-            if text != "{":  # a named End Site: the name is ignored
-                text, at = tokens.next("'{'")
-                if text != "{":
-                    raise tokens.error(f"expected '{{' after End Site, found {text!r}", at)
-            site = []
-            stack.append(-2)
+            walk.open_end_site()
         elif word == "offset":
-            offset = [tokens.number("OFFSET value") for _ in range(3)]
-            if stack[-1] == -2:
-                site = offset
-            else:
-                nodes[stack[-1]].offset = offset
+            walk.offset()
         elif word == "channels":
-            if stack[-1] == -2:
-                raise tokens.error("an End Site has no CHANNELS", pos)
-            node = nodes[stack[-1]]
-            node.at = pos
-            text, at = tokens.next("the channel count")
-            if not text.isdigit() or int(text) > 6:
-                raise tokens.error(f"channel count must be 0 to 6, found {text!r}", at)
-            count = int(text)
-            for k in range(count):
-                text, at = tokens.next("a channel name")
-                match = _CHANNEL.fullmatch(text)
-                if match is None:
-                    raise tokens.error(f"CHANNELS {count}: channel {k + 1} is {text!r}, not one of "
-                                       "Xposition … Zrotation", at)
-                channel = ("xyz".index(match[1].lower()), match[2].lower())
-                if channel in node.channels:
-                    raise tokens.error(f"joint {node.name!r} has two {text} channels", at)
-                node.channels.append(channel)
-        elif word == "}":
-            top = stack.pop()
-            if top == -2:
-                if not site:
-                    raise tokens.error("End Site without OFFSET", pos)
-                nodes[stack[-1]].end_sites.append(site)
-            elif nodes[top].offset is None:
-                raise tokens.error(f"joint {nodes[top].name!r} has no OFFSET", pos)
-            if not stack:
-                word, pos = tokens.keyword("MOTION", "ROOT")
-                if word == "root":
-                    raise tokens.error("a second ROOT: one skeleton per file only", pos)
-                return nodes
-        if stack[-1] == -2:
-            word, pos = tokens.keyword("OFFSET", "}")
+            walk.channels(pos)
+        elif word == "}" and walk.close(pos):
+            word, pos = tokens.keyword("MOTION", "ROOT")
+            if word == "root":
+                raise tokens.error("a second ROOT: one skeleton per file only", pos)
+            return walk.nodes
+        word, pos = walk.next_keyword()
+
+
+class _Hierarchy:
+    """The HIERARCHY walk so far: the joints, their names, and the open blocks (joint
+    indices, or ``_END_SITE``), one method per keyword."""
+
+    def __init__(self, tokens: _Tokens) -> None:
+        self.tokens = tokens
+        self.nodes: list[Node] = []
+        self.names: set[str] = set()
+        self.stack: list[int] = []
+        self.site: list[float] | None = None  # the OFFSET of the open End Site
+
+    def next_keyword(self) -> tuple[str, int]:
+        """The next keyword (lower case) and its position; in an End Site only OFFSET or }."""
+        if self.stack[-1] == _END_SITE:
+            return self.tokens.keyword("OFFSET", "}")
+        return self.tokens.keyword("OFFSET", "CHANNELS", "JOINT", "End", "}")
+
+    def open_joint(self, word: str, pos: int) -> None:
+        """``ROOT``/``JOINT`` and its name (every token up to ``{``, joined by ``_``)."""
+        tokens = self.tokens
+        parts: list[str] = []
+        while True:
+            text, _ = tokens.next("a joint name and '{'")
+            if text == "{":
+                break
+            parts.append(text)
+        name = "_".join(parts)
+        if not name:
+            raise tokens.error(f"{word.upper()} without a name", pos)
+        if name in self.names:
+            raise tokens.error(f"joint name {name!r} repeats", pos)
+        if len(self.nodes) >= MAX_JOINTS or len(self.stack) >= MAX_DEPTH:
+            raise tokens.error(f"more than {MAX_JOINTS} joints or nesting deeper than "
+                               f"{MAX_DEPTH}", pos)
+        self.names.add(name)
+        self.nodes.append(Node(name, self.stack[-1] if self.stack else -1))
+        self.stack.append(len(self.nodes) - 1)
+
+    def open_end_site(self) -> None:
+        """``End Site {`` (a name before the brace is ignored)."""
+        tokens = self.tokens
+        tokens.keyword("Site")
+        text, at = tokens.next("'{'")
+        if text != "{":  # a named End Site: the name is ignored
+            text, at = tokens.next("'{'")
+            if text != "{":
+                raise tokens.error(f"expected '{{' after End Site, found {text!r}", at)
+        self.site = []
+        self.stack.append(_END_SITE)
+
+    def offset(self) -> None:
+        """``OFFSET x y z`` of the open joint or End Site."""
+        offset = [self.tokens.number("OFFSET value") for _ in range(3)]
+        if self.stack[-1] == _END_SITE:
+            self.site = offset
         else:
-            word, pos = tokens.keyword("OFFSET", "CHANNELS", "JOINT", "End", "}")
+            self.nodes[self.stack[-1]].offset = offset
+
+    def channels(self, pos: int) -> None:
+        """``CHANNELS n`` and n distinct channel names."""
+        tokens = self.tokens
+        if self.stack[-1] == _END_SITE:
+            raise tokens.error("an End Site has no CHANNELS", pos)
+        node = self.nodes[self.stack[-1]]
+        node.at = pos
+        text, at = tokens.next("the channel count")
+        if not text.isdigit() or int(text) > 6:
+            raise tokens.error(f"channel count must be 0 to 6, found {text!r}", at)
+        count = int(text)
+        for k in range(count):
+            text, at = tokens.next("a channel name")
+            match = _CHANNEL.fullmatch(text)
+            if match is None:
+                raise tokens.error(f"CHANNELS {count}: channel {k + 1} is {text!r}, not one of "
+                                   "Xposition … Zrotation", at)
+            channel = ("xyz".index(match[1].lower()), match[2].lower())
+            if channel in node.channels:
+                raise tokens.error(f"joint {node.name!r} has two {text} channels", at)
+            node.channels.append(channel)
+
+    def close(self, pos: int) -> bool:
+        """``}`` of a joint or End Site; True when it closes the root."""
+        top = self.stack.pop()
+        if top == _END_SITE:
+            if not self.site:
+                raise self.tokens.error("End Site without OFFSET", pos)
+            self.nodes[self.stack[-1]].end_sites.append(self.site)
+        elif self.nodes[top].offset is None:
+            raise self.tokens.error(f"joint {self.nodes[top].name!r} has no OFFSET", pos)
+        return not self.stack
 
 
 def read(path: str | os.PathLike[str], *, unit: str | float = "cm", up: str = "y") -> Motion:
@@ -338,69 +373,14 @@ def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_a
 def build(nodes: list[Node], values: Array, timeline: Timeline, scale: float,
           axes: tuple[tuple[int, float], ...], meta: dict[str, object]) -> Motion:
     """The Motion and Skeleton of parsed joints and their ``(frames, width)`` numbers."""
-    frames = values.shape[0]
-    bodies: list[Body] = []
-    body_of: list[int] = []  # BVH joint → its rotating body
-    sources: dict[str, tuple[int, float]] = {}  # dof name → (values column, factor)
-    turns: list[list[tuple[str, int, float]]] = []  # per joint: (dof, model axis, sign)
-    column = 0
-    root = np.zeros((frames, 7))
-    for index, node in enumerate(nodes):
-        assert node.offset is not None
-        offset = np.array(_model(node.offset, scale, axes))
-        rot: list[tuple[int, float, int]] = []  # (model axis, sign, column)
-        moved = offset.copy()
-        position: dict[int, tuple[int, float]] = {}  # model axis → (column, factor)
-        for axis, kind in node.channels:
-            model, sign = axes[axis]
-            if kind == "rotation":
-                rot.append((model, sign, column))
-            else:
-                moved[model] = 0.0
-                position[model] = (column, sign * scale)
-            column += 1
-        parent = body_of[node.parent] if node.parent >= 0 else -1
-        place = np.eye(4)
-        if index == 0:
-            root[:, :3] = moved
-            for model, (col, factor) in position.items():
-                root[:, model] = values[:, col] * factor
-            place[:3, 3] = offset
-        elif position:
-            place[:3, 3] = moved
-            name = f"{node.name}__translation"
-            move = Joint(name, "translational", place)
-            bodies.append(Body(name, move, parent))
-            for model, dof in enumerate(move.dofs):
-                sources[dof.name] = position.get(model, (-1, 0.0))
-            parent, place = len(bodies) - 1, np.eye(4)
-        else:
-            place[:3, 3] = offset
-        joint = _rotation_joint(node.name, rot, place)
-        body = Body(node.name, joint, parent)
-        body.attrs["bvh_channels"] = [f"{'XYZ'[a]}{k}" for a, k in node.channels]
-        if node.end_sites:
-            body.attrs["end_sites"] = [_model(site, scale, axes) for site in node.end_sites]
-        bodies.append(body)
-        body_of.append(len(bodies) - 1)
-        euler = joint.type == "euler"  # the sign in the coordinate, else in the axis
-        for dof, (_, sign, col) in zip(joint.dofs, rot, strict=True):
-            sources[dof.name] = (col, sign * RADIANS if euler else RADIANS)
-        turns.append([(dof.name, model, 1.0 if euler else sign)
-                      for dof, (model, sign, _) in zip(joint.dofs, rot, strict=True)])
-    skeleton = Skeleton(str(meta.get("name") or "bvh"), bodies)
+    layout = _Layout(values, scale, axes)
+    for node in nodes:
+        layout.add(node)
+    skeleton = Skeleton(str(meta.get("name") or "bvh"), layout.bodies)
     names = skeleton.dof_names
-    picks = np.array([sources[name][0] for name in names], dtype=np.intp)
-    factors = np.array([sources[name][1] for name in names])
-    joints = values[:, np.maximum(picks, 0)] * factors if len(names) else np.zeros((frames, 0))
-    joints[:, picks < 0] = 0.0
-    where = {name: k for k, name in enumerate(names)}
-    rotations = np.empty((frames, len(nodes), 4))
-    for start in range(0, frames, 8192):  # bounded temporaries
-        block = joints[start:start + 8192]
-        for group in _groups(turns):
-            rotations[start:start + 8192, group] = _chain(
-                [[(where[dof], model, sign) for dof, model, sign in turns[k]] for k in group], block)
+    joints = _coordinates(values, names, layout.sources)
+    rotations = _joint_rotations(joints, names, layout.turns)
+    root = layout.root
     root[:, 3:] = rotations[:, 0]
     motion = Motion(skeleton=skeleton, meta=meta)
     motion.add(Track("root", "pose", root, timeline))
@@ -408,6 +388,110 @@ def build(nodes: list[Node], values: Array, timeline: Timeline, scale: float,
     motion.add(Track("joint_rotations", "quaternion", rotations[:, 1:], timeline,
                      [node.name for node in nodes[1:]]))
     return motion
+
+
+class _Layout:
+    """The bodies of the BVH joints, added in file order, and where their numbers go: the
+    root's pose, each coordinate's values column and factor, each joint's rotation axes."""
+
+    def __init__(self, values: Array, scale: float, axes: tuple[tuple[int, float], ...]) -> None:
+        self.values = values
+        self.scale = scale
+        self.axes = axes
+        self.bodies: list[Body] = []
+        self.body_of: list[int] = []  # BVH joint → its rotating body
+        self.sources: dict[str, tuple[int, float]] = {}  # dof name → (values column, factor)
+        self.turns: list[list[tuple[str, int, float]]] = []  # per joint: (dof, model axis, sign)
+        self.root = np.zeros((values.shape[0], 7))
+        self.column = 0
+
+    def add(self, node: Node) -> None:
+        """The body (and translation body) of one joint; the root's channels fill ``root``."""
+        assert node.offset is not None
+        offset = np.array(_model(node.offset, self.scale, self.axes))
+        rot, position = self._channels(node)
+        moved = offset.copy()
+        for model in position:
+            moved[model] = 0.0
+        parent = self.body_of[node.parent] if node.parent >= 0 else -1
+        place = np.eye(4)
+        if node.parent < 0:  # the root
+            self.root[:, :3] = moved
+            for model, (col, factor) in position.items():
+                self.root[:, model] = self.values[:, col] * factor
+            place[:3, 3] = offset
+        elif position:
+            parent = self._translation_body(node.name, moved, position, parent)
+        else:
+            place[:3, 3] = offset
+        joint = _rotation_joint(node.name, rot, place)
+        body = Body(node.name, joint, parent)
+        body.attrs["bvh_channels"] = [f"{'XYZ'[a]}{k}" for a, k in node.channels]
+        if node.end_sites:
+            body.attrs["end_sites"] = [_model(site, self.scale, self.axes)
+                                       for site in node.end_sites]
+        self.bodies.append(body)
+        self.body_of.append(len(self.bodies) - 1)
+        euler = joint.type == "euler"  # the sign in the coordinate, else in the axis
+        for dof, (_, sign, col) in zip(joint.dofs, rot, strict=True):
+            self.sources[dof.name] = (col, sign * RADIANS if euler else RADIANS)
+        self.turns.append([(dof.name, model, 1.0 if euler else sign)
+                           for dof, (model, sign, _) in zip(joint.dofs, rot, strict=True)])
+
+    def _channels(self, node: Node) -> tuple[list[tuple[int, float, int]],
+                                             dict[int, tuple[int, float]]]:
+        """The joint's rotation channels as (model axis, sign, column) and its position
+        channels as model axis → (column, factor)."""
+        rot: list[tuple[int, float, int]] = []
+        position: dict[int, tuple[int, float]] = {}
+        for axis, kind in node.channels:
+            model, sign = self.axes[axis]
+            if kind == "rotation":
+                rot.append((model, sign, self.column))
+            else:
+                position[model] = (self.column, sign * self.scale)
+            self.column += 1
+        return rot, position
+
+    def _translation_body(self, name: str, moved: Array, position: dict[int, tuple[int, float]],
+                          parent: int) -> int:
+        """The ``<name>__translation`` body that carries an inner joint's position channels
+        (at its OFFSET without the moved axes); returns its index."""
+        place = np.eye(4)
+        place[:3, 3] = moved
+        move = Joint(f"{name}__translation", "translational", place)
+        self.bodies.append(Body(move.name, move, parent))
+        for model, dof in enumerate(move.dofs):
+            self.sources[dof.name] = position.get(model, (-1, 0.0))
+        return len(self.bodies) - 1
+
+
+def _coordinates(values: Array, names: list[str], sources: dict[str, tuple[int, float]]
+                 ) -> Array:
+    """Every coordinate's column of ``values`` times its factor (0 where no channel
+    moves it)."""
+    picks = np.array([sources[name][0] for name in names], dtype=np.intp)
+    factors = np.array([sources[name][1] for name in names])
+    joints = (values[:, np.maximum(picks, 0)] * factors if len(names)
+              else np.zeros((values.shape[0], 0)))
+    joints[:, picks < 0] = 0.0
+    return joints
+
+
+def _joint_rotations(joints: Array, names: list[str],
+                     turns: list[list[tuple[str, int, float]]]) -> Array:
+    """Quaternions ``(frames, joints, 4)`` of every joint's rotation channels, built in
+    blocks of frames (bounded temporaries) and groups of joints with the same axes."""
+    where = {name: k for k, name in enumerate(names)}
+    groups = [(group, [[(where[dof], model, sign) for dof, model, sign in turns[k]]
+                       for k in group]) for group in _groups(turns)]
+    frames = joints.shape[0]
+    rotations = np.empty((frames, len(turns), 4))
+    for start in range(0, frames, 8192):
+        block = joints[start:start + 8192]
+        for group, columns in groups:
+            rotations[start:start + 8192, group] = _chain(columns, block)
+    return rotations
 
 
 def _groups(turns: list[list[tuple[str, int, float]]]) -> list[list[int]]:

@@ -158,6 +158,15 @@ class LinkReader:
         return link
 
     def _joint(self, node: Mapping, link: Link) -> None:
+        """The joint keys, in Choreonoid's order: kind, initial value, ranges, inertia."""
+        self._joint_kind(node, link)
+        self._joint_initial(node, link)
+        self._joint_ranges(node, link)
+        self._rotor_inertia(node, link)
+
+    def _joint_kind(self, node: Mapping, link: Link) -> None:
+        """Joint id, type, axis and actuation mode (a surface-velocity actuation makes the
+        joint a pseudo continuous track)."""
         values = self.values
         id_node = self.pop(node, "joint_id", "jointId")
         if id_node is not None:
@@ -181,6 +190,11 @@ class LinkReader:
             link.actuation = ACTUATION_MODES[mode]
             if link.actuation == "joint_surface_velocity":
                 link.joint_type = "pseudo_continuous_track"
+
+    def _joint_initial(self, node: Mapping, link: Link) -> None:
+        """The initial joint value: an angle, then a displacement (an angle only for a
+        revolute joint)."""
+        values = self.values
         angle = self.pop(node, "joint_angle", "jointAngle")
         if angle is not None:  # converted for every joint type, as Choreonoid does
             link.initial = values.angle(values.number(angle))
@@ -188,6 +202,10 @@ class LinkReader:
         if displacement is not None:
             value = values.number(displacement)
             link.initial = values.angle(value) if link.joint_type == "revolute" else value
+
+    def _joint_ranges(self, node: Mapping, link: Link) -> None:
+        """Position, velocity and effort ranges (unlimited where not given)."""
+        values = self.values
         range_node = self.pop(node, "joint_range", "jointRange")
         link.position_range = self._range(range_node, link) if range_node else _UNLIMITED
         velocity = self.pop(node, "max_joint_velocity", "maxJointVelocity")
@@ -208,16 +226,19 @@ class LinkReader:
         if effort is not None:
             limit = values.limit(effort, True)
             link.effort_range = (-limit, limit)
+
+    def _rotor_inertia(self, node: Mapping, link: Link) -> None:
+        """``joint_axis_inertia``, else rotor inertia × gear ratio² (read, not consumed)."""
         axis_inertia = self.pop(node, "joint_axis_inertia")
         if axis_inertia is not None:
-            link.rotor_inertia = values.number(axis_inertia)
-        else:
-            rotor = node.entries.get("rotor_inertia", node.entries.get("rotorInertia"))
-            gear = node.entries.get("gear_ratio", node.entries.get("gearRatio"))
-            rotor_value = strict_double(rotor) if rotor is not None else None
-            gear_value = strict_double(gear) if gear is not None else None
-            link.rotor_inertia = (rotor_value or 0.0) * (
-                gear_value * gear_value if gear_value is not None else 1.0)
+            link.rotor_inertia = self.values.number(axis_inertia)
+            return
+        rotor = node.entries.get("rotor_inertia", node.entries.get("rotorInertia"))
+        gear = node.entries.get("gear_ratio", node.entries.get("gearRatio"))
+        rotor_value = strict_double(rotor) if rotor is not None else None
+        gear_value = strict_double(gear) if gear is not None else None
+        link.rotor_inertia = (rotor_value or 0.0) * (
+            gear_value * gear_value if gear_value is not None else 1.0)
 
     def _axis(self, node: Node) -> Array:
         values = self.values

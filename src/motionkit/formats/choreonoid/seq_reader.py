@@ -182,33 +182,68 @@ class _Reader:
 
     # -- component level ------------------------------------------------------------
     def _component(self, node: yaml.Node, entries: Entries, motion: Motion) -> None:
+        """One component: a track of ``motion``, or (not motion data) kept verbatim."""
         doc = self.doc
         version = self._version(entries)
         seq_type = doc.text(self._need(entries, node, "type"), '"type"')
         content_node = self._find(entries, "content", *(("purpose",) if version < 2 else ()))
         content = doc.text(content_node, '"content"') if content_node is not None else ""
-        if seq_type in SE3_TYPES:
-            kind = "pose"
-        elif seq_type == "MultiValueSeq":
-            kind = "value"
-        elif seq_type == "Vector3Seq":
-            kind = "vector3"
-        else:
+        kind = _kind(seq_type)
+        if kind is None:
             warn(f'{doc.path}:{node.start_mark.line + 1}: component type "{seq_type}" '
                  "is not motion data Choreonoid loads; kept verbatim for writing back")
             motion.meta["choreonoid"]["opaque"].append(self._plain(node))
             return
         timed = self._timed(entries, version)
+        rate = self._frame_rate(entries, node, timed)
+        extension = self._extension(entries[EXTENSION_KEY][1]) if EXTENSION_KEY in entries else {}
+        frames, parts, data = self._data(node, entries, kind, timed)
+        name, attrs = self._naming(kind, content, seq_type, version, entries)
+        attrs.update(extension.get("attrs", {}))
+        collapse = reads_as_root(kind, content, parts, extension)
+        data, timeline = self._timeline(node, frames, data, timed, rate, kind, extension)
+        if collapse:
+            name, data = "root", data[:, 0, :]
+        name = self._unique_name(extension.get("name", name), motion, node, content or seq_type)
+        try:
+            data = _apply_extension(data, extension)
+            track = Track(name, extension.get("kind", kind), data, timeline, None, attrs)
+        except ValueError as exc:
+            raise doc.error(node, f"{name}: {exc}") from None
+        track.labels = self._labels(entries, track)
+        motion.add(track)
+
+    def _frame_rate(self, entries: Entries, node: yaml.Node, timed: bool) -> float | None:
+        """The component's frame rate (positive and finite); required unless its frames
+        carry their times."""
+        doc = self.doc
         rate_node = self._find(entries, "frame_rate", "frameRate")
         rate = doc.number(rate_node, "the frame rate") if rate_node is not None else None
         if rate is not None and not (rate > 0 and np.isfinite(rate)):
             raise doc.error(rate_node, f"the frame rate must be a positive number, not {rate:g}")
         if rate is None and not timed:
             raise doc.error(node, 'key "frame_rate" (or "frameRate") is missing')
-        extension = self._extension(entries[EXTENSION_KEY][1]) if EXTENSION_KEY in entries else {}
+        return rate
 
-        width, nested, se3_format = 3, False, None
-        parts = 1
+    def _data(self, node: yaml.Node, entries: Entries, kind: str, timed: bool
+              ) -> tuple[_Frames, int, NDArray[np.float64]]:
+        """The frames (times first when timed), the part count, and the frame values
+        (poses as ``(frames, parts, 7)``: position and quaternion x, y, z, w)."""
+        parts, width, se3_format = self._parts(entries, node, kind)
+        frames_key = entries.get("frames")
+        if frames_key is None:
+            raise self.doc.error(node, 'key "frames" is missing')
+        frames = self._frames(frames_key, parts, width, timed, kind == "pose")
+        self._check_frame_count(entries, len(frames.values), timed)
+        data = frames.values[:, 1:] if timed else frames.values
+        if kind == "pose":
+            data = _poses(data.reshape(len(data), parts, width), se3_format)
+        return frames, parts, data
+
+    def _parts(self, entries: Entries, node: yaml.Node, kind: str) -> tuple[int, int, str]:
+        """The part count, numbers per part and SE3 format (empty but for poses)."""
+        doc = self.doc
+        parts, width, se3_format = 1, 3, ""
         if kind != "vector3":
             parts_node = self._need(entries, node, "num_parts", "numParts")
             parts = doc.integer(parts_node, "the number of parts")
@@ -221,50 +256,41 @@ class _Reader:
             if se3_format not in SE3_WIDTHS:
                 raise doc.error(format_node, f'SE3 format "{se3_format}" is not supported '
                                 f"(use one of {', '.join(SE3_WIDTHS)})")
-            width, nested = SE3_WIDTHS[se3_format], True
+            width = SE3_WIDTHS[se3_format]
+        return parts, width, se3_format
 
-        frames_key = entries.get("frames")
-        if frames_key is None:
-            raise doc.error(node, 'key "frames" is missing')
-        frames = self._frames(frames_key, parts, width, timed, nested)
-        values = frames.values
+    def _check_frame_count(self, entries: Entries, frames: int, timed: bool) -> None:
+        """A warning where ``numFrames`` disagrees with the frames (it is informational)."""
         count_node = self._find(entries, "num_frames", "numFrames")
         if (isinstance(count_node, yaml.ScalarNode) and not timed
-                and (declared := str(count_node.value)).strip() != str(len(values))):
-            warn(f"{doc.path}:{count_node.start_mark.line + 1}: numFrames says "
-                 f"{declared.strip() or '(nothing)'} but the component has "
-                 f"{len(values)} frames "
+                and (declared := str(count_node.value)).strip() != str(frames)):
+            warn(f"{self.doc.path}:{count_node.start_mark.line + 1}: numFrames says "
+                 f"{declared.strip() or '(nothing)'} but the component has {frames} frames "
                  "(numFrames is informational; the frames count)")
 
-        data = values[:, 1:] if timed else values
-        if kind == "pose":
-            data = _poses(data.reshape(len(data), parts, width), se3_format or "")
-        name, attrs = self._naming(kind, content, seq_type, version, entries)
-        attrs.update(extension.get("attrs", {}))
-        collapse = reads_as_root(kind, content, parts, extension)
+    def _timeline(self, node: yaml.Node, frames: _Frames, data: NDArray[np.float64],
+                  timed: bool, rate: float | None, kind: str, extension: dict[str, Any]
+                  ) -> tuple[NDArray[np.float64], Timeline]:
+        """The data and its timeline: uniform, the frames' own times, or (``timed=
+        "choreonoid"``) resampled by Choreonoid's import rule."""
         if not timed:
             assert rate is not None
-            timeline = Timeline.uniform(rate, len(data), float(extension.get("start", 0.0)))
-        elif self.timed_mode == "choreonoid":
-            data, timeline = self._choreonoid_import(values[:, 0], data, rate, kind, node)
-        else:
-            timeline = self._stamps(values[:, 0], rate, frames.position_of)
-        if collapse:
-            name, data = "root", data[:, 0, :]
-        name = extension.get("name", name)
-        if motion.tracks.is_stored(name):
-            taken = name
-            name = next(f"{taken}_{n}" for n in range(2, len(motion.tracks) + 3)
-                        if f"{taken}_{n}" not in motion.tracks)
-            warn(f"{doc.path}:{node.start_mark.line + 1}: another {content or seq_type} "
-                 f"component; kept as {name}")
-        try:
-            data = _apply_extension(data, extension)
-            track = Track(name, extension.get("kind", kind), data, timeline, None, attrs)
-        except ValueError as exc:
-            raise doc.error(node, f"{name}: {exc}") from None
-        track.labels = self._labels(entries, track)
-        motion.add(track)
+            return data, Timeline.uniform(rate, len(data), float(extension.get("start", 0.0)))
+        if self.timed_mode == "choreonoid":
+            return self._choreonoid_import(frames.values[:, 0], data, rate, kind, node)
+        return data, self._stamps(frames.values[:, 0], rate, frames.position_of)
+
+    def _unique_name(self, name: str, motion: Motion, node: yaml.Node, what: str) -> str:
+        """``name``, or where a track has it already ``name_2``, ``name_3``… (with a
+        warning naming the component ``what``)."""
+        if not motion.tracks.is_stored(name):
+            return name
+        taken = name
+        name = next(f"{taken}_{n}" for n in range(2, len(motion.tracks) + 3)
+                    if f"{taken}_{n}" not in motion.tracks)
+        warn(f"{self.doc.path}:{node.start_mark.line + 1}: another {what} component; kept as "
+             f"{name}")
+        return name
 
     def _labels(self, entries: Entries, track: Track) -> list[str] | None:
         """Part labels (Choreonoid ignores them for body motions; a mismatch only warns)."""
@@ -444,6 +470,13 @@ class _Reader:
         except ValueError as exc:
             raise self.doc.error(node, str(exc)) from None
         return frames, Timeline.uniform(rate, len(frames))
+
+
+def _kind(seq_type: str) -> str | None:
+    """The track kind of a component type; None for a type that is not motion data."""
+    if seq_type in SE3_TYPES:
+        return "pose"
+    return {"MultiValueSeq": "value", "Vector3Seq": "vector3"}.get(seq_type)
 
 
 def standard_name(kind: str, content: str) -> str:

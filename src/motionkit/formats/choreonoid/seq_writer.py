@@ -158,7 +158,25 @@ class _Writer:
 
     # -- one component --------------------------------------------------------------
     def _track(self, content: str, track: Track) -> str:
+        """One component: its keys, the ``motionkit`` extension key where it needs one, and
+        its frames."""
         data = np.asarray(track.data, dtype=np.float64)
+        seq_type, parts, rows, extension = self._layout(content, track, data)
+        relative_flag = content in ZMP_CONTENTS and bool(track.attrs.get("root_relative"))
+        self._keep_name_and_attrs(extension, content, track, seq_type, parts, relative_flag)
+        self._check_finite(track, rows)
+        timeline = track.timeline
+        if timeline.is_uniform and timeline.start != 0:
+            extension["start"] = timeline.start
+        out = self._keys(content, track, seq_type, parts, relative_flag, extension)
+        times = None if timeline.is_uniform else timeline.times
+        out.append(self._frames(rows, parts if seq_type == "MultiSE3Seq" else 0, times))
+        return "".join(out)
+
+    def _layout(self, content: str, track: Track, data: NDArray[np.float64]
+                ) -> tuple[str, int, NDArray[np.float64], dict[str, Any]]:
+        """The component type, its part count, one row of numbers per frame, and the
+        extension entries (shape, kind) that bring the track's own layout back."""
         frames = track.frames
         extension: dict[str, Any] = {}
         if track.kind == "pose":
@@ -182,13 +200,18 @@ class _Writer:
                 extension["kind"] = track.kind
             if data.ndim != 2 or track.kind != "value":
                 extension["shape"] = list(data.shape[1:])
+        return seq_type, parts, rows, extension
+
+    def _keep_name_and_attrs(self, extension: dict[str, Any], content: str, track: Track,
+                             seq_type: str, parts: int, relative_flag: bool) -> None:
+        """Add the track's name and attributes to the extension, where the reader would not
+        derive them from the component."""
         component_kind = {"MultiSE3Seq": "pose", "Vector3Seq": "vector3"}.get(seq_type, "value")
         read_as = standard_name(component_kind, content)
         if reads_as_root(component_kind, content, parts, extension):
             read_as = "root"
         if read_as != track.name:
             extension["name"] = track.name
-        relative_flag = content in ZMP_CONTENTS and bool(track.attrs.get("root_relative"))
         derived: dict[str, Any] = {}  # what the reader derives needs no copy in the extension
         if is_zmp(component_kind, content):
             derived["root_relative"] = (content in RELATIVE_ZMP_CONTENTS
@@ -197,16 +220,17 @@ class _Writer:
                  if not (key in derived and value is derived[key])}
         if attrs:
             extension["attrs"] = attrs
-        self._check_finite(track, rows)
+
+    def _keys(self, content: str, track: Track, seq_type: str, parts: int, relative_flag: bool,
+              extension: dict[str, Any]) -> list[str]:
+        """The component's lines up to and including ``frames:``."""
         timeline = track.timeline
-        if timeline.is_uniform and timeline.start != 0:
-            extension["start"] = timeline.start
         rate = timeline.rate if timeline.is_uniform else _nominal_rate(track)
         assert rate is not None
         indent = "    "
         out = ["  -\n", f"{indent}type: {seq_type}\n", f"{indent}content: {_plain(content)}\n",
                f"{indent}{self.key('frame_rate')}: {self._rate(rate)}\n",
-               f"{indent}{self.key('num_frames')}: {frames}\n"]
+               f"{indent}{self.key('num_frames')}: {track.frames}\n"]
         if seq_type != "Vector3Seq":
             out.append(f"{indent}{self.key('num_parts')}: {parts}\n")
         if seq_type == "MultiSE3Seq":
@@ -221,9 +245,7 @@ class _Writer:
         if extension:
             out.append(f"{indent}{EXTENSION_KEY}: {_quote(json.dumps(extension))}\n")
         out.append(f"{indent}frames:\n")
-        times = None if timeline.is_uniform else timeline.times
-        out.append(self._frames(rows, parts if seq_type == "MultiSE3Seq" else 0, times))
-        return "".join(out)
+        return out
 
     def _frames(self, rows: NDArray[np.float64], se3_parts: int,
                 times: NDArray[np.float64] | None) -> str:

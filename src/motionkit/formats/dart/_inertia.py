@@ -148,96 +148,113 @@ def collada_points(data: bytes, path: str, body: str) -> NDArray[np.float32]:
     ``rotate``, ``scale`` in order) and the ``<unit meter>`` factor, in float32; lines and
     points dropped; ``up_axis`` ignored (DART resets the root transform)."""
     root = parse(data, path)  # the safe parser: no entity is expanded or fetched
-
-    def local(tag: str) -> str:
-        return tag.rsplit(":", 1)[-1]
-
-    def walk(node: Node) -> list[Node]:
-        out, stack = [], [node]
-        while stack:
-            item = stack.pop()
-            out.append(item)
-            stack.extend(reversed(item.children))
-        return out
-
-    everything = walk(root)
+    everything = _walk(root)
     ids = {n.attrib["id"]: n for n in everything if "id" in n.attrib}
     unit = np.float32(1.0)
     for n in everything:
-        if local(n.tag) == "unit" and "meter" in n.attrib:
+        if _local(n.tag) == "unit" and "meter" in n.attrib:
             unit = np.float32(float(n.attrib["meter"]))
-
-    def floats(node: Node) -> NDArray[np.float32]:
-        return np.array(node.text.split(), dtype=np.float32)
-
-    def geometry_points(geometry: Node) -> NDArray[np.float32]:
-        found: list[NDArray[np.float32]] = []
-        for mesh in (c for c in geometry.children if local(c.tag) == "mesh"):
-            for prim in mesh.children:
-                if local(prim.tag) not in ("triangles", "polylist", "polygons"):
-                    continue
-                inputs = [c for c in prim.children if local(c.tag) == "input"]
-                stride = max(int(i.attrib.get("offset", "0")) for i in inputs) + 1
-                vertex = next(i for i in inputs if i.attrib.get("semantic") == "VERTEX")
-                offset = int(vertex.attrib.get("offset", "0"))
-                verts = ids[vertex.attrib["source"].lstrip("#")]
-                position = next(c for c in verts.children if local(c.tag) == "input"
-                                and c.attrib.get("semantic") == "POSITION")
-                source = ids[position.attrib["source"].lstrip("#")]
-                array = next(c for c in walk(source) if local(c.tag) == "float_array")
-                coords = floats(array).reshape(-1, 3)
-                for p_node in (c for c in prim.children if local(c.tag) == "p"):
-                    index = np.array(p_node.text.split(), dtype=np.int64)
-                    found.append(coords[index[offset::stride]])
-        return np.concatenate(found) if found else np.zeros((0, 3), np.float32)
-
-    def transform(node: Node) -> NDArray[np.float32]:
-        out = np.eye(4, dtype=np.float32)
-        for item in node.children:
-            kind, values = local(item.tag), None
-            if kind in ("matrix", "translate", "rotate", "scale"):
-                values = floats(item)
-            if values is None:
-                continue
-            step = np.eye(4, dtype=np.float32)
-            if kind == "matrix":
-                step = values.reshape(4, 4)
-            elif kind == "translate":
-                step[:3, 3] = values[:3]
-            elif kind == "scale":
-                step = np.diag(np.append(values[:3], np.float32(1.0))).astype(np.float32)
-            else:
-                axis = values[:3] / np.linalg.norm(values[:3])
-                angle = np.float32(values[3] * np.float32(np.pi / 180.0))
-                c, s_, t = np.cos(angle), np.sin(angle), np.float32(1.0) - np.cos(angle)
-                x, y, z = axis
-                step[:3, :3] = np.array([[t * x * x + c, t * x * y - s_ * z, t * x * z + s_ * y],
-                                         [t * x * y + s_ * z, t * y * y + c, t * y * z - s_ * x],
-                                         [t * x * z - s_ * y, t * y * z + s_ * x, t * z * z + c]],
-                                        dtype=np.float32)
-            out = (out @ step).astype(np.float32)
-        return out
-
-    scenes = [n for n in everything if local(n.tag) == "visual_scene"]
+    scenes = [n for n in everything if _local(n.tag) == "visual_scene"]
     if not scenes:
         raise MeshUnavailable(f"body {body!r}: mesh {path!r} has no visual scene")
     start = np.diag([unit, unit, unit, np.float32(1.0)]).astype(np.float32)
     parts: list[NDArray[np.float32]] = []
-    stack = [(child, start) for child in scenes[0].children if local(child.tag) == "node"]
+    stack = [(child, start) for child in scenes[0].children if _local(child.tag) == "node"]
     while stack:
         node, outer = stack.pop()
-        here = (outer @ transform(node)).astype(np.float32)
+        here = (outer @ _node_transform(node)).astype(np.float32)
         for item in node.children:
-            if local(item.tag) == "instance_geometry":
+            if _local(item.tag) == "instance_geometry":
                 geometry = ids.get(item.attrib.get("url", "").lstrip("#"))
                 if geometry is not None:
-                    pts = geometry_points(geometry)
-                    parts.append(_apply(here, pts))
-            elif local(item.tag) == "node":
+                    parts.append(_apply(here, _geometry_points(geometry, ids)))
+            elif _local(item.tag) == "node":
                 stack.append((item, here))
     if not parts or not sum(len(x) for x in parts):
         raise MeshUnavailable(f"body {body!r}: mesh {path!r} has no polygons")
     return np.concatenate(parts)
+
+
+def _local(tag: str) -> str:
+    """A COLLADA tag without its namespace prefix."""
+    return tag.rsplit(":", 1)[-1]
+
+
+def _walk(node: Node) -> list[Node]:
+    """``node`` and every element below it, in document order (a loop: no recursion limit)."""
+    out, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        stack.extend(reversed(item.children))
+    return out
+
+
+def _floats(node: Node) -> NDArray[np.float32]:
+    """An element's numbers in float32 (Assimp's precision)."""
+    return np.array(node.text.split(), dtype=np.float32)
+
+
+def _geometry_points(geometry: Node, ids: dict[str, Node]) -> NDArray[np.float32]:
+    """The vertices of a ``<geometry>``'s triangles, polylists and polygons."""
+    found: list[NDArray[np.float32]] = []
+    for mesh in (c for c in geometry.children if _local(c.tag) == "mesh"):
+        for prim in mesh.children:
+            if _local(prim.tag) in ("triangles", "polylist", "polygons"):
+                found.extend(_primitive_points(prim, ids))
+    return np.concatenate(found) if found else np.zeros((0, 3), np.float32)
+
+
+def _primitive_points(prim: Node, ids: dict[str, Node]) -> list[NDArray[np.float32]]:
+    """The vertices each ``<p>`` of a primitive indexes, through its VERTEX input."""
+    inputs = [c for c in prim.children if _local(c.tag) == "input"]
+    stride = max(int(i.attrib.get("offset", "0")) for i in inputs) + 1
+    vertex = next(i for i in inputs if i.attrib.get("semantic") == "VERTEX")
+    offset = int(vertex.attrib.get("offset", "0"))
+    verts = ids[vertex.attrib["source"].lstrip("#")]
+    position = next(c for c in verts.children if _local(c.tag) == "input"
+                    and c.attrib.get("semantic") == "POSITION")
+    source = ids[position.attrib["source"].lstrip("#")]
+    array = next(c for c in _walk(source) if _local(c.tag) == "float_array")
+    coords = _floats(array).reshape(-1, 3)
+    return [coords[np.array(p_node.text.split(), dtype=np.int64)[offset::stride]]
+            for p_node in prim.children if _local(p_node.tag) == "p"]
+
+
+def _node_transform(node: Node) -> NDArray[np.float32]:
+    """The product, in order, of a scene node's ``matrix``, ``translate``, ``rotate`` and
+    ``scale`` children, in float32."""
+    out = np.eye(4, dtype=np.float32)
+    for item in node.children:
+        kind = _local(item.tag)
+        if kind in ("matrix", "translate", "rotate", "scale"):
+            out = (out @ _step(kind, _floats(item))).astype(np.float32)
+    return out
+
+
+def _step(kind: str, values: NDArray[np.float32]) -> NDArray[np.float32]:
+    """One transform element as a 4×4 float32 matrix."""
+    step = np.eye(4, dtype=np.float32)
+    if kind == "matrix":
+        return values.reshape(4, 4)
+    if kind == "translate":
+        step[:3, 3] = values[:3]
+    elif kind == "scale":
+        step = np.diag(np.append(values[:3], np.float32(1.0))).astype(np.float32)
+    else:
+        step[:3, :3] = _rotation(values)
+    return step
+
+
+def _rotation(values: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The 3×3 float32 rotation of a ``<rotate>`` (axis x y z, angle in degrees)."""
+    axis = values[:3] / np.linalg.norm(values[:3])
+    angle = np.float32(values[3] * np.float32(np.pi / 180.0))
+    c, s_, t = np.cos(angle), np.sin(angle), np.float32(1.0) - np.cos(angle)
+    x, y, z = axis
+    return np.array([[t * x * x + c, t * x * y - s_ * z, t * x * z + s_ * y],
+                     [t * x * y + s_ * z, t * y * y + c, t * y * z - s_ * x],
+                     [t * x * z - s_ * y, t * y * z + s_ * x, t * z * z + c]], dtype=np.float32)
 
 
 def _apply(matrix: NDArray[np.float32], points: NDArray[np.float32]) -> NDArray[np.float32]:

@@ -124,66 +124,76 @@ def parse(data: bytes, path: str | os.PathLike[str]) -> Node:
     if bad_line is not None:
         warn(f"{os.fspath(path)}:{bad_line}: a comment is not well-formed XML (e.g. it ends "
              "with '--->'); accepted, as DART (tinyxml2) does")
-    parser = expat.ParserCreate()
-    stack: list[Node] = []
-    roots: list[Node] = []
-
-    mode = ["text"]  # "cdata" inside a CDATA section
-
-    def start(tag: str, attrib: dict[str, str]) -> None:
-        node = Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
-        if stack:
-            stack[-1].children.append(node)
-            stack[-1].add("element")
-        else:
-            roots.append(node)
-        stack.append(node)
-
-    def end(tag: str) -> None:
-        stack.pop()
-
-    def chars(text: str) -> None:
-        if stack:
-            stack[-1].add(mode[0], text)
-
-    def comment(text: str) -> None:
-        if stack:
-            stack[-1].add("comment")
-
-    def cdata_start() -> None:
-        mode[0] = "cdata"
-        if stack:
-            stack[-1].content.append(["cdata", ""])  # a CDATA section is a node of its own
-
-    def cdata_end() -> None:
-        mode[0] = "text"
-
-    def refuse_entity(*args: Any) -> None:
-        raise FormatError("XML entity declarations are not allowed (nothing is expanded)", path,
-                          parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
-
-    def refuse_external(*args: Any) -> int:
-        raise FormatError("external XML entities are not allowed (nothing is fetched)", path,
-                          parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = chars
-    parser.CommentHandler = comment
-    parser.StartCdataSectionHandler = cdata_start
-    parser.EndCdataSectionHandler = cdata_end
-    parser.EntityDeclHandler = refuse_entity
-    parser.UnparsedEntityDeclHandler = refuse_entity
-    parser.ExternalEntityRefHandler = refuse_external
-    parser.SkippedEntityHandler = refuse_external
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    builder = _TreeBuilder(path)
     try:
-        parser.Parse(data, True)
+        builder.parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise FormatError(f"malformed XML: {expat.ErrorString(exc.code)}", path, exc.lineno,
                           exc.offset + 1) from None
     except LookupError as exc:  # an encoding declaration Python does not know
         raise FormatError(f"unknown XML encoding ({str(exc)[:80]})", path, 1) from None
-    if not roots:
+    if not builder.roots:
         raise FormatError("empty XML document", path)
-    return roots[0]
+    return builder.roots[0]
+
+
+class _TreeBuilder:
+    """An expat parser whose handlers build the :class:`Node` tree (every element keeps its
+    line and column) and refuse entity declarations and external entities."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self.stack: list[Node] = []
+        self.roots: list[Node] = []
+        self.mode = "text"  # "cdata" inside a CDATA section
+        parser = self.parser = expat.ParserCreate()
+        parser.StartElementHandler = self.start
+        parser.EndElementHandler = self.end
+        parser.CharacterDataHandler = self.chars
+        parser.CommentHandler = self.comment
+        parser.StartCdataSectionHandler = self.cdata_start
+        parser.EndCdataSectionHandler = self.cdata_end
+        parser.EntityDeclHandler = self.refuse_entity
+        parser.UnparsedEntityDeclHandler = self.refuse_entity
+        parser.ExternalEntityRefHandler = self.refuse_external
+        parser.SkippedEntityHandler = self.refuse_external
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        parser = self.parser
+        node = Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        if self.stack:
+            self.stack[-1].children.append(node)
+            self.stack[-1].add("element")
+        else:
+            self.roots.append(node)
+        self.stack.append(node)
+
+    def end(self, tag: str) -> None:
+        self.stack.pop()
+
+    def chars(self, text: str) -> None:
+        if self.stack:
+            self.stack[-1].add(self.mode, text)
+
+    def comment(self, text: str) -> None:
+        if self.stack:
+            self.stack[-1].add("comment")
+
+    def cdata_start(self) -> None:
+        self.mode = "cdata"
+        if self.stack:
+            self.stack[-1].content.append(["cdata", ""])  # a CDATA section is a node of its own
+
+    def cdata_end(self) -> None:
+        self.mode = "text"
+
+    def refuse_entity(self, *args: Any) -> None:
+        raise self._refusal("XML entity declarations are not allowed (nothing is expanded)")
+
+    def refuse_external(self, *args: Any) -> int:
+        raise self._refusal("external XML entities are not allowed (nothing is fetched)")
+
+    def _refusal(self, message: str) -> FormatError:
+        return FormatError(message, self.path, self.parser.CurrentLineNumber,
+                           self.parser.CurrentColumnNumber + 1)

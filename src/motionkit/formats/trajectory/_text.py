@@ -476,8 +476,6 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
     Writing straight into the caller's arrays keeps no intermediate table in memory. A
     head-only table (see read_table) is parsed in one pass, or Rescan is raised.
     """
-    row = 0
-    trans = _SPACE_TABLE.get(delimiter) if delimiter else None
     fast = _accel.polars_for(sum(block.size for block in table.blocks))
     ints = frozenset(i for i, target in targets.items() if target.dtype == np.int64)
     separator = _polars_separator(table, delimiter)
@@ -487,54 +485,95 @@ def parse_into(table: TextTable, delimiter: bytes | None, columns: int,
         if fast is None or text is not None:
             raise Rescan
         return _stream(table, fast, separator, columns, targets, text_ok, ints, unit, decimal)
+    blocks = _BlockParser(table, delimiter, columns, targets, text_ok, text, unit, decimal, fast,
+                          ints, separator)
+    row = 0
     for block in table.blocks:
         block.first_row = row
-        if not block.rows:
-            continue
-        data, numbers, first_line = table._block_rows(block)
+        if block.rows:
+            row += blocks.parse(block, row)
+    table.rows = row
+    return row
+
+
+@dataclass
+class _BlockParser:
+    """The blocks of a complete table parsed into targets, as one parse_into call asks
+    (its arguments, the polars module or None, the int64 columns, polars' separator)."""
+
+    table: TextTable
+    delimiter: bytes | None
+    columns: int
+    targets: Mapping[int, Target]
+    text_ok: frozenset[int]
+    text: RowFields | None
+    unit: UnitRows | None
+    decimal: DecimalSeconds | None
+    fast: Any
+    ints: frozenset[int]
+    separator: bytes
+
+    def parse(self, block: _Block, row: int) -> int:
+        """Store a block's rows from row ``row`` on; their count."""
+        data, numbers, first_line = self.table._block_rows(block)
+        parsed = self._parse_table(data, block.rows, row)
+        if parsed is not None:
+            _store(parsed, self.targets, row, self.unit)
+            return block.rows
+        return self._parse_lines(block, data, numbers, first_line, row)
+
+    def _parse_table(self, data: bytes, rows: int, row: int) -> list[list[Any]] | None:
+        """The block's columns, by polars where it is used, else by ``np.loadtxt``; None
+        when neither takes the block as a clean table (or when rows keep their text)."""
+        decimal = self.decimal
         parsed: list[list[Any]] | None = None
-        if fast is not None and text is None:
-            found = _parse_polars(fast, data, separator, columns, block.rows, text_ok, ints,
-                                  decimal.column if decimal else None)
+        if self.fast is not None and self.text is None:
+            found = _parse_polars(self.fast, data, self.separator, self.columns, rows,
+                                  self.text_ok, self.ints, decimal.column if decimal else None)
             parsed = found[1] if found is not None else None
             if decimal is not None:
-                decimal.keep(found[2] if found is not None else None, row, table.rows)
+                decimal.keep(found[2] if found is not None else None, row, self.table.rows)
         elif decimal is not None:
             decimal.whole = False
-        if parsed is None and text is None:
-            parsed = _parse_numpy(data, delimiter, columns, block.rows, ints)
-        if parsed is not None:
-            _store(parsed, targets, row, unit)
-            row += block.rows
-            continue
+        if parsed is None and self.text is None:
+            parsed = _parse_numpy(data, self.delimiter, self.columns, rows, self.ints)
+        return parsed
+
+    def _parse_lines(self, block: _Block, data: bytes, numbers: NDArray[np.int64] | None,
+                     first_line: int, row: int) -> int:
+        """A block the table parsers did not take, line by line: without its blank lines
+        (the block's row count and line map corrected), through one vectorised parse of
+        the text where every row has its fields, else the checked per-row path."""
+        delimiter, columns, targets = self.delimiter, self.columns, self.targets
         if data.endswith(b"\n"):
             data = data[:-1]
         if not np.all(_row_field_counts(data, delimiter) == columns) and not block.filtered:
             block.filtered = True
-            data, numbers, first_line = table._block_rows(block)
+            data, numbers, first_line = self.table._block_rows(block)
         count = data.count(b"\n") + 1 if data else 0
         block.rows = count
         if not count:
-            continue
+            return 0
 
-        def line_of(index: int, numbers: NDArray[np.int64] | None = numbers,
-                    first_line: int = first_line) -> int:
+        def line_of(index: int) -> int:
             return int(numbers[index]) if numbers is not None else first_line + index
 
         values = None
-        if text is None and not ints and np.all(_row_field_counts(data, delimiter) == columns):
+        if self.text is None and not self.ints and np.all(_row_field_counts(data, delimiter)
+                                                          == columns):
+            trans = _SPACE_TABLE.get(delimiter) if delimiter else None
             values = _fromstring(data.translate(trans) if trans is not None else data)
         if values is None or values.size != count * columns:
-            _parse_rows(table.path, data, line_of, delimiter, columns, targets, text_ok, row, text)
+            _parse_rows(self.table.path, data, line_of, delimiter, columns, targets,
+                        self.text_ok, row, self.text)
         else:
             block_values = values.reshape(count, columns)
             for index, target in targets.items():
                 target[row:row + count] = block_values[:, index]
-        if unit is not None:
-            unit.scale([targets[i][row:row + count] for i in unit.columns], targets, row)
-        row += count
-    table.rows = row
-    return row
+        if self.unit is not None:
+            self.unit.scale([targets[i][row:row + count] for i in self.unit.columns], targets,
+                            row)
+        return count
 
 
 def _polars_separator(table: TextTable, delimiter: bytes | None) -> bytes:

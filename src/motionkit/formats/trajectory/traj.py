@@ -15,7 +15,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -185,10 +185,66 @@ def read(path: PathLike, *, time_unit: str | None = None, sort: bool = False,
 
 def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
           gps_week: int | None, to_epsg: int | None, local_enu: bool) -> Motion:
+    """The trajectory Motion of a ``.traj`` table (the options as in :func:`read`)."""
     path = table.path
     header = _Header(table.comments, path)
     fields = _fields(header)
     delimiter = _delimiter(header, table)
+    clock = _clock(header, fields, time_unit)
+    pose = np.zeros((table.rows, 7))
+    quaternion = (UnitRows((fields.index("qx"), fields.index("qy"), fields.index("qz"),
+                            fields.index("qw"))) if "qx" in fields else None)
+    cols, datetimes = _columns(table, header, fields, delimiter, clock, pose, quaternion)
+    rows = table.rows
+    pose = pose[:rows]
+    for note in header.notes:  # only now: a one-pass read given up reads the header again
+        warn(note)
+    times, ns = _times(table, header, delimiter, clock, cols, datetimes, gps_week)
+    quat = _rotations(header, fields, cols, pose, table, quaternion)
+    velocity = (np.column_stack([cols["vx"], cols["vy"], cols["vz"]])[:rows]
+                if "vx" in fields else None)
+    arc = cols["l"][:rows].copy() if "l" in fields else None
+    del cols  # the parsed columns are not needed any more: keep the peak memory low
+    epsg = header.value("epsg", 0, int)
+    file_nframe, velocity = _to_enu(header, pose, velocity, quat, epsg)
+    sorting = _sorting(header)
+    if not clock.columns:
+        timeline = Timeline.frame_numbers(times.size)
+    else:
+        timeline, order = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
+                                                  sort=sort, dedupe=dedupe)
+        if order is not None:
+            pose = pose[order]
+            velocity = velocity[order] if velocity is not None else None
+            arc = arc[order] if arc is not None else None
+    meta = _meta(header, epsg, file_nframe, sorting, "stamps" if clock.columns else "index")
+    if to_epsg is not None or local_enu:
+        pose[:, :3] = _reproject(pose[:, :3], meta, to_epsg, local_enu)
+    return poses.pose_motion(timeline, pose, quat, velocity=velocity, arc_length=arc,
+                              meta=meta)
+
+
+@dataclass
+class _Clock:
+    """How the ``t`` columns become times: ``#time_format``, which columns are ``t``, the
+    ``#time_offset`` in seconds, the unit of unix times and its factor to seconds, and the
+    exact reading of decimal unix seconds (None where it does not apply)."""
+
+    format: str
+    columns: list[int]
+    offset: float
+    unit: str
+    scale: float
+    decimal: DecimalSeconds | None
+
+    @property
+    def nanoseconds(self) -> bool:
+        """Whether the unit is ns (the ``t`` column is then read as exact integers)."""
+        return self.unit.strip().lower() == "ns"
+
+
+def _clock(header: _Header, fields: list[str], time_unit: str | None) -> _Clock:
+    """The header's time settings (the ``time_unit`` option before ``#time_unit``)."""
     time_format = (header.get("time_format") or "unix").lower()
     if time_format not in ("unix", "datetime", "gps_sow"):
         raise header.error("time_format", f"unknown #time_format {header.get('time_format')!r} "
@@ -198,106 +254,106 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
         raise header.error("fields", f"{len(t_columns)} 't' columns need #time_format datetime "
                                      "(only date and time parts can be joined)")
     offset = header.value("time_offset", 0.0, float)
-    pose = np.zeros((table.rows, 7))
-    quaternion = (UnitRows((fields.index("qx"), fields.index("qy"), fields.index("qz"),
-                            fields.index("qw"))) if "qx" in fields else None)
-    cols: dict[str, NDArray[Any]]
     unit = time_unit or header.get("time_unit") or "s"
-    scale = common.time_scale(unit, path) if time_format == "unix" else 1.0
+    scale = common.time_scale(unit, header.path) if time_format == "unix" else 1.0
     decimal = (DecimalSeconds(t_columns[0]) if time_format == "unix" and t_columns
                and scale == 1.0 else None)  # seconds (not ns, which are read as integers)
-    if time_format == "datetime" and table.rows:
-        cols, datetimes = _read_with_datetimes(table, header, fields, delimiter, t_columns, pose,
-                                               quaternion)
-    else:
-        ns_time = time_format == "unix" and unit.strip().lower() == "ns"
-        cols = _parse_columns(table, delimiter, fields, pose, ns_time=ns_time,
-                              quaternion=quaternion, decimal=decimal)
-        datetimes = None
-    rows = table.rows
-    pose = pose[:rows]
-    for note in header.notes:  # only now: a one-pass read given up reads the header again
-        warn(note)
+    return _Clock(time_format, t_columns, offset, unit, scale, decimal)
 
-    ns: NDArray[np.int64] | None = None
-    time_meta = "stamps"
-    if not t_columns:
-        warn(f"{path}: no 't' column; frames numbered 0, 1, 2 … as times")
-        times = np.arange(rows, dtype=np.float64)
-        time_meta = "index"
-    elif datetimes is not None:
-        times = datetimes + offset
-    elif time_format == "gps_sow":
+
+def _columns(table: TextTable, header: _Header, fields: list[str], delimiter: bytes | None,
+             clock: _Clock, pose: NDArray[np.float64], quaternion: UnitRows | None
+             ) -> tuple[dict[str, NDArray[Any]], NDArray[np.float64] | None]:
+    """The parsed rows: the number columns (see :func:`_parse_columns`), and Unix seconds
+    per row when the ``t`` columns hold date/time text (else None)."""
+    if clock.format == "datetime" and table.rows:
+        return _read_with_datetimes(table, header, fields, delimiter, clock.columns, pose,
+                                    quaternion)
+    ns_time = clock.format == "unix" and clock.nanoseconds
+    return _parse_columns(table, delimiter, fields, pose, ns_time=ns_time,
+                          quaternion=quaternion, decimal=clock.decimal), None
+
+
+def _times(table: TextTable, header: _Header, delimiter: bytes | None, clock: _Clock,
+           cols: dict[str, NDArray[Any]], datetimes: NDArray[np.float64] | None,
+           gps_week: int | None) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+    """Unix seconds per row (frame numbers without a ``t`` column), and exact integer
+    nanoseconds where the file gives them (the timeline is then made from those)."""
+    rows = table.rows
+    if not clock.columns:
+        warn(f"{table.path}: no 't' column; frames numbered 0, 1, 2 … as times")
+        return np.arange(rows, dtype=np.float64), None
+    if datetimes is not None:
+        return datetimes + clock.offset, None
+    if clock.format == "gps_sow":
         week = gps_week if gps_week is not None else header.value("gps_week", -1, int)
         if week < 0:
             raise FormatError("#time_format gps_sow needs #gps_week (or the gps_week option); "
-                              "the week is not guessed", path,
+                              "the week is not guessed", table.path,
                               header.entries["time_format"][1])
-        times = gpstime.week_sow_to_unix(week, cols["t"][:rows]) + offset
-    else:
-        if unit.strip().lower() == "ns":
-            ns = _shifted(cols["t"][:rows], offset, header)
-            times = ns_to_seconds(ns)
-        else:
-            times = cols["t"][:rows]
-            exact = decimal_nanoseconds(table, delimiter, times, decimal) if decimal else None
-            if exact is not None:
-                ns = _shifted(exact, offset, header)  # the timeline comes from ns
-            elif scale != 1.0 or offset:
-                times = times * scale + offset
+        return gpstime.week_sow_to_unix(week, cols["t"][:rows]) + clock.offset, None
+    if clock.nanoseconds:
+        ns = _shifted(cols["t"][:rows], clock.offset, header)
+        return ns_to_seconds(ns), ns
+    times = cols["t"][:rows]
+    exact = (decimal_nanoseconds(table, delimiter, times, clock.decimal) if clock.decimal
+             else None)
+    if exact is not None:
+        return times, _shifted(exact, clock.offset, header)  # the timeline comes from ns
+    if clock.scale != 1.0 or clock.offset:
+        return times * clock.scale + clock.offset, None
+    return times, None
 
-    quat = _rotations(header, fields, cols, pose, table, quaternion)
-    velocity = (np.column_stack([cols["vx"], cols["vy"], cols["vz"]])[:rows]
-                if "vx" in fields else None)
-    arc = cols["l"][:rows].copy() if "l" in fields else None
-    del cols  # the parsed columns are not needed any more: keep the peak memory low
 
-    epsg = header.value("epsg", 0, int)
+def _to_enu(header: _Header, pose: NDArray[np.float64], velocity: NDArray[np.float64] | None,
+            orientation: bool, epsg: int) -> tuple[str, NDArray[np.float64] | None]:
+    """Turn positions (local ones only: ``#epsg 0``), velocities and orientations from the
+    file's ``#nframe`` to ENU, in place where they are in ``pose``; returns that frame's
+    name and the velocities."""
     file_nframe = (header.get("nframe") or "enu").lower()
-    if file_nframe != "enu":
-        try:
-            matrix = nframe_matrix(file_nframe)
-        except ValueError as exc:
-            raise header.error("nframe", str(exc)) from None
-        if epsg == 0:
-            pose[:, :3] = _permute(pose[:, :3], matrix)
-        if velocity is not None:
-            velocity = _permute(velocity, matrix)
-        if quat:
-            if not is_right_handed(file_nframe):
-                raise header.error("nframe", f"#nframe {file_nframe} is left-handed; it cannot "
-                                             "carry orientations")
-            pose[:, 3:] = _left_multiply(matrix, pose[:, 3:])
+    if file_nframe == "enu":
+        return file_nframe, velocity
+    try:
+        matrix = nframe_matrix(file_nframe)
+    except ValueError as exc:
+        raise header.error("nframe", str(exc)) from None
+    if epsg == 0:
+        pose[:, :3] = _permute(pose[:, :3], matrix)
+    if velocity is not None:
+        velocity = _permute(velocity, matrix)
+    if orientation:
+        if not is_right_handed(file_nframe):
+            raise header.error("nframe", f"#nframe {file_nframe} is left-handed; it cannot "
+                                         "carry orientations")
+        pose[:, 3:] = _left_multiply(matrix, pose[:, 3:])
+    return file_nframe, velocity
 
+
+def _sorting(header: _Header) -> str:
+    """The model's sorting (time or arc_length) of ``#sorting``."""
     sorting_raw = (header.get("sorting") or "time").lower()
     if sorting_raw not in _SORTING:
         raise header.error("sorting", f"unknown #sorting {sorting_raw!r} (time, arc_length)")
-    if time_meta == "index":
-        timeline = Timeline.frame_numbers(times.size)
-    else:
-        timeline, order = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
-                                                  sort=sort, dedupe=dedupe)
-        if order is not None:
-            pose = pose[order]
-            velocity = velocity[order] if velocity is not None else None
-            arc = arc[order] if arc is not None else None
+    return _SORTING[sorting_raw]
 
+
+def _meta(header: _Header, epsg: int, file_nframe: str, sorting: str,
+          time_meta: str) -> dict[str, Any]:
+    """The motion's metadata: name, EPSG code, ENU, sorting, and every header entry (with
+    the file's navigation frame and how times were read) under ``traj``."""
     extras = {key: value for key, (value, _, _) in header.entries.items()}
     extras["file_nframe"] = file_nframe
     extras["time"] = time_meta
     meta: dict[str, Any] = {
-        "name": header.get("name") or Path(path).stem,
+        "name": header.get("name") or Path(header.path).stem,
         "epsg": epsg,
         "nframe": "enu",
-        "sorting": _SORTING[sorting_raw],
+        "sorting": sorting,
         "traj": extras,
     }
     if header.get("body_frame"):
         meta["body_frame"] = header.get("body_frame")
-    if to_epsg is not None or local_enu:
-        pose[:, :3] = _reproject(pose[:, :3], meta, to_epsg, local_enu)
-    return poses.pose_motion(timeline, pose, quat, velocity=velocity, arc_length=arc,
-                              meta=meta)
+    return meta
 
 
 def _shifted(ns: NDArray[np.int64], offset: float, header: _Header) -> NDArray[np.int64]:
