@@ -83,7 +83,8 @@ def progress(items: list[T], label: str) -> Iterable[T]:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc=label, unit="file", delay=1.0, file=sys.stderr, leave=False)
+    bar: Iterable[T] = tqdm(items, desc=label, unit="file", delay=1.0, file=sys.stderr, leave=False)
+    return bar
 
 
 def echo_json(value: Any) -> None:

@@ -66,8 +66,8 @@ class Terrain:
 
     def world_to_grid(self, xy: ArrayLike, clamp: bool = True) -> NDArray[np.int64]:
         """Nearest cell ``(..., 2)`` of world points, clamped to the grid as PARC does."""
-        ij = np.round((np.asarray(xy, dtype=np.float64)[..., :2] - self.origin) / self.cell)
-        ij = ij.astype(np.int64)
+        ij: NDArray[np.int64] = np.round(
+            (np.asarray(xy, dtype=np.float64)[..., :2] - self.origin) / self.cell).astype(np.int64)
         if clamp:
             ij = np.clip(ij, 0, np.array(self.shape) - 1)
         return ij

@@ -30,7 +30,7 @@ def xyzw_to_wxyz(q: ArrayLike) -> Array:
 def normalize(q: ArrayLike) -> Array:
     """Unit quaternions; a zero quaternion raises ValueError."""
     q = np.asarray(q, dtype=np.float64)
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    norm: Array = np.linalg.norm(q, axis=-1, keepdims=True)
     if np.any(norm == 0):
         raise ValueError("cannot normalise a zero quaternion")
     return q / norm
@@ -94,8 +94,9 @@ def slerp(q0: ArrayLike, q1: ArrayLike, t: ArrayLike) -> Array:
     safe = np.where(close, 1.0, sin_theta)
     w0 = np.where(close, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     w1 = np.where(close, t, np.sin(t * theta) / safe)
-    out = w0 * q0 + w1 * q1
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    out: Array = w0 * q0 + w1 * q1
+    norm: Array = np.linalg.norm(out, axis=-1, keepdims=True)
+    return out / norm
 
 
 def from_rpy(rpy: ArrayLike) -> Array:
@@ -169,7 +170,7 @@ def from_matrix(m: ArrayLike) -> Array:
         np.stack([s01, t * t / 4, s12, d02], axis=1),
         np.stack([s02, s12, t * t / 4, d01], axis=1),
     ])
-    quat = cases[best, np.arange(len(r))] / t[:, None]
+    quat: Array = cases[best, np.arange(len(r))] / t[:, None]
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     quat[quat[:, 3] < 0] *= -1.0
     return quat.reshape(*m.shape[:-2], 4)

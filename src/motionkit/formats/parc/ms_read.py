@@ -79,18 +79,17 @@ def _warn(path: Any, message: str) -> None:
     warn(f"{os.fspath(path)}: {message}")
 
 
-def _array(value: Any, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
+def _array(value: object, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         raise FormatError(f"{field} must be a numeric array, got a "
                           f"{safepickle.type_name(value)}", path)
-    if type(value) is not np.ndarray:
-        value = value.view(np.ndarray)
-    if ndim is not None and value.ndim == ndim + 1 and value.shape[0] == 1:
+    array: NDArray[Any] = value if type(value) is np.ndarray else value.view(np.ndarray)
+    if ndim is not None and array.ndim == ndim + 1 and array.shape[0] == 1:
         _warn(path, f"{field} has an extra leading axis of size 1; dropped")
-        value = value[0]
-    if ndim is not None and value.ndim != ndim:
-        raise FormatError(f"{field} must have {ndim} axes, got shape {value.shape}", path)
-    return value
+        array = array[0]
+    if ndim is not None and array.ndim != ndim:
+        raise FormatError(f"{field} must have {ndim} axes, got shape {array.shape}", path)
+    return array
 
 
 def _loop_mode(value: Any, path: Any) -> str:

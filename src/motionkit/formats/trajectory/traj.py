@@ -30,13 +30,13 @@ from ...model.timeline import ns_to_seconds
 from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
 from ..shared import poses
+from ..shared.poses import UnitRows
 from . import _common as common
 from ._text import (
     DecimalSeconds,
     RowFields,
     Target,
     TextTable,
-    UnitRows,
     check_cells,
     decimal_nanoseconds,
     detect_delimiter,
@@ -333,7 +333,7 @@ def _permute(vectors: NDArray[np.float64], matrix: NDArray[np.float64]) -> NDArr
     """Apply a signed axis permutation without a matrix product, so that a NaN in one
     coordinate does not spread to the others."""
     columns = np.argmax(np.abs(matrix), axis=1)
-    signs = matrix[np.arange(3), columns]
+    signs: NDArray[np.float64] = matrix[np.arange(3), columns]
     return vectors[:, columns] * signs
 
 
@@ -341,7 +341,8 @@ def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> ND
     from scipy.spatial.transform import Rotation
 
     frame = Rotation.from_matrix(matrix)
-    return (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
+    product: NDArray[np.float64] = (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
+    return product
 
 
 def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]],

@@ -330,7 +330,8 @@ def _zaxis(direction: Array, element: Element, xml: _Xml) -> Array:
     sin, cos = np.linalg.norm(axis), float(z[2])
     if sin < 1e-12:
         return np.eye(3) if cos > 0 else np.diag([1.0, -1.0, -1.0])
-    return Rotation.from_rotvec(axis / sin * np.arctan2(sin, cos)).as_matrix()
+    matrix: Array = Rotation.from_rotvec(axis / sin * np.arctan2(sin, cos)).as_matrix()
+    return matrix
 
 
 @dataclass(eq=False)

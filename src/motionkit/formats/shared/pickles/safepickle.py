@@ -47,9 +47,9 @@ from ....errors import FormatError
 from .pickle_scan import (
     MAX_DEPTH,
     MAX_INSERTS,
-    PickleProblem,
     scan,
 )
+from .pickle_scan import PickleProblem as PickleProblem  # re-exported: what callers catch
 
 #: Bytes a pickle may make its shims build (arrays, tensors, text turned into bytes,
 #: object states copied): four times its size (its own data decoded twice, text to bytes
@@ -273,7 +273,7 @@ def _reconstruct(subtype: Any, shape: Any, code: Any) -> Rebuilt:
         raise PickleProblem("refused an ndarray subclass")
     if not isinstance(code, bytes) or len(code) > 8:
         raise PickleProblem("bad ndarray reconstruct arguments")
-    return np.ndarray.__new__(Rebuilt, (0,), np.uint8)
+    return cast(Rebuilt, np.ndarray.__new__(Rebuilt, (0,), np.uint8))
 
 
 def _scalar(dtype: Any, data: Any = None) -> Any:
