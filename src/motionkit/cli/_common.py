@@ -87,5 +87,5 @@ def progress(items: list[T], label: str) -> Iterable[T]:
     return bar
 
 
-def echo_json(value: Any) -> None:
+def echo_json(value: object) -> None:
     click.echo(json.dumps(value, indent=2, default=str))

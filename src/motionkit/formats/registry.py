@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ..errors import ConversionError, FormatError, MotionkitError, warn
 from . import loss
@@ -129,14 +129,14 @@ class Format:
         writes: tuple[type, ...] = getattr(self.load(), "WRITES", (Motion,))
         return writes
 
-    def holds(self, **options: Any) -> loss.Holds:
+    def holds(self, **options: object) -> loss.Holds:
         """What the writer holds with these options."""
         holds = self._declared_holds(options)
         if holds is None:
             raise MotionkitError(f"format {self.name!r} declares no HOLDS for its writer")
         return holds
 
-    def read(self, path: PathLike, **options: Any) -> Loaded:
+    def read(self, path: PathLike, **options: object) -> Loaded:
         """Read ``path``; every error is a FormatError (or another MotionkitError). A motion
         records the format it came from in ``meta["source_format"]``."""
         from ..model import Motion
@@ -154,13 +154,13 @@ class Format:
             obj.meta["source_format"] = self.name  # decided once, here
         return obj
 
-    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> Loaded:
+    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: object) -> Loaded:
         """Write ``obj`` to ``path``: options checked, anything the format cannot hold
         refused (ConversionError) or, with ``lossy``, dropped with one warning. Returns what
         was written (the motion the writer was given)."""
         writer = self._function("write", "written")
         self._check("writing", {"lossy": lossy, **options}, self.write_options())
-        link = options.pop("link", None)
+        link = cast("str | None", options.pop("link", None))  # checked where it is used
         dedupe = bool(options.pop("dedupe", False))
         from ..model import Motion
 
@@ -187,7 +187,7 @@ class Format:
         return obj
 
     def settle(self, motion: Motion, lossy: bool, link: str | None = None,
-               options: dict[str, Any] | None = None, dedupe: bool = False) -> Motion:
+               options: dict[str, object] | None = None, dedupe: bool = False) -> Motion:
         """The loss rule for one write: refuse (or warn about) everything the writer cannot
         hold, and return the motion with only what it holds."""
         options = options or {}
@@ -227,7 +227,7 @@ class Format:
             raise MotionkitError(f"format {self.name!r} cannot be {verb}")
         return function
 
-    def _declared_holds(self, options: dict[str, Any]) -> loss.Holds | None:
+    def _declared_holds(self, options: dict[str, object]) -> loss.Holds | None:
         module = self.load()
         function = getattr(module, "holds", None)
         if function is not None:
@@ -237,11 +237,11 @@ class Format:
         declared: loss.Holds | None = getattr(module, "HOLDS", None)
         return declared
 
-    def _own_losses(self, obj: Any, options: dict[str, Any]) -> list[str]:
+    def _own_losses(self, obj: Loaded, options: dict[str, object]) -> list[str]:
         losses: Callable[..., list[str]] | None = getattr(self.load(), "losses", None)
         return list(losses(obj, **options)) if losses is not None else []
 
-    def _check(self, doing: str, options: dict[str, Any], allowed: frozenset[str]) -> None:
+    def _check(self, doing: str, options: dict[str, object], allowed: frozenset[str]) -> None:
         unknown = sorted(set(options) - allowed)
         if unknown:
             known = ", ".join(sorted(allowed)) or "none"

@@ -7,12 +7,14 @@ Rotation objects on hot paths (slerp of many pairs, products, conversions at a b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 Array = NDArray[np.float64]
+#: A float dtype that passes through (float32 tables stay float32).
+_Float = TypeVar("_Float", bound=np.floating)
 
 
 def wxyz_to_xyzw(q: ArrayLike) -> Array:
@@ -70,7 +72,8 @@ def rotate(q: ArrayLike, v: ArrayLike) -> Array:
     return v + w * t + np.cross(u, t)
 
 
-def shortest_arc(q0: NDArray[Any], q1: NDArray[Any]) -> tuple[NDArray[Any], Array]:
+def shortest_arc(q0: NDArray[np.floating], q1: NDArray[_Float]
+                 ) -> tuple[NDArray[_Float], NDArray[np.floating]]:
     """``q1``, negated where ``−q1`` (the same rotation) is nearer ``q0``, and the cosine
     of the angle between them (>= 0): the pieces of every slerp, which must take the short
     way round. ``q1`` keeps its dtype (tables of float32 rotations stay float32)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +29,7 @@ from ...model.skeleton import (
     Joint,
     Marker,
     Shape,
+    ShapeParams,
     Skeleton,
     SoftShape,
     World,
@@ -376,7 +376,7 @@ class _Reader:
             body.soft_shape = self.soft_shape(soft)
         return body
 
-    def geometry(self, node: Node, soft: bool = False) -> tuple[str, dict[str, Any]] | None:
+    def geometry(self, node: Node, soft: bool = False) -> tuple[str, ShapeParams] | None:
         geometry = self.child(node, "geometry")
         kinds = (("sphere", "box", "ellipsoid", "cylinder") if soft else
                  ("sphere", "box", "ellipsoid", "cylinder", "capsule", "cone", "pyramid",
@@ -385,7 +385,7 @@ class _Reader:
             g = geometry.find(kind)
             if g is None:
                 continue
-            params: dict[str, Any] = {}
+            params: ShapeParams = {}
             if kind in ("box", "ellipsoid"):
                 params["size"] = self.vector(self.child(g, "size"), 3)
             if kind in ("sphere", "cylinder", "capsule", "cone"):

@@ -42,7 +42,7 @@ def matrices_to_quaternions(rotation: NDArray[np.float64]) -> NDArray[np.float64
     return quat
 
 
-def quaternions_to_matrices(quat: NDArray[np.float64]) -> NDArray[np.float64]:
+def quaternions_to_matrices(quat: NDArray[np.generic]) -> NDArray[np.float64]:
     """(n, 4) x y z w to (n, 3, 3) rotation matrices."""
     from scipy.spatial.transform import Rotation
 

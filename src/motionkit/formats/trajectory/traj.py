@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -509,7 +509,7 @@ def write(path: PathLike, obj: Motion, *, precision: int | None = None) -> None:
     sorting = meta.get("sorting", "time")
     name = str(meta.get("name") or Path(path).stem).replace("\n", " ")
     with atomic_write(path, "w") as handle:
-        handle.write(f"#epsg {int(meta.get('epsg') or 0)}\n#name {name}\n#nframe enu\n"
+        handle.write(f"#epsg {int(cast(int, meta.get('epsg') or 0))}\n#name {name}\n#nframe enu\n"
                      f"#sorting {'path_length' if sorting == 'arc_length' else 'time'}\n"
                      f"#fields {','.join(fields)}\n")
         common.write_rows(handle, columns, ",", root.frames)

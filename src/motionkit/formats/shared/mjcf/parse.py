@@ -24,7 +24,7 @@ from scipy.spatial.transform import Rotation
 
 from ...._io import read_bytes
 from ....errors import FormatError
-from ....model.skeleton import Shape
+from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
 
 Array = NDArray[np.float64]
@@ -48,7 +48,7 @@ def parse_tree(source: str | os.PathLike[str], first_only: bool = False) -> MjTr
 _T = TypeVar("_T")
 
 
-def guarded(work: Callable[[], _T], source: Any) -> _T:
+def guarded(work: Callable[[], _T], source: str | os.PathLike[str] | None) -> _T:
     """``work()``, with a stray error of a malformed model as one FormatError naming the file."""
     try:
         return work()
@@ -522,7 +522,7 @@ def _shape(geom: Element, attrs: dict[str, str], frame: Array,
         raise xml.error(geom, f"<geom size=...>: needs 1 to 3 numbers, got {size.size}")
     size = np.zeros(1) if size is None else size
     transform = frame @ _frame(attrs, geom, xml, compiler)
-    params: dict[str, Any] = {}
+    params: ShapeParams = {}
     ends = _numbers(attrs, "fromto", geom, xml) if kind in (
         "capsule", "cylinder", "box", "ellipsoid") else None
     if ends is not None:
@@ -558,7 +558,7 @@ def _shape(geom: Element, attrs: dict[str, str], frame: Array,
         params["mesh"] = mesh
     elif kind != "plane":
         raise xml.error(geom, f"geom {attrs.get('name', '')[:40]!r}: unknown type {kind[:40]!r}")
-    kept = {k: attrs[k] for k in ("name", "density") if attrs.get(k) is not None}
+    kept: dict[str, object] = {k: attrs[k] for k in ("name", "density") if attrs.get(k) is not None}
     visual_only = attrs.get("contype", "1") == "0" and attrs.get("conaffinity", "1") == "0"
     return Shape(kind, params, transform, role="visual" if visual_only else "collision",
                  attrs=kept)

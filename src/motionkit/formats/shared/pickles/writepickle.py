@@ -54,7 +54,7 @@ class _Numpy1Pickler(_PurePickler):
         super().save_global(obj, name)
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     """Protocol-4 pickle of ``obj`` with NumPy 1.x global names."""
     buffer = io.BytesIO()
     _Numpy1Pickler(buffer, protocol=PROTOCOL).dump(obj)
