@@ -9,11 +9,18 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .api import convert, read, write
 from .errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
 from .model import Motion, Skeleton, Terrain, Timeline, Track, World
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use, as type checkers should see it
+    from . import formats as formats
+    from . import kinematics, motionlib, ops, spatial
+    from .plot import plot  # callable modules: mk.plot(...) calls plot.plot(...)
+    from .view import view
 
 __version__ = "0.1.0"
 
@@ -44,7 +51,7 @@ __all__ = [
 _LAZY_SUBMODULES = {"kinematics", "motionlib", "ops", "spatial", "formats", "plot", "view"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> ModuleType:
     """Import heavy subpackages (kinematics, ops, …) only when first used."""
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)

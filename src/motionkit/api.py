@@ -8,7 +8,7 @@ read, an optional resample or derivation through a body model, and a write.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import cast
 
 from .errors import ConversionError, FormatError, MotionkitError
 from .formats import registry
@@ -21,7 +21,7 @@ PathLike = str | os.PathLike[str]
 SAME_ON_BOTH_SIDES = frozenset({"character", "dedupe"})
 
 
-def read(path: PathLike, format: str | None = None, **options: Any) -> Loaded:
+def read(path: PathLike, format: str | None = None, **options: object) -> Loaded:
     """Read a motion, trajectory, skeleton, world or motion list from ``path``.
 
     The format comes from ``format``, else the extension, else the content. Options are
@@ -30,7 +30,7 @@ def read(path: PathLike, format: str | None = None, **options: Any) -> Loaded:
     return registry.for_reading(path, format).read(path, **options)
 
 
-def read_motion(path: PathLike, format: str | None = None, **options: Any) -> Motion:
+def read_motion(path: PathLike, format: str | None = None, **options: object) -> Motion:
     """:func:`read` for callers that need a Motion: a model or a list is a FormatError."""
     obj = read(path, format=format, **options)
     if not isinstance(obj, Motion):
@@ -38,10 +38,11 @@ def read_motion(path: PathLike, format: str | None = None, **options: Any) -> Mo
     return obj
 
 
-def write(path: PathLike, obj: Loaded, format: str | None = None, **options: Any) -> None:
+def write(path: PathLike, obj: Loaded, format: str | None = None, **options: object) -> None:
     """Write ``obj`` to ``path`` atomically; refuses (ConversionError) what would be lost
     unless ``lossy=True``, which drops it with one warning."""
-    registry.for_writing(path, format).write(path, obj, **options)
+    lossy = bool(options.pop("lossy", False))
+    registry.for_writing(path, format).write(path, obj, lossy=lossy, **options)
 
 
 def convert(
@@ -54,7 +55,7 @@ def convert(
     method: str = "auto",
     model: PathLike | Skeleton | None = None,
     lossy: bool = False,
-    **options: Any,
+    **options: object,
 ) -> Loaded:
     """Read ``src``, optionally resample to ``rate`` Hz and derive link poses through a
     body ``model``, write ``dst``; return what was written.
@@ -93,7 +94,7 @@ def convert(
 
 
 def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
-            write_options: dict[str, Any]) -> Motion:
+            write_options: dict[str, object]) -> Motion:
     """The motion with the link poses ``writer`` needs, from FK through ``model``."""
     from .kinematics.motion import link_motion, model_skeleton
 
@@ -105,7 +106,7 @@ def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
         derived = link_motion(skeleton, obj)
         tracks = {**obj.tracks, **derived.tracks}
     else:
-        body = write_options.pop("link", None) or skeleton.bodies[0].name
+        body = cast("str | None", write_options.pop("link", None)) or skeleton.bodies[0].name
         derived = link_motion(skeleton, obj, body=body)
         tracks = {name: t for name, t in obj.tracks.items() if name not in ("root", "links")}
         tracks.update(derived.tracks)

@@ -5,34 +5,30 @@ catalog of a dataset and the CLI give the same answer."""
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import numpy as np
 
-from .model import Motion, Track
+from .model import Motion, Skeleton, Track, World
 
 #: Keys of one metadata mapping shown (summaries nest three levels).
 MAX_KEYS = 32
 
 
-def describe(fmt: str, obj: Any) -> dict[str, Any]:
+def describe(fmt: str, obj: object) -> dict[str, object]:
     """The ``info --json`` document (layout fixed by DESIGN.md's public API contract)."""
     if isinstance(obj, Motion):
-        doc: dict[str, Any] = {"format": fmt, "frames": obj.frames, "duration": obj.duration,
-                               "tracks": {n: t.describe() for n, t in all_tracks(obj).items()}}
+        doc: dict[str, object] = {"format": fmt, "frames": obj.frames, "duration": obj.duration,
+                                  "tracks": {n: t.describe() for n, t in all_tracks(obj).items()}}
         meta = {k: v for k, v in obj.meta.items() if k != "source_format"}
         if meta:
             doc["meta"] = summarise(meta)
         if obj.terrain is not None and hasattr(obj.terrain, "describe"):
             doc["terrain"] = obj.terrain.describe()
         return doc
-    if hasattr(obj, "skeletons"):
+    if isinstance(obj, World):
         return {"format": fmt, **obj.describe()}
-    if hasattr(obj, "describe"):
-        described = obj.describe()
-        if hasattr(obj, "bodies"):  # a single skeleton
-            return {"format": fmt, "skeletons": [described]}
-        return {"format": fmt, **described}
+    if isinstance(obj, Skeleton):
+        return {"format": fmt, "skeletons": [obj.describe()]}
     return {"format": fmt, "type": type(obj).__name__}
 
 
@@ -41,7 +37,7 @@ def all_tracks(motion: Motion) -> dict[str, Track]:
     return {**motion.tracks, **motion.tracks.views()}
 
 
-def summarise(value: Any, depth: int = 0) -> Any:
+def summarise(value: object, depth: int = 0) -> object:
     """Metadata made JSON-friendly and short: arrays and bytes become one-line summaries."""
     if isinstance(value, np.ndarray):
         if value.size <= 8 and value.dtype.kind in "biuf":

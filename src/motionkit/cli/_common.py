@@ -83,8 +83,9 @@ def progress(items: list[T], label: str) -> Iterable[T]:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc=label, unit="file", delay=1.0, file=sys.stderr, leave=False)
+    bar: Iterable[T] = tqdm(items, desc=label, unit="file", delay=1.0, file=sys.stderr, leave=False)
+    return bar
 
 
-def echo_json(value: Any) -> None:
+def echo_json(value: object) -> None:
     click.echo(json.dumps(value, indent=2, default=str))

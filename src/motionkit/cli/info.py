@@ -44,7 +44,7 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
         click.echo(render(path, name, obj))
 
 
-def render(path: str, fmt: str, obj: Any) -> str:
+def render(path: str, fmt: str, obj: object) -> str:
     """A readable summary for people: at most MAX_LINES lines, each with every control
     character a file could hold escaped."""
     lines = [f"{path}  ({fmt})"]

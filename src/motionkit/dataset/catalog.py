@@ -55,7 +55,7 @@ def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded |
     return row, obj
 
 
-def info_document(fmt: str, obj: Loaded) -> dict[str, Any]:
+def info_document(fmt: str, obj: Loaded) -> dict[str, object]:
     """``motionkit info --json``'s document for ``obj``."""
     from ..summary import describe
 

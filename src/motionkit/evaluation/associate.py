@@ -136,7 +136,7 @@ def _sorted_unique(poses: Poses) -> tuple[Poses, NDArray[np.intp]]:
 def _gap_filter(times: Array, other: Array, max_gap: float) -> NDArray[np.bool_]:
     """Mask of ``times`` to keep: inside ``other``'s span, and not inside one of ``other``'s gaps
     longer than ``max_gap`` except the first stamp after the gap starts and the last before it ends."""
-    keep = (times >= max(times[0], other[0])) & (times <= min(times[-1], other[-1]))
+    keep: NDArray[np.bool_] = (times >= max(times[0], other[0])) & (times <= min(times[-1], other[-1]))
     gaps = np.flatnonzero(np.diff(other) > max_gap)
     if len(gaps):
         lo, hi = other[gaps], other[gaps + 1]

@@ -23,7 +23,8 @@ Offset = float | Literal["auto"]
 
 def quaternion_angle(q: Array) -> Array:
     """Rotation angles (rad, in [0, π]) of unit quaternions; atan2 keeps tiny angles exact."""
-    return 2.0 * np.arctan2(np.linalg.norm(q[:, :3], axis=1), np.abs(q[:, 3]))
+    sines: Array = np.linalg.norm(q[:, :3], axis=1)
+    return 2.0 * np.arctan2(sines, np.abs(q[:, 3]))
 
 
 def _unit(relation: str, unit: str | None) -> tuple[str, bool]:
@@ -73,7 +74,7 @@ def _rotation_errors(q_err: Array, relation: str, trans: Array, degrees: bool) -
     if relation == "rotation_angle":
         angle = quaternion_angle(q_err)
         return np.rad2deg(angle) if degrees else angle
-    rot = 2.0 * math.sqrt(2.0) * np.linalg.norm(q_err[:, :3], axis=1)
+    rot: Array = 2.0 * math.sqrt(2.0) * np.linalg.norm(q_err[:, :3], axis=1)
     return rot if relation == "rotation" else np.sqrt(rot * rot + trans * trans)
 
 
@@ -105,7 +106,7 @@ def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
 def _ape_errors(q: Poses, p: Poses, relation: str, degrees: bool) -> Array:
     from ..spatial.quaternion import conjugate, multiply
 
-    trans = np.linalg.norm(p.positions - q.positions, axis=1)
+    trans: Array = np.linalg.norm(p.positions - q.positions, axis=1)
     if relation in ("translation", "point_distance"):
         return trans
     if p.matrices is not None and q.matrices is not None:
@@ -159,13 +160,15 @@ def _rpe_errors(qi: Poses, qj: Poses, pi: Poses, pj: Poses, relation: str, degre
     dq = qj.positions - qi.positions
     dp = pj.positions - pi.positions
     if relation == "point_distance":
-        return np.abs(np.linalg.norm(dq, axis=1) - np.linalg.norm(dp, axis=1))
+        ref_lengths: Array = np.linalg.norm(dq, axis=1)
+        est_lengths: Array = np.linalg.norm(dp, axis=1)
+        return np.abs(ref_lengths - est_lengths)
     if qi.matrices is not None and qj.matrices is not None and pi.matrices is not None \
             and pj.matrices is not None:
         return _rpe_matrix_errors(qi.matrices, qj.matrices, pi.matrices, pj.matrices, dq, dp, relation,
                                   degrees)
     qi_inv, pi_inv = conjugate(qi.quaternions), conjugate(pi.quaternions)
-    trans = np.linalg.norm(rotate(pi_inv, dp) - rotate(qi_inv, dq), axis=1)
+    trans: Array = np.linalg.norm(rotate(pi_inv, dp) - rotate(qi_inv, dq), axis=1)
     if relation == "translation":
         return trans
     q_rel = multiply(qi_inv, qj.quaternions)
@@ -187,15 +190,15 @@ def _rpe_matrix_errors(rqi: Array, rqj: Array, rpi: Array, rpj: Array, dq: Array
 
 def _matrix_errors(rotation: Array, translation: Array, relation: str, degrees: bool) -> Array:
     """Errors of error poses given as (n, 3, 3) rotations and (n, 3) translations."""
-    trans = np.linalg.norm(translation, axis=1)
+    trans: Array = np.linalg.norm(translation, axis=1)
     if relation == "translation":
         return trans
     if relation == "rotation_angle":
         from scipy.spatial.transform import Rotation
 
-        angle = np.linalg.norm(Rotation.from_matrix(rotation).as_rotvec(), axis=1)
+        angle: Array = np.linalg.norm(Rotation.from_matrix(rotation).as_rotvec(), axis=1)
         return np.rad2deg(angle) if degrees else angle
-    rot = np.linalg.norm((rotation - np.eye(3)).reshape(-1, 9), axis=1)
+    rot: Array = np.linalg.norm((rotation - np.eye(3)).reshape(-1, 9), axis=1)
     return rot if relation == "rotation" else np.sqrt(rot * rot + trans * trans)
 
 

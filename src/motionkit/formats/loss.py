@@ -35,7 +35,7 @@ RESTATED_ATTRS = frozenset({"matrices"})
 ROTATION_TOLERANCE = 1e-4
 
 
-def is_plain(key: Any, value: Any) -> bool:
+def is_plain(key: object, value: object) -> bool:
     """True for a text key and a value that JSON gives back unchanged."""
     try:
         return isinstance(key, str) and json.loads(json.dumps(value, allow_nan=False)) == value
@@ -79,7 +79,7 @@ class Holds:
     raw_rotations: bool = False
     repeated_stamps: bool = True
     namespace: str | None = None
-    plain: Callable[[str, Any], bool] = is_plain
+    plain: Callable[[str, object], bool] = is_plain
 
     def takes(self, name: str) -> bool:
         """True when a track called ``name`` can be written."""

@@ -21,6 +21,11 @@ A format module defines (see docs/adding-a-format.md):
   read a file no format recognised), ``accepts(path: str) -> bool`` (a full check after
   ``sniff`` said yes: False hands the file to the next format whose sniff accepts it, as
   ``parc-character`` does with MuJoCo models outside the PARC subset).
+
+The same list as types: :class:`FormatModule` (``read``) and one protocol per other part
+(:class:`Writer`, :class:`Holding`, :class:`HoldingByOptions`, :class:`Writes`,
+:class:`Sniffing`, :class:`Losing`, :class:`Describing`, :class:`Claiming`,
+:class:`Hinting`, :class:`Accepting`), through which ``Format`` calls the module.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from ..errors import ConversionError, FormatError, MotionkitError, warn
 from . import loss
@@ -46,6 +51,82 @@ else:
 
 PathLike = str | os.PathLike[str]
 SNIFF_BYTES = 65536
+
+
+# The contract as types. Each optional part is a protocol of its own: ``Format`` looks a
+# part up on the module (one set to None counts as absent, as ever), then calls it through
+# its protocol. Options differ by format: the ``...`` of read, write, holds and losses.
+class FormatModule(Protocol):
+    """What every format module defines: ``read(path, *, option=default, …)``."""
+
+    @property
+    def read(self) -> Callable[..., Loaded]: ...
+
+
+class Writer(Protocol):
+    """``write(path, obj, *, option=default, …)``, given only what the writer holds."""
+
+    @property
+    def write(self) -> Callable[..., None]: ...
+
+
+class Holding(Protocol):
+    """``HOLDS``: what the writer holds, whatever its options."""
+
+    @property
+    def HOLDS(self) -> loss.Holds: ...
+
+
+class HoldingByOptions(Protocol):
+    """``holds(**write_options)``: what the writer holds with these options (a module
+    defines this or ``HOLDS``)."""
+
+    @property
+    def holds(self) -> Callable[..., loss.Holds]: ...
+
+
+class Writes(Protocol):
+    """``WRITES``: the object types ``write`` takes (default: Motion)."""
+
+    @property
+    def WRITES(self) -> tuple[type, ...]: ...
+
+
+class Sniffing(Protocol):
+    """``sniff``: recognises the first bytes of its files (for shared extensions)."""
+
+    def sniff(self, head: bytes) -> bool: ...
+
+
+class Losing(Protocol):
+    """``losses(obj, **write_options)``: what only the writer can see it would lose."""
+
+    @property
+    def losses(self) -> Callable[..., list[str]]: ...
+
+
+class Describing(Protocol):
+    """``describe``: the lines ``info`` adds for what this format's ``read`` returned."""
+
+    def describe(self, obj: Loaded) -> list[str]: ...
+
+
+class Claiming(Protocol):
+    """``claims``: addresses of this format that are not plain files (``run.bag:/topic``)."""
+
+    def claims(self, path: str) -> bool: ...
+
+
+class Hinting(Protocol):
+    """``hint``: how to read a file no format recognised (or None)."""
+
+    def hint(self, head: bytes) -> str | None: ...
+
+
+class Accepting(Protocol):
+    """``accepts``: a full check after ``sniff`` said yes; False hands the file on."""
+
+    def accepts(self, path: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -82,27 +163,27 @@ class Format:
 
     def sniff(self, head: bytes) -> bool:
         """True when the module recognises ``head`` (formats without ``sniff``: False)."""
-        sniff: Callable[[bytes], bool] | None = getattr(self.load(), "sniff", None)
-        return sniff is not None and bool(sniff(head))
+        module = self._part("sniff")
+        return module is not None and bool(cast(Sniffing, module).sniff(head))
 
     def hint(self, head: bytes) -> str | None:
         """How this format could read a file that no format claimed (or None)."""
-        hint: Callable[[bytes], str | None] | None = getattr(self.load(), "hint", None)
-        return hint(head) if hint is not None else None
+        module = self._part("hint")
+        return cast(Hinting, module).hint(head) if module is not None else None
 
     def accepts(self, path: PathLike) -> bool:
         """After ``sniff``: False when the module's own check hands the file on (default True)."""
-        accepts: Callable[[str], bool] | None = getattr(self.load(), "accepts", None)
-        return accepts is None or bool(accepts(os.fspath(path)))
+        module = self._part("accepts")
+        return module is None or bool(cast(Accepting, module).accepts(os.fspath(path)))
 
     def claims(self, path: PathLike) -> bool:
         """True for an address of this format that is not a plain file (``run.bag:/topic``)."""
-        claims: Callable[[str], bool] | None = getattr(self.load(), "claims", None)
-        return claims is not None and bool(claims(os.fspath(path)))
+        module = self._part("claims")
+        return module is not None and bool(cast(Claiming, module).claims(os.fspath(path)))
 
     def read_options(self) -> frozenset[str]:
         """The options ``read`` takes (its parameters after the path)."""
-        return _parameters(self._function("read", "read"), skip=1)
+        return _parameters(self._reader(), skip=1)
 
     def reader_options(self, **context: object) -> dict[str, object]:
         """The items of ``context`` (a character, say) that this format's reader takes, None
@@ -113,7 +194,7 @@ class Format:
 
     def write_options(self) -> frozenset[str]:
         """The options ``write`` takes, with ``lossy`` (and ``link`` for one-pose writers)."""
-        own = _parameters(self._function("write", "written"), skip=2)
+        own = _parameters(self._writer(), skip=2)
         extra = {"lossy"}
         holds = self._declared_holds({})
         if holds is not None and holds.takes("root") and not holds.takes("links"):
@@ -126,22 +207,22 @@ class Format:
         """The object types ``write`` takes."""
         from ..model import Motion
 
-        writes: tuple[type, ...] = getattr(self.load(), "WRITES", (Motion,))
-        return writes
+        module = self._part("WRITES")
+        return cast(Writes, module).WRITES if module is not None else (Motion,)
 
-    def holds(self, **options: Any) -> loss.Holds:
+    def holds(self, **options: object) -> loss.Holds:
         """What the writer holds with these options."""
         holds = self._declared_holds(options)
         if holds is None:
             raise MotionkitError(f"format {self.name!r} declares no HOLDS for its writer")
         return holds
 
-    def read(self, path: PathLike, **options: Any) -> Loaded:
+    def read(self, path: PathLike, **options: object) -> Loaded:
         """Read ``path``; every error is a FormatError (or another MotionkitError). A motion
         records the format it came from in ``meta["source_format"]``."""
         from ..model import Motion
 
-        reader = self._function("read", "read")
+        reader = self._reader()
         self._check("reading", options, self.read_options())
         try:
             obj: Loaded = reader(path, **options)
@@ -154,13 +235,13 @@ class Format:
             obj.meta["source_format"] = self.name  # decided once, here
         return obj
 
-    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: Any) -> Loaded:
+    def write(self, path: PathLike, obj: Loaded, *, lossy: bool = False, **options: object) -> Loaded:
         """Write ``obj`` to ``path``: options checked, anything the format cannot hold
         refused (ConversionError) or, with ``lossy``, dropped with one warning. Returns what
         was written (the motion the writer was given)."""
-        writer = self._function("write", "written")
+        writer = self._writer()
         self._check("writing", {"lossy": lossy, **options}, self.write_options())
-        link = options.pop("link", None)
+        link = cast("str | None", options.pop("link", None))  # checked where it is used
         dedupe = bool(options.pop("dedupe", False))
         from ..model import Motion
 
@@ -187,7 +268,7 @@ class Format:
         return obj
 
     def settle(self, motion: Motion, lossy: bool, link: str | None = None,
-               options: dict[str, Any] | None = None, dedupe: bool = False) -> Motion:
+               options: dict[str, object] | None = None, dedupe: bool = False) -> Motion:
         """The loss rule for one write: refuse (or warn about) everything the writer cannot
         hold, and return the motion with only what it holds."""
         options = options or {}
@@ -217,31 +298,41 @@ class Format:
 
     def describe(self, obj: Loaded) -> list[str]:
         """Lines only this format knows to show about ``obj`` (``info``)."""
-        describe: Callable[[Any], list[str]] | None = getattr(self.load(), "describe", None)
-        return describe(obj) if describe is not None else []
+        module = self._part("describe")
+        return cast(Describing, module).describe(obj) if module is not None else []
 
     # -- helpers ----------------------------------------------------------------------
-    def _function(self, name: str, verb: str) -> Callable[..., Any]:
-        function: Callable[..., Any] | None = getattr(self.load(), name, None)
-        if function is None:
-            raise MotionkitError(f"format {self.name!r} cannot be {verb}")
-        return function
-
-    def _declared_holds(self, options: dict[str, Any]) -> loss.Holds | None:
+    def _part(self, name: str) -> ModuleType | None:
+        """The module when it defines the part ``name`` (not as None), else None."""
         module = self.load()
-        function = getattr(module, "holds", None)
-        if function is not None:
+        return module if getattr(module, name, None) is not None else None
+
+    def _reader(self) -> Callable[..., Loaded]:
+        module = self._part("read")
+        if module is None:
+            raise MotionkitError(f"format {self.name!r} cannot be read")
+        return cast(FormatModule, module).read
+
+    def _writer(self) -> Callable[..., None]:
+        module = self._part("write")
+        if module is None:
+            raise MotionkitError(f"format {self.name!r} cannot be written")
+        return cast(Writer, module).write
+
+    def _declared_holds(self, options: dict[str, object]) -> loss.Holds | None:
+        module = self._part("holds")
+        if module is not None:
+            function = cast(HoldingByOptions, module).holds
             known = _parameters(function, skip=0)
-            holds: loss.Holds = function(**{k: v for k, v in options.items() if k in known})
-            return holds
-        declared: loss.Holds | None = getattr(module, "HOLDS", None)
-        return declared
+            return function(**{k: v for k, v in options.items() if k in known})
+        module = self._part("HOLDS")
+        return cast(Holding, module).HOLDS if module is not None else None
 
-    def _own_losses(self, obj: Any, options: dict[str, Any]) -> list[str]:
-        losses: Callable[..., list[str]] | None = getattr(self.load(), "losses", None)
-        return list(losses(obj, **options)) if losses is not None else []
+    def _own_losses(self, obj: Loaded, options: dict[str, object]) -> list[str]:
+        module = self._part("losses")
+        return list(cast(Losing, module).losses(obj, **options)) if module is not None else []
 
-    def _check(self, doing: str, options: dict[str, Any], allowed: frozenset[str]) -> None:
+    def _check(self, doing: str, options: dict[str, object], allowed: frozenset[str]) -> None:
         unknown = sorted(set(options) - allowed)
         if unknown:
             known = ", ".join(sorted(allowed)) or "none"
@@ -262,7 +353,7 @@ def _warn_bad_rotations(obj: object, path: PathLike) -> None:
                  f"non-finite or non-unit quaternion, the first is frame {found[1]}")
 
 
-def _parameters(function: Callable[..., Any], skip: int) -> frozenset[str]:
+def _parameters(function: Callable[..., object], skip: int) -> frozenset[str]:
     params = list(inspect.signature(function).parameters.values())[skip:]
     return frozenset(p.name for p in params
                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))

@@ -49,12 +49,12 @@ def _right(q: Array) -> Array:
 
 def _mul(a: Array, b: Array, out: Array) -> Array:
     """Hamilton product of component-major quaternions ``(4, frames)``; ``out`` ≠ a, b."""
-    return quaternion.multiply(a.T, b.T, out.T).T
+    return np.transpose(quaternion.multiply(a.T, b.T, out.T))
 
 
 def _axis(axis: Array, angle: Array, out: Array) -> Array:
     """Component-major quaternions ``(4, frames)`` of rotations about one axis → ``out``."""
-    return quaternion.from_axis_angle(axis, angle, out.T).T
+    return np.transpose(quaternion.from_axis_angle(axis, angle, out.T))
 
 
 def _half_angle(quarter: Array, cos: Array) -> tuple[Array, Array]:
@@ -85,7 +85,7 @@ def exp_quat(w: Array, out: Array) -> Array:
 
 
 def _unit(v: Array) -> Array:
-    return v / np.linalg.norm(v)
+    return v / float(np.linalg.norm(v))
 
 
 @dataclass(frozen=True)
@@ -198,10 +198,12 @@ def _joint_translation(link: _Link, q: Array, work: _Work) -> Array | None:
     joint = link.joint
     t = joint.type
     if t == "prismatic":
-        return np.multiply(_unit(joint.axes[0])[:, None], q[0], out=work.move)
+        np.multiply(_unit(joint.axes[0])[:, None], q[0], out=work.move)
+        return work.move
     if t == "screw":
         step = _unit(joint.axes[0]) * joint.pitch / (2.0 * np.pi)
-        return np.multiply(step[:, None], q[0], out=work.move)
+        np.multiply(step[:, None], q[0], out=work.move)
+        return work.move
     if t in ("translational2d", "planar"):
         a1, a2, _ = joint.plane_axes()
         np.multiply(a1[:, None], q[0], out=work.move)

@@ -15,8 +15,10 @@ reading one from an MJCF file is the formats' business.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeAlias, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -26,6 +28,8 @@ from ..spatial import quaternion as quat
 from .skeleton import Body, Dof, Joint, Shape, Skeleton
 
 Array = NDArray[np.float64]
+#: What gives joints their meaning: a Character, a Skeleton, or a model file to read one from.
+CharacterSource: TypeAlias = "Character | Skeleton | str | os.PathLike[str]"
 
 
 @dataclass(eq=False)
@@ -266,5 +270,5 @@ class Character:
                                       f"{joint.type} joints (root, hinge, ball, fixed only)")
         return cls(skeleton.name, names, np.array(parents, dtype=np.intp), local_pos,
                    local_rot, kinds, joints, axes, limits,
-                   list(skeleton.attrs.get("contact_bodies", [])),
+                   list(cast("list[str]", skeleton.attrs.get("contact_bodies", []))),
                    [list(body.shapes) for body in skeleton.bodies])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any
 
 from ..errors import ConversionError
 from .skeleton import Skeleton
@@ -95,11 +94,11 @@ class Motion:
 
     def __init__(self, tracks: Mapping[str, Track] | None = None,
                  skeleton: Skeleton | None = None, terrain: Terrain | None = None,
-                 meta: dict[str, Any] | None = None) -> None:
+                 meta: dict[str, object] | None = None) -> None:
         self.tracks = Tracks(tracks)
         self.skeleton = skeleton
         self.terrain = terrain
-        self.meta: dict[str, Any] = {} if meta is None else meta
+        self.meta: dict[str, object] = {} if meta is None else meta
 
     @property
     def tracks(self) -> Tracks:

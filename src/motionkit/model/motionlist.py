@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 @dataclass(eq=False)
@@ -14,7 +13,7 @@ class MotionEntry:
     path: Path
     weight: float
     source: str
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
     #: Where a relative ``source`` was found ("the working directory", "the list's folder",
     #: "N folder(s) above the list"), "" when it is absolute or was found nowhere.
     found_in: str = ""
@@ -35,7 +34,7 @@ class MotionList:
     """A weighted list of motion files."""
 
     entries: list[MotionEntry]
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
 
     @property
     def paths(self) -> list[Path]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -141,7 +141,7 @@ class Joint(_DofArrays):
     actuator: str = "force"
     dofs: list[Dof] = field(default_factory=list)
     dof_offset: int = 0
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.type not in JOINT_DOFS:
@@ -220,6 +220,31 @@ class Inertia:
         self.moment = np.asarray(self.moment, dtype=float).reshape(3, 3)
 
 
+class ShapeParams(TypedDict, total=False):
+    """The sizes of a :class:`Shape` or :class:`SoftShape`; each kind uses the keys its
+    ``Shape`` docstring names."""
+
+    size: NDArray[np.float64]  # box, ellipsoid
+    radius: float  # sphere, cylinder, capsule, cone
+    height: float  # cylinder, capsule, cone, pyramid
+    base_width: float  # pyramid
+    base_depth: float
+    normal: NDArray[np.float64]  # plane
+    offset: float
+    spheres: list[tuple[float, NDArray[np.float64]]]  # multi_sphere: (radius, xyz)
+    file_name: str | None  # mesh (None: geometry given inline, as ``inline`` names)
+    scale: NDArray[np.float64]
+    base: str  # the folder a relative file_name starts from
+    uri: str  # the file as the source named it
+    node: str  # one named node of the mesh file
+    mesh: str  # the mesh asset's name
+    inline: str  # the kind of inline geometry (Choreonoid's Extrusion, …)
+    frags: NDArray[np.int64]  # soft box: fragments per axis
+    num_slices: int  # soft sphere, ellipsoid, cylinder
+    num_stacks: int
+    num_rings: int
+
+
 @dataclass(eq=False)
 class Shape:
     """A geometric primitive or mesh attached to a body.
@@ -232,12 +257,12 @@ class Shape:
     """
 
     kind: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: ShapeParams = field(default_factory=ShapeParams)
     transform: Matrix = field(default_factory=identity)
     role: str = "visual"
     color: NDArray[np.float64] | None = None
     collidable: bool = True
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -245,7 +270,7 @@ class SoftShape:
     """A deformable body's shape (DART soft bodies): geometry, total mass and stiffness."""
 
     kind: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: ShapeParams = field(default_factory=ShapeParams)
     transform: Matrix = field(default_factory=identity)
     total_mass: float = 1.0
     kv: float | None = None
@@ -274,7 +299,7 @@ class Device:
     kind: str
     body: int
     transform: Matrix = field(default_factory=identity)
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -295,7 +320,7 @@ class Body:
     soft_shape: SoftShape | None = None
     markers: list[Marker] = field(default_factory=list)
     gravity: bool = True
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -309,7 +334,7 @@ class Skeleton(_DofArrays):
     name: str
     bodies: list[Body] = field(default_factory=list)
     mobile: bool = True
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
     devices: list[Device] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -361,7 +386,7 @@ class Skeleton(_DofArrays):
     def joint_id_columns(self) -> dict[int, int]:
         """Choreonoid joint ID (``joint.attrs["joint_id"]``) → index of that one-coordinate
         joint in the coordinate vector."""
-        return {int(j.attrs["joint_id"]): j.dof_offset for j in self.joints
+        return {int(cast(int, j.attrs["joint_id"])): j.dof_offset for j in self.joints
                 if "joint_id" in j.attrs and j.dof_count == 1}
 
     def body_index(self, name: str) -> int:
@@ -382,7 +407,7 @@ class Skeleton(_DofArrays):
         """Indices of the bodies whose parent is ``index`` (-1: the roots)."""
         return [i for i, b in enumerate(self.bodies) if b.parent == index]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """Counts for ``motionkit info --json``: name, bodies, joints, dofs."""
         return {"name": self.name, "bodies": len(self.bodies), "joints": len(self.bodies),
                 "dofs": self.dof_count}
@@ -426,7 +451,7 @@ class World:
     time_step: float = 0.001
     gravity: NDArray[np.float64] = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     collision_detector: str | None = None
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.gravity = np.asarray(self.gravity, dtype=float).reshape(3)
@@ -438,7 +463,7 @@ class World:
                 return skeleton
         raise KeyError(f"world has no skeleton {name!r}")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """``{"skeletons": [...], "time_step", "gravity", "collision_detector"}`` for info."""
         return {"skeletons": [s.describe() for s in self.skeletons],
                 "time_step": self.time_step, "gravity": [float(g) for g in self.gravity],

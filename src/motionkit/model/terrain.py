@@ -10,7 +10,6 @@ world x, axis 1 along world y, and ``origin`` is the *centre* of cell ``(0, 0)``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,12 +19,12 @@ from numpy.typing import ArrayLike, NDArray
 class Terrain:
     """Heights ``(X, Y)``, the world (x, y) of cell (0, 0)'s centre, cell sizes, bounds."""
 
-    heights: NDArray[Any]
-    origin: NDArray[Any]
+    heights: NDArray[np.number]
+    origin: NDArray[np.number]
     dx: float
     dy: float | None = None
-    bounds: NDArray[Any] | None = None
-    attrs: dict[str, Any] = field(default_factory=dict)
+    bounds: NDArray[np.number] | None = None
+    attrs: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.heights = np.asarray(self.heights)
@@ -66,8 +65,8 @@ class Terrain:
 
     def world_to_grid(self, xy: ArrayLike, clamp: bool = True) -> NDArray[np.int64]:
         """Nearest cell ``(..., 2)`` of world points, clamped to the grid as PARC does."""
-        ij = np.round((np.asarray(xy, dtype=np.float64)[..., :2] - self.origin) / self.cell)
-        ij = ij.astype(np.int64)
+        ij: NDArray[np.int64] = np.round(
+            (np.asarray(xy, dtype=np.float64)[..., :2] - self.origin) / self.cell).astype(np.int64)
         if clamp:
             ij = np.clip(ij, 0, np.array(self.shape) - 1)
         return ij
@@ -96,7 +95,7 @@ class Terrain:
         top = grid[i0, j1] * (1 - tx) + grid[i1, j1] * tx
         return np.asarray(bottom * (1 - ty) + top * ty)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """A JSON-friendly summary."""
         return {
             "shape": list(self.shape),

@@ -29,10 +29,10 @@ class Track:
 
     name: str
     kind: TrackKind
-    data: NDArray[Any]
+    data: NDArray[np.generic]
     timeline: Timeline
     labels: list[str] | None = None
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.data = np.asarray(self.data)
@@ -76,12 +76,12 @@ class Track:
             return int(self.data.shape[1])
         return int(self.data.shape[1]) if self.kind == "value" else 1
 
-    def with_data(self, data: NDArray[Any], timeline: Timeline | None = None) -> Track:
+    def with_data(self, data: NDArray[np.generic], timeline: Timeline | None = None) -> Track:
         """A copy of this track with new data (and optionally a new timeline)."""
         return Track(self.name, self.kind, data, timeline or self.timeline,
                      list(self.labels) if self.labels else None, dict(self.attrs))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """A JSON-friendly summary: kind, shape, rate or stamped, labels, value range."""
         summary: dict[str, Any] = {"kind": self.kind, "shape": list(self.data.shape)}
         if self.timeline.is_uniform:

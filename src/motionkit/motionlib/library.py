@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple, Protocol, TypeAlias, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,6 +31,7 @@ from ..kinematics import character_poses
 from ..kinematics.motion import model_skeleton
 from ..model import Motion, MotionList, Skeleton
 from ..model.character import Character
+from ..model.character import CharacterSource as CharacterSource  # still importable from here
 from ..model.motionlist import is_there
 from ..spatial import quaternion as quat
 from . import packfile
@@ -40,25 +41,42 @@ Array = NDArray[np.float64]
 MAX_MOTIONS = 100_000
 #: The extension of packed libraries (``motionkit pack``).
 PACK_SUFFIX = ".mkpack"
-#: What gives joints their meaning: a Character, a Skeleton, or a model file.
-CharacterSource = Character | Skeleton | str | os.PathLike[str]
+
+
+class Tensor(Protocol):
+    """A torch tensor, as :class:`MotionFrames` holds them with ``device=`` (float32, on
+    that device). torch is optional and not a typing dependency, so this names only what
+    is promised here (a shape, and the way back to NumPy); cast to ``torch.Tensor`` for
+    the rest."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def cpu(self) -> Tensor: ...
+
+    def numpy(self) -> NDArray[np.float32]: ...
+
+
+#: One batched array of :class:`MotionFrames`: NumPy without ``device=`` (``root_pos`` and
+#: the FK bodies float64, the rest float32, as the module docstring says), else a tensor.
+FrameArray: TypeAlias = NDArray[np.float64] | NDArray[np.float32] | Tensor
 
 
 @dataclass(eq=False)
 class MotionFrames:
     """A batch of frames; arrays have the batch on axis 0 (NumPy or torch tensors)."""
 
-    root_pos: Any
-    root_rot: Any
-    root_vel: Any
-    root_ang_vel: Any
-    joint_rot: Any
-    dof_vel: Any
-    contacts: Any
-    body_pos: Any = None
-    body_rot: Any = None
+    root_pos: FrameArray
+    root_rot: FrameArray
+    root_vel: FrameArray
+    root_ang_vel: FrameArray
+    joint_rot: FrameArray
+    dof_vel: FrameArray
+    contacts: FrameArray
+    body_pos: FrameArray | None = None
+    body_rot: FrameArray | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, FrameArray]:
         """Field name -> array (bodies only when computed)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if getattr(self, f.name) is not None}
@@ -251,8 +269,9 @@ class MotionLib:
             lengths = np.maximum(lengths - truncate_time, 0.0)
         return np.asarray(generator.random(ids.shape) * lengths)
 
-    def frames_at(self, ids: ArrayLike, times: ArrayLike, device: Any = None) -> MotionFrames:
-        """Interpolated frames of motions ``ids`` at ``times`` (seconds), batched."""
+    def frames_at(self, ids: ArrayLike, times: ArrayLike, device: object = None) -> MotionFrames:
+        """Interpolated frames of motions ``ids`` at ``times`` (seconds), batched; torch
+        tensors on ``device`` (anything ``torch.as_tensor`` takes) when it is given."""
         ids = self._check_ids(ids)
         times = np.broadcast_to(np.asarray(times, dtype=np.float64), ids.shape)
         if not np.isfinite(times).all():
@@ -281,29 +300,30 @@ class MotionLib:
                               joint_rot, self._dof_vel[i0], contacts)
         return _to_device(frames, device)
 
-    def frames_for(self, motion_id: int, fk: bool = True, device: Any = None) -> MotionFrames:
+    def frames_for(self, motion_id: int, fk: bool = True, device: object = None) -> MotionFrames:
         """Every frame of one motion; with ``fk`` also world body positions and rotations."""
         if not 0 <= motion_id < self.num_motions:
             raise MotionkitError(f"motion id must be in [0, {self.num_motions})")
         span = slice(int(self.starts[motion_id]),
                      int(self.starts[motion_id] + self.frame_counts[motion_id]))
-        frames = MotionFrames(self._root_pos[span].copy(), self._root_rot[span].copy(),
-                              self._root_vel[span].copy(), self._root_ang_vel[span].copy(),
-                              self._joint_rot[span].copy(), self._dof_vel[span].copy(),
-                              self._contacts[span].copy())
+        root_pos, root_rot = self._root_pos[span].copy(), self._root_rot[span].copy()
+        joint_rot = self._joint_rot[span].copy()
+        frames = MotionFrames(root_pos, root_rot, self._root_vel[span].copy(),
+                              self._root_ang_vel[span].copy(), joint_rot,
+                              self._dof_vel[span].copy(), self._contacts[span].copy())
         if fk:
             if self.character is None:
                 raise MotionkitError("forward kinematics needs a character (character=...)")
             frames.body_pos, frames.body_rot = character_poses(
-                self.character, frames.root_pos, frames.root_rot, frames.joint_rot)
+                self.character, root_pos, root_rot, joint_rot)
         return _to_device(frames, device)
 
     def __len__(self) -> int:
         return self.num_motions
 
-    def state(self) -> dict[str, NDArray[Any]]:
+    def state(self) -> dict[str, NDArray[np.generic]]:
         """Every array the queries use, by name: what a packed library stores."""
-        arrays: dict[str, NDArray[Any]] = {
+        arrays: dict[str, NDArray[np.generic]] = {
             "frame_counts": self.frame_counts, "fps": self.fps, "wrap": self.wrap,
             "weights": self.weights}
         arrays.update({name: getattr(self, "_" + name) for name in _STATE})
@@ -313,17 +333,18 @@ class MotionLib:
         return arrays
 
     @classmethod
-    def from_state(cls, arrays: dict[str, NDArray[Any]], names: Sequence[str],
+    def from_state(cls, arrays: dict[str, NDArray[np.generic]], names: Sequence[str],
                    character: Character | None = None) -> MotionLib:
         """A library from :meth:`state`'s arrays (used as they are: memory maps stay maps).
 
-        The caller has checked the arrays' shapes agree (``dataset.pack`` does)."""
+        The caller has checked the arrays' shapes agree (``dataset.pack`` does), and their
+        dtypes are :meth:`state`'s (``packfile.SPEC``)."""
         lib = cls.__new__(cls)
         lib.character = character
         lib.weights = arrays["weights"]
         lib.names = list(names)
-        lib.frame_counts = arrays["frame_counts"]
-        lib.fps = arrays["fps"]
+        lib.frame_counts = cast("NDArray[np.int64]", arrays["frame_counts"])
+        lib.fps = cast("NDArray[np.float64]", arrays["fps"])
         lib.wrap = arrays["wrap"]
         lib.starts = np.concatenate([[0], np.cumsum(lib.frame_counts)[:-1]]).astype(np.int64)
         lib.lengths = (lib.frame_counts - 1) / lib.fps
@@ -445,7 +466,7 @@ def _read_motion(path: Path, character: Character | None,
     return obj
 
 
-def _to_device(frames: MotionFrames, device: Any) -> MotionFrames:
+def _to_device(frames: MotionFrames, device: object) -> MotionFrames:
     if device is None:
         return frames
     try:

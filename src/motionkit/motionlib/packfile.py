@@ -61,7 +61,7 @@ def _aligned(offset: int) -> int:
     return -(-offset // ALIGN) * ALIGN
 
 
-def write(path: str | os.PathLike[str], state: Mapping[str, NDArray[Any]], names: list[str],
+def write(path: str | os.PathLike[str], state: Mapping[str, NDArray[np.generic]], names: list[str],
           character: bool, sources: list[Path] | None = None) -> Path:
     """Write a library's ``state`` (``MotionLib.state()``) to ``path`` (atomically), with
     its motion names, whether it had a character, and each source file's size and hash.

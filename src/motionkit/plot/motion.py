@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import MotionkitError, warn
 from ..model import Motion, Track
@@ -27,7 +27,7 @@ def thin(count: int, limit: int = MAX_POINTS) -> slice:
     return slice(None, None, max(1, -(-count // limit)))
 
 
-def rpy_degrees(quaternions: Array) -> Array:
+def rpy_degrees(quaternions: ArrayLike) -> Array:
     """Roll, pitch, yaw (ZYX, degrees) of x y z w quaternions, unwrapped over time so a turn
     past ±180° draws as one curve."""
     q = np.asarray(quaternions, dtype=float)

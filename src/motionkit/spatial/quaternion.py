@@ -7,12 +7,14 @@ Rotation objects on hot paths (slerp of many pairs, products, conversions at a b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 Array = NDArray[np.float64]
+#: A float dtype that passes through (float32 tables stay float32).
+_Float = TypeVar("_Float", bound=np.floating)
 
 
 def wxyz_to_xyzw(q: ArrayLike) -> Array:
@@ -30,7 +32,7 @@ def xyzw_to_wxyz(q: ArrayLike) -> Array:
 def normalize(q: ArrayLike) -> Array:
     """Unit quaternions; a zero quaternion raises ValueError."""
     q = np.asarray(q, dtype=np.float64)
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    norm: Array = np.linalg.norm(q, axis=-1, keepdims=True)
     if np.any(norm == 0):
         raise ValueError("cannot normalise a zero quaternion")
     return q / norm
@@ -70,7 +72,8 @@ def rotate(q: ArrayLike, v: ArrayLike) -> Array:
     return v + w * t + np.cross(u, t)
 
 
-def shortest_arc(q0: NDArray[Any], q1: NDArray[Any]) -> tuple[NDArray[Any], Array]:
+def shortest_arc(q0: NDArray[np.floating], q1: NDArray[_Float]
+                 ) -> tuple[NDArray[_Float], NDArray[np.floating]]:
     """``q1``, negated where ``−q1`` (the same rotation) is nearer ``q0``, and the cosine
     of the angle between them (>= 0): the pieces of every slerp, which must take the short
     way round. ``q1`` keeps its dtype (tables of float32 rotations stay float32)."""
@@ -94,8 +97,9 @@ def slerp(q0: ArrayLike, q1: ArrayLike, t: ArrayLike) -> Array:
     safe = np.where(close, 1.0, sin_theta)
     w0 = np.where(close, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     w1 = np.where(close, t, np.sin(t * theta) / safe)
-    out = w0 * q0 + w1 * q1
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    out: Array = w0 * q0 + w1 * q1
+    norm: Array = np.linalg.norm(out, axis=-1, keepdims=True)
+    return out / norm
 
 
 def from_rpy(rpy: ArrayLike) -> Array:
@@ -169,7 +173,7 @@ def from_matrix(m: ArrayLike) -> Array:
         np.stack([s01, t * t / 4, s12, d02], axis=1),
         np.stack([s02, s12, t * t / 4, d01], axis=1),
     ])
-    quat = cases[best, np.arange(len(r))] / t[:, None]
+    quat: Array = cases[best, np.arange(len(r))] / t[:, None]
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     quat[quat[:, 3] < 0] *= -1.0
     return quat.reshape(*m.shape[:-2], 4)

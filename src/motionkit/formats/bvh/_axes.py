@@ -10,7 +10,7 @@ exactly (:func:`invert`) so that read → write → read gives back the same num
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 Array = NDArray[np.float64]
 
@@ -60,7 +60,7 @@ def to_file(up: str) -> tuple[tuple[int, float], ...]:
     return tuple(out)
 
 
-def invert(y: Array, factor: float) -> Array:
+def invert(y: ArrayLike, factor: float) -> Array:
     """Numbers ``x`` with ``x * factor == y`` exactly where such a double is near
     ``y / factor`` (always so for ``y`` that came from ``x * factor``), else ``y / factor``.
 

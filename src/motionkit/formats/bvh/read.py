@@ -23,6 +23,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -273,7 +274,7 @@ def _check_height(motion: Motion, unit: str | float, path: str | os.PathLike[str
     rest = skeleton.rest_poses()
     points = [rest[:, :3, 3]]
     for index, body in enumerate(skeleton.bodies):
-        for site in body.attrs.get("end_sites", []):
+        for site in cast("list[NDArray[np.float64]]", body.attrs.get("end_sites", [])):
             points.append((rest[index, :3, :3] @ np.asarray(site) + rest[index, :3, 3])[None])
     every = np.concatenate(points)
     size = float(np.max(every.max(axis=0) - every.min(axis=0)))

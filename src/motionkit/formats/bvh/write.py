@@ -18,9 +18,10 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..._io import atomic_write
 from ...errors import ConversionError
@@ -142,7 +143,8 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     if sorted(order.lower()) != ["x", "y", "z"]:
         raise ValueError(f"order must be a permutation of xyz, got {order!r}")
     order = order.lower()
-    root_pose = obj.tracks["root"].data  # the registry makes sure there is one
+    # the registry makes sure there is one; pose tracks hold floats (float32 from PARC)
+    root_pose = cast("NDArray[np.floating]", obj.tracks["root"].data)
     timeline = obj.tracks["root"].timeline
     frames = timeline.count
     skeleton = obj.skeleton
@@ -284,7 +286,7 @@ def _coordinates(skeleton: Skeleton, motion: Motion) -> Array:
     return q
 
 
-def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: Array,
+def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: NDArray[np.floating],
               frames: int, scale: float, file_axes: tuple[tuple[int, float], ...],
               order: str) -> tuple[list[Array], list[list[str]]]:
     """Every channel's numbers (file units, degrees) and each joint's channel names."""
@@ -353,14 +355,14 @@ def _direct_quaternion(direct: list[tuple[int, int, float]], q: Array) -> Array:
     return quat
 
 
-def _same_rotation(a: Array, b: Array) -> bool:
+def _same_rotation(a: Array, b: ArrayLike) -> bool:
     """True when every frame's rotations differ by less than about 1e-9 rad."""
     between = quaternion.multiply(quaternion.conjugate(quaternion.normalize(a)),
                                   quaternion.normalize(b))
     return bool(np.all(np.linalg.norm(between[:, :3], axis=1) < 5e-10))
 
 
-def _world(skeleton: Skeleton, q: Array, root_pose: Array) -> Array:
+def _world(skeleton: Skeleton, q: Array, root_pose: ArrayLike) -> Array:
     """World poses of every body, with joint translations BVH cannot hold left out."""
     from ...kinematics import forward
 
@@ -378,7 +380,8 @@ def _world(skeleton: Skeleton, q: Array, root_pose: Array) -> Array:
     return forward(skeleton, frozen, root_pose)
 
 
-def _euler(quat: Array, order: str, file_axes: tuple[tuple[int, float], ...]) -> list[Array]:
+def _euler(quat: NDArray[np.floating], order: str,
+           file_axes: tuple[tuple[int, float], ...]) -> list[Array]:
     """Intrinsic Euler angles in degrees about the file's axes in ``order`` (file letters)
     of model-frame quaternions."""
     from scipy.spatial.transform import Rotation

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ..._io import read_bytes
 from ...errors import FormatError, warn
-from ...model.skeleton import Shape
+from ...model.skeleton import Shape, ShapeParams
 from .body_values import Values
 from .body_yaml import (
     MAX_DEPTH,
@@ -230,7 +230,7 @@ class ElementReader:
         uri, resolved = resolve_uri(values.path, uri_node.text)
         inner = frame @ values.pose(item)
         if os.path.splitext(uri)[1].lower() not in (".yaml", ".yml"):
-            params: dict[str, object] = {"file_name": resolved or uri, "uri": uri,
+            params: ShapeParams = {"file_name": resolved or uri, "uri": uri,
                                          "scale": np.ones(3)}
             fragment = item.entries.get("node", item.entries.get("fragment"))
             if isinstance(fragment, Scalar):
@@ -288,7 +288,7 @@ class ElementReader:
             self._add_shape(out, "sphere", {"radius": self._positive(geometry, number(
                 "radius", 1.0))}, pose, role)
         elif kind in ("Cylinder", "Capsule", "Cone"):
-            params: dict[str, object] = {"radius": self._positive(geometry, number("radius", 1.0)),
+            params: ShapeParams = {"radius": self._positive(geometry, number("radius", 1.0)),
                       "height": self._positive(geometry, number("height", 1.0))}
             self._add_shape(out, kind.lower(), params, pose, role)
         elif kind == "Resource":
@@ -309,7 +309,7 @@ class ElementReader:
             raise self.values.error(node, f"a geometry size must be positive, got {value}")
         return value
 
-    def _add_shape(self, out: Elements, kind: str, params: dict[str, object], pose: Array,
+    def _add_shape(self, out: Elements, kind: str, params: ShapeParams, pose: Array,
                    role: str) -> None:
         """Fold an axis-aligned scale into the sizes, turn Y-axis primitives to DART's Z."""
         linear = pose[:3, :3]
@@ -326,14 +326,13 @@ class ElementReader:
             transform = transform @ _Y_TO_Z
         roles = ("visual", "collision") if role == "both" else (role,)
         for one in roles:
-            out.shapes.append(Shape(kind, dict(params), transform.copy(), role=one,
+            out.shapes.append(Shape(kind, params.copy(), transform.copy(), role=one,
                                     attrs=dict(attrs)))
 
 
-def _scaled(kind: str, params: dict[str, object], scale: Array
-            ) -> tuple[str, dict[str, object]]:
+def _scaled(kind: str, params: ShapeParams, scale: Array) -> tuple[str, ShapeParams]:
     """Shape kind and sizes with ``scale`` (along the shape's own axes) folded in."""
-    out = dict(params)
+    out = params.copy()
     if np.allclose(scale, 1.0):
         return kind, out
     if kind == "box":
@@ -341,14 +340,14 @@ def _scaled(kind: str, params: dict[str, object], scale: Array
     elif kind == "mesh":
         out["scale"] = np.asarray(params["scale"]) * scale
     elif kind == "sphere":
-        radius = float(params["radius"])  # type: ignore[arg-type]
+        radius = float(params["radius"])
         if np.allclose(scale, scale[0]):
             out["radius"] = radius * scale[0]
             return kind, out
         return "ellipsoid", {"size": 2.0 * radius * scale}
     elif math.isclose(scale[0], scale[2]):
-        out["radius"] = float(params["radius"]) * scale[0]  # type: ignore[arg-type]
-        out["height"] = float(params["height"]) * scale[1]  # type: ignore[arg-type]
+        out["radius"] = float(params["radius"]) * scale[0]
+        out["height"] = float(params["height"]) * scale[1]
     else:
         out["scale"] = scale
     return kind, out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -148,7 +149,7 @@ def to_text(skeleton: Skeleton, folder: str) -> str:
 
 def _joint_ids(skeleton: Skeleton, tree: Tree) -> dict[str, int]:
     """Joint IDs by step name: the source's IDs when it has any, else moving steps in order."""
-    kept = {j.name: int(j.attrs["joint_id"]) for j in skeleton.joints
+    kept = {j.name: int(cast(int, j.attrs["joint_id"])) for j in skeleton.joints
             if "joint_id" in j.attrs and j.dof_count == 1}
     if kept:
         return {s.name: kept[s.source] for s in tree.steps
@@ -222,7 +223,7 @@ def _device(device: Device) -> list[str]:
     kept = info if isinstance(info, dict) else {}
     out = [f"- type: {_text(str(device.attrs.get('type', device.kind)))}",
            f"  name: {_text(device.name)}"]
-    if isinstance(device.attrs.get("id"), int) and device.attrs["id"] >= 0:
+    if isinstance(number := device.attrs.get("id"), int) and number >= 0:
         out.append(f"  id: {device.attrs['id']}")
     pose = device.transform.copy()
     pose[:3, :3] = Rotation.from_matrix(pose[:3, :3]).as_matrix()  # scale dropped (a loss)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import yaml
@@ -131,7 +131,7 @@ class _Reader:
             self._component(node, merged, motion)
         if self.used_blocks != set(self.blocks):
             raise _NotCanonical  # a cut-out block was not where the YAML structure put frames
-        if not motion.tracks and not motion.meta["choreonoid"]["opaque"]:
+        if not motion.tracks and not _opaque(motion):
             raise FormatError("the file has no components with motion data", doc.path)
         return motion
 
@@ -192,7 +192,7 @@ class _Reader:
         if kind is None:
             warn(f'{doc.path}:{node.start_mark.line + 1}: component type "{seq_type}" '
                  "is not motion data Choreonoid loads; kept verbatim for writing back")
-            motion.meta["choreonoid"]["opaque"].append(self._plain(node))
+            _opaque(motion).append(self._plain(node))
             return
         timed = self._timed(entries, version)
         rate = self._frame_rate(entries, node, timed)
@@ -490,10 +490,15 @@ def standard_name(kind: str, content: str) -> str:
     return content
 
 
-def reads_as_root(kind: str, content: str, parts: int, extension: dict[str, Any]) -> bool:
+def reads_as_root(kind: str, content: str, parts: int, extension: Mapping[str, object]) -> bool:
     """True for a component whose one link reads as ``root`` ``(frames, 7)``: decided by the
     component alone (the writer uses the same rule), never by a name the extension gives."""
     return kind == "pose" and content in LINK_CONTENTS and parts == 1 and "shape" not in extension
+
+
+def _opaque(motion: Motion) -> list[object]:
+    """The components kept verbatim: the list ``read`` starts in ``meta["choreonoid"]``."""
+    return cast("dict[str, list[object]]", motion.meta["choreonoid"])["opaque"]
 
 
 def is_zmp(kind: str, content: str) -> bool:

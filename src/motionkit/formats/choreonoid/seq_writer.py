@@ -16,7 +16,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -151,7 +151,8 @@ class _Writer:
                 rest.append(("RelativeZMP" if relative and self.version == 1 else zmp_name, track))
             else:
                 rest.append((name, track))
-        for tree in motion.meta.get("choreonoid", {}).get("opaque", []):
+        kept = cast("dict[str, list[Any]]", motion.meta.get("choreonoid", {}))
+        for tree in kept.get("opaque", []):
             rest.append((str(tree.get("content", tree.get("type", ""))), tree))
         rest.sort(key=lambda item: item[0].encode("utf-8"))
         return head + rest

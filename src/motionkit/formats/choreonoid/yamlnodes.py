@@ -107,7 +107,7 @@ class Document:
             return False
         raise self.error(node, f'{what} must be a boolean value (true/false), not "{text}"')
 
-    def plain(self, node: yaml.Node) -> Any:
+    def plain(self, node: yaml.Node) -> object:
         """The node as plain Python data (str / list / dict), quoted scalars as QuotedStr."""
         if isinstance(node, yaml.ScalarNode):
             return QuotedStr(node.value) if node.style in ("'", '"') else str(node.value)

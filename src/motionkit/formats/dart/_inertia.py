@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,12 +38,12 @@ def _valid(value: object) -> bool:
     return math.isfinite(number) and number > 0.0
 
 
-def _size(params: dict[str, object], key: str = "size") -> Array:
+def _size(params: Mapping[str, object], key: str = "size") -> Array:
     size = np.asarray(params[key], dtype=float).reshape(3)
     return size if all(_valid(v) for v in size) else np.ones(3)
 
 
-def _scalar(params: dict[str, object], key: str) -> float:
+def _scalar(params: Mapping[str, object], key: str) -> float:
     return float(params[key]) if _valid(params[key]) else 1.0  # type: ignore[arg-type]
 
 

@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import numpy as np
 
-from ...model.skeleton import Shape, SoftShape
+from ...model.skeleton import Shape, ShapeParams, SoftShape
 from ..shared.xml import Node
 from ._values import ValueReader
 
@@ -59,7 +58,7 @@ class ShapeReader:
                 setattr(soft, tag, self.values.number(value))
         return soft
 
-    def geometry(self, node: Node, soft: bool = False) -> tuple[str, dict[str, Any]] | None:
+    def geometry(self, node: Node, soft: bool = False) -> tuple[str, ShapeParams] | None:
         """The kind and parameters of ``node``'s ``<geometry>``; None (with a warning) when
         it holds no geometry DART knows."""
         geometry = self.values.child(node, "geometry")
@@ -76,7 +75,7 @@ class ShapeReader:
                          "leaves it empty)")
         return None
 
-    def _params(self, kind: str, node: Node) -> dict[str, Any]:
+    def _params(self, kind: str, node: Node) -> ShapeParams:
         if kind == "plane":
             return self._plane(node)
         if kind == "multi_sphere":
@@ -89,10 +88,10 @@ class ShapeReader:
                     "scale": self.values.vector(self.values.child(node, "scale"), 3)}
         return self._primitive(kind, node)
 
-    def _primitive(self, kind: str, node: Node) -> dict[str, Any]:
+    def _primitive(self, kind: str, node: Node) -> ShapeParams:
         """Sizes of a box, ellipsoid, sphere, cylinder, capsule, cone or pyramid."""
         values = self.values
-        params: dict[str, Any] = {}
+        params: ShapeParams = {}
         if kind in ("box", "ellipsoid"):
             params["size"] = values.vector(values.child(node, "size"), 3)
         if kind in ("sphere", "cylinder", "capsule", "cone"):
@@ -104,7 +103,7 @@ class ShapeReader:
             params["base_depth"] = values.child_number(node, "base_depth")
         return params
 
-    def _plane(self, node: Node) -> dict[str, Any]:
+    def _plane(self, node: Node) -> ShapeParams:
         """A plane's normal and offset (from the deprecated ``<point>`` or 0 when absent)."""
         values = self.values
         normal = values.vector(values.child(node, "normal"), 3)
@@ -118,7 +117,7 @@ class ShapeReader:
         values.warn(node, "<plane> without <offset>: 0 is used, as in DART")
         return {"normal": normal, "offset": 0.0}
 
-    def _soft_params(self, kind: str, node: Node, params: dict[str, Any]) -> None:
+    def _soft_params(self, kind: str, node: Node, params: ShapeParams) -> None:
         """What a soft shape adds: a box's ``<frags>`` and the tessellation counts."""
         values = self.values
         if kind == "box":

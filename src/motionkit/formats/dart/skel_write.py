@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
+from typing import cast
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..._io import atomic_write
 from ...model.skeleton import (
@@ -150,7 +152,7 @@ class _Writer:
             self.soft(body.soft_shape)
         self.add(3, "</body>")
 
-    def geometry(self, kind: str, params: dict[str, object], depth: int) -> None:
+    def geometry(self, kind: str, params: Mapping[str, object], depth: int) -> None:
         self.add(depth, "<geometry>")
         self.add(depth + 1, f"<{kind}>")
         inner = depth + 2
@@ -172,11 +174,11 @@ class _Writer:
                 ints = " ".join(str(int(v)) for v in np.atleast_1d(value))  # type: ignore[call-overload]
                 self.add(inner, f"<{key}>{ints}</{key}>")
             else:
-                self.add(inner, f"<{key}>{exact_vector(value)}</{key}>")
+                self.add(inner, f"<{key}>{exact_vector(cast(ArrayLike, value))}</{key}>")
         self.add(depth + 1, f"</{kind}>")
         self.add(depth, "</geometry>")
 
-    def mesh_path(self, params: dict[str, object]) -> str:
+    def mesh_path(self, params: Mapping[str, object]) -> str:
         """A mesh path that still finds the file from the folder being written to."""
         name = str(params["file_name"])
         base = params.get("base")

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
-from ...model.character import Character
+from ...model.character import Character, CharacterSource
 from ...spatial import quaternion as quat
 from ..loss import Holds, tracks
 from ..shared.mjcf.character import load_character
@@ -48,7 +48,7 @@ HELD = tracks(root="pose", joints="value", joint_rotations="quaternion",
               body_positions="vector3")
 
 
-def holds(character: Any = None) -> Holds:
+def holds(character: CharacterSource | None = None) -> Holds:
     """Root pose, joint values and body positions; the skeleton only by reference."""
     return Holds(tracks=HELD,
                  skeleton=character is not None, terrain=False, stamps=False, start=False,
@@ -67,7 +67,7 @@ def sniff(head: bytes) -> bool:
 # ============================================================================ reading
 
 
-def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
+def read(path: str | os.PathLike[str], character: CharacterSource | None = None) -> Motion:
     """Read a GMR robot motion; ``character`` (the robot's MJCF) labels the joint values."""
     data = read_bytes(path)
     values = safepickle.loads(data, path, "file", allowed=safepickle.NUMPY_GLOBALS)
@@ -210,7 +210,7 @@ def _bodies(values: dict[Any, Any], frames: int, path: Any) -> tuple[NDArray[Any
 # ============================================================================ writing
 
 
-def losses(obj: Motion, character: Any = None) -> list[str]:
+def losses(obj: Motion, character: CharacterSource | None = None) -> list[str]:
     """Labels a GMR file does not hold, joint values whose meaning it cannot tell, and
     joint rotations it would not write."""
     char = load_character(character) if character is not None else None
@@ -231,7 +231,7 @@ def losses(obj: Motion, character: Any = None) -> list[str]:
     return lost
 
 
-def write(path: str | os.PathLike[str], obj: Motion, character: Any = None) -> None:
+def write(path: str | os.PathLike[str], obj: Motion, character: CharacterSource | None = None) -> None:
     """Write a GMR robot motion (protocol 4, NumPy 1.x names).
 
     ``dof_pos`` comes from ``joints``, or from ``joint_rotations`` through the ``character``
@@ -241,7 +241,7 @@ def write(path: str | os.PathLike[str], obj: Motion, character: Any = None) -> N
         handle.write(encode(obj, character))
 
 
-def encode(motion: Motion, character: Any = None) -> bytes:
+def encode(motion: Motion, character: CharacterSource | None = None) -> bytes:
     """The bytes of the GMR file for ``motion`` (the rules of :func:`write`)."""
     char = load_character(character) if character is not None else None
     root = motion.tracks["root"]

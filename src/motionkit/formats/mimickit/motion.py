@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from ..._io import atomic_write, read_bytes
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
-from ...model.character import Character
+from ...model.character import Character, CharacterSource
 from ...spatial.quaternion import from_exp_map, positive_w, to_exp_map
 from ..loss import Holds, tracks
 from ..shared.mjcf.character import load_character
@@ -54,7 +54,7 @@ _NUMBERS = (float, int, np.floating, np.integer)
 _GLOBAL_NAME_AT = {ord("c"): 1, 0x8C: 2, ord("X"): 5}
 
 
-def holds(character: Any = None) -> Holds:
+def holds(character: CharacterSource | None = None) -> Holds:
     """Root pose, the DOF columns, loop mode and fps; the skeleton only by reference (the
     ``character`` the writer is given)."""
     return Holds(tracks=HELD,
@@ -95,7 +95,7 @@ def _int_follows(head: bytes, pos: int) -> bool:
 # ============================================================================ reading
 
 
-def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
+def read(path: str | os.PathLike[str], character: CharacterSource | None = None) -> Motion:
     """Read a MimicKit motion pickle.
 
     ``character`` (MJCF path, Skeleton or Character) checks the row width, labels the DOF
@@ -107,7 +107,7 @@ def read(path: str | os.PathLike[str], character: Any = None) -> Motion:
     return safepickle.converting(lambda: _motion(values, data, path, char), path)
 
 
-def decode(data: bytes, path: Any) -> dict[str, Any]:
+def decode(data: bytes, path: str | os.PathLike[str]) -> dict[object, object]:
     """The file's dict, decoded by safepickle (globals only for numpy/torch scalars)."""
     if safepickle.split_container(data, path, safepickle.MS_KEYS) is not None:
         raise FormatError("a PARC MS container, not a MimicKit motion; read it with "
@@ -196,7 +196,8 @@ def _fps(value: Any, path: Any) -> tuple[float, int | float, str]:
     return rate, kept, kind
 
 
-def frame_array(frames: Any, size: int, path: Any) -> tuple[NDArray[np.float64], str]:
+def frame_array(frames: object, size: int, path: str | os.PathLike[str]
+                ) -> tuple[NDArray[np.float64], str]:
     """``frames`` (list of rows, or a 2-D array) as float64 ``(N, W)`` and its container.
 
     The structure is checked before anything is built: every row a flat sequence of
@@ -212,7 +213,7 @@ def frame_array(frames: Any, size: int, path: Any) -> tuple[NDArray[np.float64],
         if array.ndim != 2:
             raise FormatError(f"frames must be (frames, width), got shape {array.shape}", path)
         container = "ndarray"
-    elif type(frames) in (list, tuple):
+    elif type(frames) is list or type(frames) is tuple:
         array = _rows(frames, size, path)
         container = "list"
     else:
@@ -300,7 +301,7 @@ def _root_exp_map(root: NDArray[Any]) -> NDArray[np.float64]:
 # ============================================================================ writing
 
 
-def losses(obj: Motion, character: Any = None) -> list[str]:
+def losses(obj: Motion, character: CharacterSource | None = None) -> list[str]:
     """What a MimicKit file cannot hold beyond the declaration: labels it does not
     explain, joint values not in its DOF layout, joint rotations it would not write."""
     char = load_character(character) if character is not None else None
@@ -335,7 +336,7 @@ def rotations_beside_joints(obj: Motion) -> bool:
             and rotations.attrs.get("derived_from") != "joints")
 
 
-def write(path: str | os.PathLike[str], obj: Motion, character: Any = None) -> None:
+def write(path: str | os.PathLike[str], obj: Motion, character: CharacterSource | None = None) -> None:
     """Write a MimicKit motion: ``{"loop_mode", "fps", "frames"}`` as MimicKit saves it.
 
     The DOF columns come from ``joints`` (ordered by the ``character``'s DOF names when
@@ -346,7 +347,7 @@ def write(path: str | os.PathLike[str], obj: Motion, character: Any = None) -> N
         handle.write(encode(obj, character))
 
 
-def encode(motion: Motion, character: Any = None) -> bytes:
+def encode(motion: Motion, character: CharacterSource | None = None) -> bytes:
     """The bytes of the MimicKit file for ``motion`` (the rules of :func:`write`)."""
     char = load_character(character) if character is not None else None
     root = motion.tracks["root"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,7 +14,7 @@ from numpy.typing import NDArray
 from ..._io import read_bytes
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track
-from ...model.character import Character
+from ...model.character import Character, CharacterSource
 from ...model.terrain import Terrain
 from ...spatial.quaternion import from_exp_map, positive_w
 from ..shared.mjcf.character import load_character
@@ -37,7 +38,7 @@ MAX_FPS = 1e6
 # ============================================================================ reading
 
 
-def read(path: str | os.PathLike[str], character: Any = None, misc: bool = True) -> Motion:
+def read(path: str | os.PathLike[str], character: CharacterSource | None = None, misc: bool = True) -> Motion:
     """Read an MS or legacy PARC pickle into a Motion.
 
     ``character`` (XML path, Skeleton or Character) labels the tracks, adds the DOF
@@ -79,18 +80,17 @@ def _warn(path: Any, message: str) -> None:
     warn(f"{os.fspath(path)}: {message}")
 
 
-def _array(value: Any, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
+def _array(value: object, field: str, path: Any, ndim: int | None = None) -> NDArray[Any]:
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         raise FormatError(f"{field} must be a numeric array, got a "
                           f"{safepickle.type_name(value)}", path)
-    if type(value) is not np.ndarray:
-        value = value.view(np.ndarray)
-    if ndim is not None and value.ndim == ndim + 1 and value.shape[0] == 1:
+    array: NDArray[Any] = value if type(value) is np.ndarray else value.view(np.ndarray)
+    if ndim is not None and array.ndim == ndim + 1 and array.shape[0] == 1:
         _warn(path, f"{field} has an extra leading axis of size 1; dropped")
-        value = value[0]
-    if ndim is not None and value.ndim != ndim:
-        raise FormatError(f"{field} must have {ndim} axes, got shape {value.shape}", path)
-    return value
+        array = array[0]
+    if ndim is not None and array.ndim != ndim:
+        raise FormatError(f"{field} must have {ndim} axes, got shape {array.shape}", path)
+    return array
 
 
 def _loop_mode(value: Any, path: Any) -> str:
@@ -170,7 +170,7 @@ def _read_ms(outer: dict[str, Any], path: Any, char: Character | None, misc: boo
     return motion
 
 
-def dtype_groups(values: dict[Any, Any]) -> list[int]:
+def dtype_groups(values: Mapping[str, object]) -> list[int]:
     """For the arrays among ``values`` (in order), the index of the first array whose dtype
     is the very same object: how a pickler memoised them (a repeat or a new dtype)."""
     firsts: dict[int, int] = {}
@@ -215,7 +215,7 @@ def _motion_from_dict(motion: Motion, values: Any, path: Any, char: Character | 
     _check_shapes(root_pos, root_rot, joint_rot, contacts, path)
     rate = _fps(values.get("fps"), path)
     motion.meta["loop_mode"] = _loop_mode(values.get("loop_mode"), path)
-    motion.meta["parc"]["fps"] = values.get("fps")
+    cast("dict[str, object]", motion.meta["parc"])["fps"] = values.get("fps")  # _read_ms made it
     _fill_tracks(motion, root_pos, root_rot, joint_rot, contacts, rate, path, char)
 
 
@@ -318,7 +318,7 @@ def _terrain_from_dict(values: Any, path: Any) -> Terrain:
             raise FormatError(f"hf_maxmin must have shape {(*hf.shape, 2)}, got "
                               f"{bounds.shape}", path)
     dx = values["dx"]
-    attrs = {"dx_type": "float32"} if isinstance(dx, np.float32) else {}
+    attrs: dict[str, object] = {"dx_type": "float32"} if isinstance(dx, np.float32) else {}
     dy = values.get("dy")
     try:
         return Terrain(hf, origin, _number(dx, "dx", path),
@@ -486,7 +486,7 @@ def _legacy_terrain(state: dict[str, Any], path: Any) -> Terrain:
         raise FormatError(f"legacy terrain: {exc}", path) from None
 
 
-def describe_misc(misc: Any) -> dict[str, str]:
+def describe_misc(misc: object) -> dict[str, str]:
     """One short line per misc key (type and shape), for ``motionkit info``."""
     if not isinstance(misc, dict):
         return {}

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from ..._io import atomic_write
 from ...errors import ConversionError
 from ...model import Motion, Timeline, Track
-from ...model.character import Character
+from ...model.character import Character, CharacterSource
 from ...model.terrain import Terrain
 from ...spatial.quaternion import positive_w
 from ..loss import Holds
@@ -34,14 +34,15 @@ HOLDS = Holds(namespace="parc", plain=lambda key, value: True, raw_rotations=Tru
 WRITES = (Motion, Terrain)
 
 
-def losses(obj: Motion | Terrain, character: Any = None) -> list[str]:
+def losses(obj: Motion | Terrain, character: CharacterSource | None = None) -> list[str]:
     """What a PARC file cannot hold of ``obj`` (the rules of :func:`write`)."""
     lost: list[str] = []
     encode(_as_motion(obj), character, lost)
     return lost
 
 
-def write(path: str | os.PathLike[str], obj: Motion | Terrain, character: Any = None) -> None:
+def write(path: str | os.PathLike[str], obj: Motion | Terrain,
+          character: CharacterSource | None = None) -> None:
     """Write an MS container exactly as PARC does (protocol 4, NumPy 1.x names).
 
     Numbers are stored as float32, as in PARC's own files: float64 values are rounded to
@@ -63,7 +64,7 @@ def _as_motion(obj: Motion | Terrain) -> Motion:
     return Motion(terrain=obj) if isinstance(obj, Terrain) else obj
 
 
-def encode(motion: Motion, character: Any = None, lost: list[str] | None = None) -> bytes:
+def encode(motion: Motion, character: CharacterSource | None = None, lost: list[str] | None = None) -> bytes:
     """The bytes of the MS container for ``motion`` (the rules of :func:`write`): what a
     PARC file cannot hold is left out, and named in ``lost`` when it is given."""
     lost = [] if lost is None else lost
@@ -125,7 +126,7 @@ def _share_dtypes(values: dict[str, Any], groups: Any) -> None:
         values[key] = values[key].view(objects[group])
 
 
-def _writer_character(motion: Motion, character: Any) -> Character | None:
+def _writer_character(motion: Motion, character: CharacterSource | None) -> Character | None:
     if character is not None:
         return load_character(character)
     if motion.skeleton is not None:

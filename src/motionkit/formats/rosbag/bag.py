@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,7 +74,7 @@ def _message(message: str | None, obj: Motion) -> str:
     from Odometry messages (so Odometry round trips), else PoseStamped."""
     if message is not None:
         return message
-    extras = obj.meta.get("rosbag") if isinstance(obj.meta.get("rosbag"), dict) else {}
+    extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
     odometry = any(name in obj.tracks for name in TWIST_TRACKS) or str(
         (extras or {}).get("msgtype", "")).endswith("Odometry")
     return "Odometry" if odometry else "PoseStamped"
@@ -84,7 +84,7 @@ def losses(obj: Motion, *, message: str | None = None, child_frame_id: str | Non
            **_: object) -> list[str]:
     """Frames a bag cannot keep as the motion has them, and twists it would invent."""
     lost = []
-    extras = obj.meta.get("rosbag") if isinstance(obj.meta.get("rosbag"), dict) else {}
+    extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
     child = _name(child_frame_id, (extras or {}).get("child_frame_id"), "base_link")
     if "frame" in obj.tracks["root"].attrs:
         lost.append("the frame attribute of track 'root' (the header's frame_id is written)")
@@ -272,7 +272,7 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
                                  sort=sort, dedupe=dedupe)
             root = single.tracks["root"]
             motion.add(Track(name, "pose", root.data, root.timeline,
-                             attrs={**root.attrs, **single.meta["rosbag"]}))
+                             attrs={**root.attrs, **cast("dict[str, object]", single.meta["rosbag"])}))
         return motion
     finally:
         reader.close()
@@ -357,7 +357,7 @@ def _read_topic(reader: Any, base: Path, connections: list[Any], *, sort: bool,
     motion = build_motion(timeline, data[:, :3], quat, meta=meta)
     if twist is not None:
         timeline = motion.tracks["root"].timeline
-        attrs = {"frame": child_frame_id}
+        attrs: dict[str, object] = {"frame": child_frame_id}
         motion.add(Track("twist_linear", "vector3", twist[:, :3], timeline, attrs=attrs))
         motion.add(Track("twist_angular", "vector3", twist[:, 3:], timeline, attrs=dict(attrs)))
     return motion
@@ -411,7 +411,7 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
     """
     root, held = obj.tracks["root"], obj.tracks
     message = _message(message, obj)
-    extras = obj.meta.get("rosbag", {}) if isinstance(obj.meta.get("rosbag"), dict) else {}
+    extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
     topic = _topic(topic, extras.get("topic"), message)
     frame = _name(frame_id, extras.get("frame_id"), "map")
     child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")

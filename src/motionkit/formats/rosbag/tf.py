@@ -124,7 +124,8 @@ def _sample(static: bool, times: NDArray[np.int64], poses: NDArray[np.float64],
     """An edge's poses (sorted ``times``) at ``stamps``: the last one if static or single,
     else interpolated (linear position, slerp rotation), held at the ends."""
     if static or times.size == 1:
-        return np.broadcast_to(poses[-1], (stamps.size, 7)).copy()
+        held: NDArray[np.float64] = np.broadcast_to(poses[-1], (stamps.size, 7)).copy()
+        return held
     upper = np.clip(np.searchsorted(times, stamps, side="left"), 1, times.size - 1)
     lower = upper - 1
     span = (times[upper] - times[lower]).astype(np.float64)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -304,7 +304,7 @@ def world_losses(world: World) -> list[str]:
     return [f"the world's gravity {world.gravity.tolist()} and time step {world.time_step:g} s"]
 
 
-def mesh_file(params: dict[str, object], folder: str) -> str | None:
+def mesh_file(params: Mapping[str, object], folder: str) -> str | None:
     """A shape's mesh path as seen from ``folder`` (the file being written), or None
     when the shape names no file."""
     name = params.get("file_name")

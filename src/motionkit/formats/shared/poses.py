@@ -4,7 +4,7 @@ Motion a reader returns, and what a one-pose-track writer holds."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,8 @@ from ...model import Motion, Timeline, Track
 from ...model.timeline import ns_to_seconds
 from ..loss import Holds, tracks
 
-Target = NDArray[Any]
+#: A column a parser fills: float64 numbers, or int64 nanosecond stamps.
+Target = NDArray[np.float64] | NDArray[np.int64]
 
 
 def pose_holds(namespace: str, **kinds: str) -> Holds:
@@ -38,7 +39,7 @@ class UnitRows:
     columns: tuple[int, int, int, int]
     bad: int | None = None
 
-    def scale(self, sources: list[NDArray[Any]], targets: Mapping[int, Target],
+    def scale(self, sources: Sequence[Target], targets: Mapping[int, Target],
               row: int) -> None:
         """Write ``sources`` (x, y, z, w of rows ``row``… ; they may be the targets'
         own rows) divided by their norm to the targets."""
@@ -134,7 +135,7 @@ def normalized_quaternions(quat: NDArray[np.float64], path: object,
 def build_motion(timeline: Timeline, position: NDArray[np.float64],
                  quat: NDArray[np.float64] | None, *, velocity: NDArray[np.float64] | None = None,
                  arc_length: NDArray[np.float64] | None = None,
-                 meta: dict[str, Any]) -> Motion:
+                 meta: dict[str, object]) -> Motion:
     """A trajectory Motion: ``root`` pose (+ ``velocity``, ``arc_length``) and metadata.
 
     Without orientation the root carries identity quaternions and ``attrs["orientation"]
@@ -150,9 +151,9 @@ def build_motion(timeline: Timeline, position: NDArray[np.float64],
 def pose_motion(timeline: Timeline, root: NDArray[np.float64], orientation: bool, *,
                 velocity: NDArray[np.float64] | None = None,
                 arc_length: NDArray[np.float64] | None = None,
-                meta: dict[str, Any]) -> Motion:
+                meta: dict[str, object]) -> Motion:
     """Like build_motion, from a ready ``(frames, 7)`` pose array (used as is, no copy)."""
-    attrs: dict[str, Any] = {} if orientation else {"orientation": False}
+    attrs: dict[str, object] = {} if orientation else {"orientation": False}
     motion = Motion(meta=meta)
     motion.add(Track("root", "pose", root, timeline, attrs=attrs))
     if velocity is not None:

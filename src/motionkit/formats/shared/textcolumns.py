@@ -4,17 +4,19 @@ formatting). Shared by every text writer (trajectories, BVH)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ... import _accel
 from ...model.timeline import NS_PER_SECOND
 
 _ROWS_PER_CHUNK = 65536
 Formatter = Callable[[list[float]], list[str]]
+#: One column of a table: numbers (a formatter turns them to text), or text as it is.
+Column = NDArray[np.generic] | Sequence[str]
 
 
 class Fixed:
@@ -36,7 +38,7 @@ def exact(value: float) -> str:
     return "0" if value == 0.0 else repr(value)
 
 
-def exact_vector(values: Any) -> str:
+def exact_vector(values: ArrayLike) -> str:
     """Floats as :func:`exact` text parted by single spaces (flattened)."""
     return " ".join(exact(v) for v in np.asarray(values, dtype=float).ravel())
 
@@ -63,7 +65,7 @@ def ns_seconds(ns: list[float]) -> list[str]:
     return out
 
 
-def write_rows(handle: IO[str], columns: Iterable[tuple[Any, Formatter | None]],
+def write_rows(handle: IO[str], columns: Iterable[tuple[Column, Formatter | None]],
                delimiter: str, rows: int) -> None:
     """Write ``rows`` lines; each column is (array or list of str, formatter or None).
     Big tables are formatted by polars, chunk by chunk, into the same bytes."""

@@ -806,7 +806,8 @@ def _decimal_column(pl: Any, data: bytes, separator: bytes, schema: dict[str, An
                              schema=schema, columns=[column], quote_char=None).to_series()
         if series.null_count():
             return None
-        return series.to_physical().cast(pl.Int64, strict=True).to_numpy()
+        nanoseconds: NDArray[np.int64] = series.to_physical().cast(pl.Int64, strict=True).to_numpy()
+        return nanoseconds
     except (pl.exceptions.PolarsError, ValueError):
         return None
 

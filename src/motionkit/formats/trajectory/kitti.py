@@ -38,16 +38,18 @@ def matrices_to_quaternions(rotation: NDArray[np.float64]) -> NDArray[np.float64
     """(n, 3, 3) rotation matrices (nearest rotation if slightly off) to (n, 4) x y z w."""
     from scipy.spatial.transform import Rotation
 
-    return Rotation.from_matrix(rotation).as_quat(canonical=False)
+    quat: NDArray[np.float64] = Rotation.from_matrix(rotation).as_quat(canonical=False)
+    return quat
 
 
-def quaternions_to_matrices(quat: NDArray[np.float64]) -> NDArray[np.float64]:
+def quaternions_to_matrices(quat: NDArray[np.generic]) -> NDArray[np.float64]:
     """(n, 4) x y z w to (n, 3, 3) rotation matrices."""
     from scipy.spatial.transform import Rotation
 
     if quat.shape[0] == 0:
         return np.empty((0, 3, 3))
-    return Rotation.from_quat(quat).as_matrix()
+    matrices: NDArray[np.float64] = Rotation.from_quat(quat).as_matrix()
+    return matrices
 
 
 def read(path: PathLike, *, times: PathLike | None = None, rate: float | None = None,

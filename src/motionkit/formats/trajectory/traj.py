@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,13 +30,13 @@ from ...model.timeline import ns_to_seconds
 from ...spatial import gpstime
 from ...spatial.navframe import is_right_handed, nframe_matrix
 from ..shared import poses
+from ..shared.poses import UnitRows
 from . import _common as common
 from ._text import (
     DecimalSeconds,
     RowFields,
     Target,
     TextTable,
-    UnitRows,
     check_cells,
     decimal_nanoseconds,
     detect_delimiter,
@@ -389,7 +389,7 @@ def _permute(vectors: NDArray[np.float64], matrix: NDArray[np.float64]) -> NDArr
     """Apply a signed axis permutation without a matrix product, so that a NaN in one
     coordinate does not spread to the others."""
     columns = np.argmax(np.abs(matrix), axis=1)
-    signs = matrix[np.arange(3), columns]
+    signs: NDArray[np.float64] = matrix[np.arange(3), columns]
     return vectors[:, columns] * signs
 
 
@@ -397,7 +397,8 @@ def _left_multiply(matrix: NDArray[np.float64], quat: NDArray[np.float64]) -> ND
     from scipy.spatial.transform import Rotation
 
     frame = Rotation.from_matrix(matrix)
-    return (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
+    product: NDArray[np.float64] = (frame * Rotation.from_quat(quat)).as_quat(canonical=False)
+    return product
 
 
 def _rotations(header: _Header, fields: list[str], cols: dict[str, NDArray[Any]],
@@ -564,7 +565,7 @@ def write(path: PathLike, obj: Motion, *, precision: int | None = None) -> None:
     sorting = meta.get("sorting", "time")
     name = str(meta.get("name") or Path(path).stem).replace("\n", " ")
     with atomic_write(path, "w") as handle:
-        handle.write(f"#epsg {int(meta.get('epsg') or 0)}\n#name {name}\n#nframe enu\n"
+        handle.write(f"#epsg {int(cast(int, meta.get('epsg') or 0))}\n#name {name}\n#nframe enu\n"
                      f"#sorting {'path_length' if sorting == 'arc_length' else 'time'}\n"
                      f"#fields {','.join(fields)}\n")
         common.write_rows(handle, columns, ",", root.frames)

@@ -158,7 +158,7 @@ def _hinge_axis(tree: MjTree, mj: MjBody, hinge: Element, attrs: dict[str, str])
     axis = np.array([0.0, 0.0, 1.0]) if axis is None else axis
     if axis.size != 3:
         raise tree.error(hinge, f"<joint axis=...>: needs 3 numbers, got {axis.size}")
-    length = np.linalg.norm(axis)
+    length = float(np.linalg.norm(axis))
     if length < 1e-9:
         raise tree.error(hinge, f"body {mj.name[:40]!r}: zero joint axis")
     return axis / length

@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from xml.etree.ElementTree import Element
 
 import numpy as np
@@ -91,7 +91,7 @@ def model_of(tree: MjTree) -> Skeleton | World:
     return world
 
 
-def describe(obj: Any) -> list[str]:
+def describe(obj: object) -> list[str]:
     """``info`` lines: how the MuJoCo joints map onto the neutral ones."""
     skeletons = obj.skeletons if isinstance(obj, World) else [obj] if isinstance(
         obj, Skeleton) else []
@@ -103,7 +103,7 @@ def describe(obj: Any) -> list[str]:
                          f"fit no single neutral type ({', '.join(chained[:5])}"
                          + (", …)" if len(chained) > 5 else ")"))
         refs = [j.name for j in skeleton.joints
-                if any(r != 0 for r in j.attrs.get("mujoco", {}).get("ref", []))]
+                if any(r != 0 for r in _mujoco_record(j).get("ref", []))]
         if refs:
             lines.append(f"{skeleton.name}: joints with ref (q = qpos - ref): {', '.join(refs)}")
     return lines
@@ -516,8 +516,13 @@ def _mujoco(joint: Joint) -> dict[str, list[Any]]:
         if joint.type == "weld":
             return {"joints": [], "kinds": [], "ref": []}
         raise ConversionError(f"joint {joint.name!r} was not read from MJCF")
-    out: dict[str, list[Any]] = record
-    return out
+    return _mujoco_record(joint)
+
+
+def _mujoco_record(joint: Joint) -> dict[str, list[Any]]:
+    """The MuJoCo joints a neutral joint stands for, as :func:`_record` kept them (empty
+    for a joint not read from MJCF)."""
+    return cast("dict[str, list[Any]]", joint.attrs.get("mujoco", {}))
 
 
 def qpos_to_q(skeleton: Skeleton, qpos: ArrayLike) -> Array:
@@ -525,7 +530,7 @@ def qpos_to_q(skeleton: Skeleton, qpos: ArrayLike) -> Array:
     this skeleton was read from (its part starts at ``attrs["mujoco_qpos_start"]``)."""
     qpos = np.asarray(qpos, dtype=np.float64)
     out = np.zeros((*qpos.shape[:-1], skeleton.dof_count))
-    at = int(skeleton.attrs.get("mujoco_qpos_start", 0))
+    at = int(cast(int, skeleton.attrs.get("mujoco_qpos_start", 0)))
     for joint in skeleton.joints:
         record = _mujoco(joint)
         start = joint.dof_offset
@@ -558,7 +563,7 @@ def q_to_qpos(skeleton: Skeleton, q: ArrayLike, qpos: ArrayLike | None = None) -
     """MuJoCo ``qpos`` of neutral coordinates (inverse of :func:`qpos_to_q`); the skeleton's
     part is written into ``qpos`` (a copy; zeros of this skeleton's length when None)."""
     q = np.asarray(q, dtype=np.float64)
-    at = int(skeleton.attrs.get("mujoco_qpos_start", 0))
+    at = int(cast(int, skeleton.attrs.get("mujoco_qpos_start", 0)))
     if qpos is None:
         out = np.zeros((*q.shape[:-1], at + qpos_size(skeleton)))
     else:

@@ -25,7 +25,7 @@ from scipy.spatial.transform import Rotation
 from ...._io import read_bytes
 from ...._limits import Budget
 from ....errors import FormatError
-from ....model.skeleton import Shape
+from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
 
 Array = NDArray[np.float64]
@@ -49,7 +49,7 @@ def parse_tree(source: str | os.PathLike[str], first_only: bool = False) -> MjTr
 _T = TypeVar("_T")
 
 
-def guarded(work: Callable[[], _T], source: Any) -> _T:
+def guarded(work: Callable[[], _T], source: str | os.PathLike[str] | None) -> _T:
     """``work()``, with a stray error of a malformed model as one FormatError naming the file."""
     try:
         return work()
@@ -351,7 +351,8 @@ def _zaxis(direction: Array, element: Element, xml: _Xml) -> Array:
     sin, cos = np.linalg.norm(axis), float(z[2])
     if sin < 1e-12:
         return np.eye(3) if cos > 0 else np.diag([1.0, -1.0, -1.0])
-    return Rotation.from_rotvec(axis / sin * np.arctan2(sin, cos)).as_matrix()
+    matrix: Array = Rotation.from_rotvec(axis / sin * np.arctan2(sin, cos)).as_matrix()
+    return matrix
 
 
 @dataclass(eq=False)
@@ -542,7 +543,7 @@ def _shape(geom: Element, attrs: dict[str, str], frame: Array,
         raise xml.error(geom, f"<geom size=...>: needs 1 to 3 numbers, got {size.size}")
     size = np.zeros(1) if size is None else size
     transform = frame @ _frame(attrs, geom, xml, compiler)
-    params: dict[str, Any] = {}
+    params: ShapeParams = {}
     ends = _numbers(attrs, "fromto", geom, xml) if kind in (
         "capsule", "cylinder", "box", "ellipsoid") else None
     if ends is not None:
@@ -578,7 +579,7 @@ def _shape(geom: Element, attrs: dict[str, str], frame: Array,
         params["mesh"] = mesh
     elif kind != "plane":
         raise xml.error(geom, f"geom {attrs.get('name', '')[:40]!r}: unknown type {kind[:40]!r}")
-    kept = {k: attrs[k] for k in ("name", "density") if attrs.get(k) is not None}
+    kept: dict[str, object] = {k: attrs[k] for k in ("name", "density") if attrs.get(k) is not None}
     visual_only = attrs.get("contype", "1") == "0" and attrs.get("conaffinity", "1") == "0"
     return Shape(kind, params, transform, role="visual" if visual_only else "collision",
                  attrs=kept)

@@ -30,10 +30,11 @@ from __future__ import annotations
 import copy
 import io
 import math
+import os
 import pickle
 import struct
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 from types import MappingProxyType
@@ -47,10 +48,11 @@ from ....errors import FormatError
 from .pickle_scan import (
     MAX_DEPTH,
     MAX_INSERTS,
-    PickleProblem,
     scan,
 )
+from .pickle_scan import PickleProblem as PickleProblem  # re-exported: what callers catch
 
+PathLike = str | os.PathLike[str]
 #: Bytes a pickle may make its shims build (arrays, tensors, text turned into bytes,
 #: object states copied): four times its size (its own data decoded twice, text to bytes
 #: and bytes to array, plus copies of torch views) plus this slack.
@@ -101,7 +103,7 @@ class UnknownObject(PickleProblem):
         self.global_name = global_name
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     """The type of an untrusted value for a message (never its repr)."""
     return type(value).__name__[:40]
 
@@ -145,16 +147,16 @@ class Shim:
 
     __slots__ = ("_call", "name")
     name: str
-    _call: Callable[..., Any]
+    _call: Callable[..., object]
 
-    def __init__(self, name: str, call: Callable[..., Any]) -> None:
+    def __init__(self, name: str, call: Callable[..., object]) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "_call", call)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: object) -> object:
         return self._call(*args)
 
-    def __setstate__(self, state: Any) -> NoReturn:
+    def __setstate__(self, state: object) -> NoReturn:
         raise PickleProblem(f"refused BUILD on {self.name}")
 
     __setattr__ = _refuse_change
@@ -180,12 +182,12 @@ class DType:
     """
 
     __slots__ = ("dtype",)
-    dtype: np.dtype[Any]
+    dtype: np.dtype[np.generic]
 
-    def __init__(self, dtype: np.dtype[Any]) -> None:
+    def __init__(self, dtype: np.dtype[np.generic]) -> None:
         object.__setattr__(self, "dtype", copy.deepcopy(dtype))
 
-    def __setstate__(self, state: Any) -> None:
+    def __setstate__(self, state: object) -> None:
         if not (isinstance(state, tuple) and len(state) == 8 and state[0] == 3
                 and state[1] in ("<", ">", "|", "=") and state[2:5] == (None, None, None)
                 and state[5:] == (-1, -1, 0)):
@@ -250,7 +252,7 @@ class Rebuilt(np.ndarray):
 
     __slots__ = ()
 
-    def __setstate__(self, state: Any) -> None:
+    def __setstate__(self, state: object) -> None:
         if not isinstance(state, tuple) or len(state) not in (4, 5) or (
                 len(state) == 5 and state[0] != 1):
             raise PickleProblem("bad ndarray state")
@@ -264,7 +266,8 @@ class Rebuilt(np.ndarray):
             raise ValueError("ndarray shape does not match its data")  # broken, not hostile
         _charge(len(raw), "ndarray")
         state = (1, dims, dtype.dtype, bool(fortran), raw)
-        np.ndarray.__setstate__(self, state)
+        # NumPy's stub asks a numpy.bool for the order flag; the C code reads any int
+        np.ndarray.__setstate__(self, state)  # type: ignore[arg-type]
 
 
 def _reconstruct(subtype: Any, shape: Any, code: Any) -> Rebuilt:
@@ -273,7 +276,7 @@ def _reconstruct(subtype: Any, shape: Any, code: Any) -> Rebuilt:
         raise PickleProblem("refused an ndarray subclass")
     if not isinstance(code, bytes) or len(code) > 8:
         raise PickleProblem("bad ndarray reconstruct arguments")
-    return np.ndarray.__new__(Rebuilt, (0,), np.uint8)
+    return cast(Rebuilt, np.ndarray.__new__(Rebuilt, (0,), np.uint8))
 
 
 def _scalar(dtype: Any, data: Any = None) -> Any:
@@ -384,7 +387,7 @@ class StandIn(_Inert):
 
     parc_class = ""
 
-    def __setstate__(self, state: Any) -> None:
+    def __setstate__(self, state: object) -> None:
         if isinstance(state, tuple) and len(state) == 2:  # (dict, slot dict)
             parts = [part for part in state if part is not None]
         else:
@@ -395,7 +398,7 @@ class StandIn(_Inert):
             _charge(STATE_ITEM_BYTES * len(part), f"{self.parc_class} state")
             self.__dict__.update(part)
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> dict[str, object]:
         """The object's attributes."""
         return dict(self.__dict__)
 
@@ -417,16 +420,16 @@ class Unknown(_Inert):
 
     global_name = ""
 
-    def __setstate__(self, state: Any) -> None:
+    def __setstate__(self, state: object) -> None:
         pass
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: object, value: object) -> None:
         pass
 
-    def append(self, value: Any) -> None:
+    def append(self, value: object) -> None:
         pass
 
-    def extend(self, values: Any) -> None:
+    def extend(self, values: object) -> None:
         pass
 
 
@@ -463,11 +466,11 @@ def _numpy_globals() -> dict[tuple[str, str], Any]:
 
 
 #: Globals of the outer MS container: none but the two ways protocol 2 writes ``bytes``.
-CONTAINER_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType({
+CONTAINER_GLOBALS: Mapping[tuple[str, str], object] = MappingProxyType({
     key: found for key, found in _numpy_globals().items()
     if key[0] in ("_codecs", "builtins", "__builtin__") and key[1] != "bytearray"})
 #: Globals of the core motion and terrain blobs.
-NUMPY_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType(_numpy_globals())
+NUMPY_GLOBALS: Mapping[tuple[str, str], object] = MappingProxyType(_numpy_globals())
 
 
 def _misc_globals() -> dict[tuple[str, str], Any]:
@@ -509,14 +512,14 @@ class StorageType:
     """Stand-in for a ``torch.XStorage`` class: only its element type."""
 
     __slots__ = ("dtype", "name")
-    dtype: np.dtype[Any]
+    dtype: np.dtype[np.generic]
     name: str
 
     def __init__(self, name: str) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "dtype", np.dtype(_STORAGE_DTYPES[name]))
 
-    def __setstate__(self, state: Any) -> NoReturn:
+    def __setstate__(self, state: object) -> NoReturn:
         raise PickleProblem(f"refused BUILD on torch.{self.name}")
 
     __setattr__ = _refuse_change
@@ -527,19 +530,20 @@ class Storage:
     """A torch storage read from the byte stream: a flat NumPy array."""
 
     __slots__ = ("data",)
-    data: NDArray[Any]
+    data: NDArray[np.generic]
 
-    def __init__(self, data: NDArray[Any]) -> None:
+    def __init__(self, data: NDArray[np.generic]) -> None:
         object.__setattr__(self, "data", data)
 
-    def __setstate__(self, state: Any) -> NoReturn:
+    def __setstate__(self, state: object) -> NoReturn:
         raise PickleProblem("refused BUILD on a torch storage")
 
     __setattr__ = _refuse_change
     __delattr__ = _refuse_change
 
 
-def rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, *rest: Any) -> NDArray[Any]:
+def rebuild_tensor(storage: object, offset: object, size: object, stride: object,
+                   *rest: object) -> NDArray[np.generic]:
     """``torch._utils._rebuild_tensor_v2`` without torch: a NumPy copy of the view.
 
     Each copy is charged against the pickle's budget, so many tensors on one storage
@@ -571,7 +575,7 @@ def _rebuild_parameter(data: Any, requires_grad: Any = False, hooks: Any = None)
     return data
 
 
-def load_torch_bytes(blob: Any) -> Any:
+def load_torch_bytes(blob: object) -> object:
     """Parse a legacy ``torch.save`` byte stream (what ``_load_from_bytes`` receives).
 
     Five protocol-2 pickles (magic number, protocol 1001, system info, the object, the
@@ -634,14 +638,14 @@ class SafeUnpickler(pickle.Unpickler):
     names per pickle) instead of an error.
     """
 
-    def __init__(self, file: io.BytesIO, allowed: Mapping[tuple[str, str], Any],
+    def __init__(self, file: io.BytesIO, allowed: Mapping[tuple[str, str], object],
                  lenient: bool = False) -> None:
         super().__init__(file)
         self._allowed = allowed
         self._lenient = lenient
         self._unknown: set[tuple[str, str]] = set()
 
-    def find_class(self, module: str, name: str) -> Any:
+    def find_class(self, module: str, name: str) -> object:
         found = self._allowed.get((module, name))
         if found is not None:
             return found
@@ -659,7 +663,7 @@ class SafeUnpickler(pickle.Unpickler):
             raise PickleProblem(f"pickle names more than {MAX_UNKNOWN_CLASSES} unknown classes")
         return _unknown_class(module, name)
 
-    def persistent_load(self, pid: Any) -> Any:
+    def persistent_load(self, pid: object) -> object:
         raise PickleProblem("refused a persistent id outside a torch stream")
 
 
@@ -683,7 +687,7 @@ class _TorchObjectUnpickler(SafeUnpickler):
         self._declared = declared
         self._storages = storages
 
-    def persistent_load(self, pid: Any) -> Any:
+    def persistent_load(self, pid: object) -> object:
         if not (isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage"
                 and isinstance(pid[1], StorageType) and isinstance(pid[2], str)
                 and isinstance(pid[4], int) and pid[4] >= 0):
@@ -708,7 +712,7 @@ class _TorchObjectUnpickler(SafeUnpickler):
 
 # --------------------------------------------------------------------------- entry points
 
-MISC_GLOBALS: Mapping[tuple[str, str], Any] = MappingProxyType(_misc_globals())
+MISC_GLOBALS: Mapping[tuple[str, str], object] = MappingProxyType(_misc_globals())
 
 
 class Blob:
@@ -725,9 +729,9 @@ class Blob:
         return self.stop - self.start
 
 
-def loads(data: bytes | Blob, path: Any, what: str, *,
-          allowed: Mapping[tuple[str, str], Any] = NUMPY_GLOBALS,
-          lenient: bool = False) -> Any:
+def loads(data: bytes | Blob, path: PathLike | None, what: str, *,
+          allowed: Mapping[tuple[str, str], object] = NUMPY_GLOBALS,
+          lenient: bool = False) -> object:
     """Decode one pickle safely; every failure is a :class:`FormatError` naming ``what``.
 
     ``data`` may be a :class:`Blob` inside the file's bytes: it is scanned in place and
@@ -737,7 +741,7 @@ def loads(data: bytes | Blob, path: Any, what: str, *,
     return _guarded(lambda: _load_checked(data, allowed, lenient), path, what)
 
 
-def _load_checked(data: bytes | Blob, allowed: Mapping[tuple[str, str], Any],
+def _load_checked(data: bytes | Blob, allowed: Mapping[tuple[str, str], object],
                   lenient: bool) -> Any:
     if isinstance(data, Blob):
         buffer, start, stop = data.data, data.start, data.stop
@@ -762,7 +766,7 @@ _SKIPPED_WIDTHS = {0x94: 0, 0x71: 1, 0x72: 4, 0x95: 8}  # MEMOIZE, BINPUT, LONG_
 _EMPTY_DICT, _MARK_OP, _SETITEM, _SETITEMS, _NONE, _STOP_OP = b"}(suN."
 
 
-def key_names(keys: list[Any]) -> str:
+def key_names(keys: Sequence[object]) -> str:
     """Decoded dict keys for a message: text cut short, other keys by type, at most 10."""
     shown = [k[:40] if isinstance(k, str) else f"<{type_name(k)}>"
              for k in keys[:10]]
@@ -773,7 +777,7 @@ def key_names(keys: list[Any]) -> str:
 MS_KEYS = ("motion_data", "terrain_data", "misc_data")
 
 
-def split_container(data: bytes, path: Any,
+def split_container(data: bytes, path: PathLike | None,
                     keys: tuple[str, ...]) -> dict[str, Blob | None] | None:
     """An MS container's blobs, left in place, when it is laid out as pickle writes one.
 
@@ -846,7 +850,7 @@ DATA_ERRORS = (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError
                AttributeError, OverflowError, RuntimeError, struct.error, UnicodeDecodeError)
 
 
-def _guarded(action: Callable[[], Any], path: Any, what: str) -> Any:
+def _guarded(action: Callable[[], Any], path: PathLike | None, what: str) -> Any:
     try:
         return action()
     except RefusedGlobal as exc:
@@ -868,7 +872,7 @@ def _guarded(action: Callable[[], Any], path: Any, what: str) -> Any:
 T = TypeVar("T")
 
 
-def converting(action: Callable[[], T], path: Any) -> T:
+def converting(action: Callable[[], T], path: PathLike | None) -> T:
     """Run a reader's conversion of decoded data (a Motion from PARC or MimicKit dicts):
     whatever untrusted data makes it trip over becomes a FormatError naming the file."""
     try:
@@ -913,7 +917,7 @@ class PlainWalk:
         self._keep: list[Any] = []  # originals stay alive, so their ids stay theirs
         self._steps = max_steps
 
-    def plain(self, value: Any, depth: int = 0) -> Any:
+    def plain(self, value: object, depth: int = 0) -> object:
         """``value`` as plain data (see the class)."""
         self._steps -= 1
         if self._steps < 0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import pickle
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 #: NumPy 2 module names and the NumPy 1 spelling written instead.
 _OLD_MODULES = {
@@ -19,7 +19,21 @@ _OLD_MODULES = {
     "numpy._core.numeric": "numpy.core.numeric",
 }
 PROTOCOL = 4
-_PurePickler: Any = getattr(pickle, "_Pickler")  # noqa: B009 (private, untyped in typeshed)
+
+if TYPE_CHECKING:
+    class _PurePickler(pickle._Pickler):
+        """The undocumented members of the pure-Python pickler used here (typeshed has
+        the class but not these)."""
+
+        memo: dict[int, tuple[int, object]]
+
+        def save(self, obj: object, save_persistent_id: bool = True) -> None: ...
+        def save_global(self, obj: Any, name: str | None = None) -> None: ...
+        def memoize(self, obj: object) -> None: ...
+        def write(self, data: bytes) -> None: ...
+        def get(self, index: int) -> bytes: ...
+else:
+    _PurePickler = pickle._Pickler
 
 
 class _Numpy1Pickler(_PurePickler):
@@ -40,7 +54,7 @@ class _Numpy1Pickler(_PurePickler):
         super().save_global(obj, name)
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     """Protocol-4 pickle of ``obj`` with NumPy 1.x global names."""
     buffer = io.BytesIO()
     _Numpy1Pickler(buffer, protocol=PROTOCOL).dump(obj)
