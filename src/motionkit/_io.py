@@ -64,7 +64,8 @@ def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
             kind = _KIND.get(stat.S_IFMT(info.st_mode), "a special file")
             raise ConversionError(f"{target}: is {kind}, not a regular file; refused "
                                   "(it would be replaced)")
-        permissions = stat.S_IMODE(info.st_mode)
+        else:
+            permissions = stat.S_IMODE(info.st_mode)
     _remove_stale(target)
     try:
         handle_fd, tmp = _create_beside(target)

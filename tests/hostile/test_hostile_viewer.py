@@ -1,6 +1,7 @@
 """The live viewer talks only to its own pages: a real WebSocket client on 127.0.0.1 with a
 foreign ``Origin`` (a page of another site in the user's browser), and a request with a
-foreign ``Host`` (a DNS-rebinding page), are refused with 403."""
+foreign ``Host`` (a DNS-rebinding page), are refused with 403; the viewer's own pages, also
+through a forwarded port or from another machine by address, are not."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import corpus_file, require_peer
 from motionkit.view import LiveView, build_scene
+from motionkit.view._origin import allowed
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +53,35 @@ def test_a_websocket_from_another_origin_is_refused(live: LiveView) -> None:
 
 
 @pytest.mark.parametrize("host, origin, upgrade, status", [
-    ("own", None, False, 200),
-    ("localhost", None, False, 200),
-    ("evil.example", None, False, 403),  # DNS rebinding: the page's name, our address
-    ("own", "http://evil.example", True, 403),
-    ("evil.example", "http://evil.example", True, 403),
-    ("own", "null", True, 403),  # a sandboxed frame or a file:// page
+    ("127.0.0.1:{port}", None, False, 200),
+    ("localhost:{port}", None, False, 200),
+    ("localhost:9999", None, False, 200),  # a forwarded port (ssh -L 9999:localhost:PORT)
+    ("evil.example:{port}", None, False, 403),  # DNS rebinding: the page's name, our address
+    ("127.0.0.1:{port}", "http://evil.example", True, 403),
+    ("evil.example:{port}", "http://evil.example:{port}", True, 403),
+    ("127.0.0.1:{port}", "null", True, 403),  # a sandboxed frame or a file:// page
+    ("localhost:9999", "http://localhost:9999", True, 101),  # the forwarded page itself
 ])
 def test_requests_name_the_viewer_or_are_refused(live: LiveView, host: str, origin: str | None,
                                                  upgrade: bool, status: int) -> None:
-    name = {"own": "127.0.0.1", "localhost": "localhost"}.get(host, host)
-    assert _status(live, f"{name}:{live.port}", origin, upgrade) == status
+    fill = {"port": live.port}
+    assert _status(live, host.format(**fill), origin and origin.format(**fill), upgrade) == status
+
+
+@pytest.mark.parametrize("bound, host, passes", [
+    ("127.0.0.1", "127.0.0.1:8080", True),
+    ("127.0.0.1", "LOCALHOST", True),  # port 80 is left out of Host
+    ("127.0.0.1", "[::1]:8080", True),
+    ("127.0.0.1", "192.168.1.5:8080", False),  # not a loopback name
+    ("127.0.0.1", "evil.example:8080", False),
+    ("0.0.0.0", "192.168.1.5:8080", True),  # from another machine, by address
+    ("0.0.0.0", "[fe80::1]:8080", True),
+    ("0.0.0.0", f"{socket.gethostname()}:8080", True),
+    ("0.0.0.0", "evil.example:8080", False),
+    ("::", "10.0.0.2:8080", True),
+    ("192.168.1.5", "192.168.1.5:8080", True),
+    ("192.168.1.5", "evil.example:8080", False),
+    ("127.0.0.1", "", False),
+])
+def test_which_host_headers_name_the_viewer(bound: str, host: str, passes: bool) -> None:
+    assert allowed(bound)(host) is passes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -90,6 +91,9 @@ def test_a_symlink_target_is_replaced_never_written_through(dangling: bool, tmp_
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert not link.is_symlink() and mk.read(link).frames > 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(link.stat().st_mode) == 0o666 & ~umask  # a new file's, not the link's 0777
     assert (victim.read_text() == "precious") if not dangling else not victim.exists()
 
 
