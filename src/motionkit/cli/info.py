@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..formats import registry
+from ..formats.loss import RESTATED_ATTRS
 from ..model import Motion, Skeleton, World
 from ..summary import all_tracks, describe, summarise
 from ._common import busy, clean, echo_json
@@ -145,7 +146,8 @@ def _motion_lines(obj: Motion, fmt: registry.Format) -> list[str]:
             shown = ", ".join(track.labels[:8]) + (" …" if len(track.labels) > 8 else "")
             lines.append(f"    labels: {shown}")
         for key, value in track.attrs.items():
-            lines.append(f"    {key}: {value}")
+            if key not in RESTATED_ATTRS:  # the data itself, as the file wrote it
+                lines.append(f"    {key}: {value}")
     for key, value in obj.meta.items():
         if key in ("source_format", described):
             continue

@@ -33,7 +33,10 @@ def command(source: str, output: str | None, character: str | None, check: bool)
         for problem in problems:
             click.echo(printable(problem))
         if problems:
-            click.echo(f"{printable(source)}: {len(problems)} change(s) since it was packed")
+            unchecked = sum(problem.startswith("not checked") for problem in problems)
+            changed = len(problems) - unchecked
+            click.echo(f"{printable(source)}: {changed} change(s) since it was packed"
+                       + (f", {unchecked} source(s) not checked" if unchecked else ""))
             sys.exit(2)
         click.echo(f"{printable(source)}: ok")
         return

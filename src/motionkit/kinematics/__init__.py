@@ -68,7 +68,7 @@ def character_poses(character: Character, root_pos: ArrayLike, root_rot: ArrayLi
     root[:, 3:] = quaternion.normalize(
         np.broadcast_to(np.asarray(root_rot, dtype=float), (*lead, 4))).reshape(frames, 4)
     skeleton = character.skeleton
-    rotations = np.ascontiguousarray(joints.reshape(frames, -1, 4).transpose(1, 2, 0))
+    rotations = np.ascontiguousarray(joints.reshape(frames, character.body_count - 1, 4).transpose(1, 2, 0))
     poses = forward_quat(skeleton, np.zeros((frames, skeleton.dof_count)), root, rotations)
     poses = poses.reshape(*lead, character.body_count, 7)
     return poses[..., :3], poses[..., 3:]

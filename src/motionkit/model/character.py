@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TypeAlias, cast
 
 import numpy as np
@@ -52,6 +51,7 @@ class Character:
         counts = [{"root": 0, "hinge": 1, "spherical": 3, "fixed": 0}[k] for k in self.kinds]
         self.dof_counts = np.array(counts, dtype=np.intp)
         self.dof_offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+        self._skeleton: tuple[tuple[object, ...], Skeleton] | None = None
 
     @property
     def body_count(self) -> int:
@@ -184,10 +184,15 @@ class Character:
 
     # ------------------------------------------------------------------ model
 
-    @cached_property
+    @property
     def skeleton(self) -> Skeleton:
-        """The neutral Skeleton of this character, built once (FK plans are cached on it)."""
-        return self.to_skeleton()
+        """The neutral Skeleton of this character, built again only when the arrays it comes
+        from changed (FK plans are cached on it)."""
+        key = (self.parents.tobytes(), self.local_pos.tobytes(), self.local_rot.tobytes(),
+               self.axes.tobytes(), tuple(self.kinds))
+        if self._skeleton is None or self._skeleton[0] != key:
+            self._skeleton = key, self.to_skeleton()
+        return self._skeleton[1]
 
     def to_skeleton(self) -> Skeleton:
         """The neutral Skeleton; this Character rides along in ``attrs["parc_character"]``."""

@@ -422,7 +422,10 @@ def as_character(source: CharacterSource) -> Character:
     names (read through the registry, which picks the format)."""
     if isinstance(source, (Character, Skeleton)):
         return Character.of(source)
-    return Character.of(model_skeleton(api.read(source), source))
+    try:
+        return Character.of(model_skeleton(api.read(source), source))
+    except ConversionError as exc:
+        raise FormatError(f"is not a character model: {exc}", source) from None
 
 
 class Listing(NamedTuple):
