@@ -9,7 +9,7 @@ such a module re-exports from elsewhere (as mypy --strict reads it: the names in
 A signature contains ``Any`` when a parameter, return, base class or field annotation
 names ``typing.Any``, directly or through module-level aliases (followed across imports);
 under ``if TYPE_CHECKING`` the branch type checkers read counts. ``Any`` in bodies and
-private helpers is mypy's business (``mypy --strict`` runs in ``make test and make lint``).
+private helpers is mypy's business (``mypy --strict`` runs in ``make test`` and ``make lint``).
 """
 
 from __future__ import annotations
