@@ -119,8 +119,9 @@ def _cycle(edges: set[tuple[str, str]]) -> list[str]:
 
 
 def test_no_module_imports_itself_through_others() -> None:
-    # a package's __init__ re-exporting its modules is not a cycle of code
-    edges = {(a, b) for a, b in EDGES if not (MODULES[b].name == "__init__.py"
+    # a package's __init__ re-exporting its modules is not a cycle of code; the top-level
+    # package is no such exception (importing it loads the api and the model)
+    edges = {(a, b) for a, b in EDGES if not (MODULES[b].name == "__init__.py" and b != "motionkit"
                                              and a.startswith(b + "."))}
     assert _cycle(edges) == []
 

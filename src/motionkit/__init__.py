@@ -12,6 +12,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ._version import __version__
 from .api import convert, read, write
 from .errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
 from .model import Motion, Skeleton, Terrain, Timeline, Track, World
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use, as type checkers sho
     from .plot import plot  # callable modules: mk.plot(...) calls plot.plot(...)
     from .view import view
 
-__version__ = "0.1.0"
 
 __all__ = [
     "ConversionError",

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.

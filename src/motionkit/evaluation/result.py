@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import __version__
 from .._io import atomic_write
+from .._version import __version__
 from ..errors import ConversionError, FormatError
 from ._poses import Array
 from .align import Alignment
