@@ -37,3 +37,11 @@ def test_a_planted_offset_is_found_and_all_poses_cost_few_evaluations(
     assert found == pytest.approx(0.0137, abs=1e-6)
     if count > metrics.OFFSET_SAMPLE:
         assert len(whole) <= 40  # the refinement only; the scan ran on the subsample
+
+
+@pytest.mark.parametrize("count", [2_000, 3 * metrics.OFFSET_SAMPLE + 7])
+def test_the_offset_stays_inside_the_window_searched(count: int) -> None:
+    times = np.linspace(0.0, 60.0, count)
+    found = metrics.estimate_offset(_poses(times), _poses(times, shift=0.3), kind="none",
+                                    window=0.1)
+    assert found == pytest.approx(0.1, abs=1e-9)  # the edge, never past it

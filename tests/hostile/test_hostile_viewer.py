@@ -82,6 +82,8 @@ def test_requests_name_the_viewer_or_are_refused(live: LiveView, host: str, orig
     ("192.168.1.5", "192.168.1.5:8080", True),
     ("192.168.1.5", "evil.example:8080", False),
     ("127.0.0.1", "", False),
+    ("127.0.0.1", "[::1]evil.example", False),  # nothing but a port may follow the brackets
+    ("FE80::0002", "[fe80::2]:8080", True),  # a bound address in any spelling
 ])
 def test_which_host_headers_name_the_viewer(bound: str, host: str, passes: bool) -> None:
     assert allowed(bound)(host) is passes

@@ -52,3 +52,11 @@ def test_no_frames_give_no_poses(humanoid: Character) -> None:
     pos, rot = character_poses(humanoid, np.zeros((0, 3)), np.zeros((0, 4)),
                                np.zeros((0, humanoid.body_count - 1, 4)))
     assert pos.shape == (0, humanoid.body_count, 3) and rot.shape == (0, humanoid.body_count, 4)
+
+
+def test_the_skeleton_follows_edited_limits(humanoid: Character) -> None:
+    hinge = humanoid.kinds.index("hinge")
+    before = humanoid.skeleton
+    humanoid.limits[hinge, 0] = (-0.25, 0.5)
+    assert humanoid.skeleton is not before
+    assert humanoid.skeleton.bodies[hinge].joint.dofs[0].upper == 0.5

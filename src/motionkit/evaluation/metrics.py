@@ -310,7 +310,7 @@ def estimate_offset(ref: PoseInput, est: PoseInput, *, kind: Kind = "se3", max_g
     # the search runs on at most OFFSET_SAMPLE estimate poses, evenly spread; with more, the
     # found offset is refined on all of them within one scan step (a few evaluations)
     step = max(1, -(-len(e) // OFFSET_SAMPLE))
-    sample = Poses(e.times[::step], e.positions[::step], e.quaternions[::step], e.name)
+    sample = e.take(np.arange(0, len(e), step))
     grid = start + np.linspace(-window, window, 81)
     values = np.array([_offset_cost(sample, r, float(x), kind, gap) for x in grid])
     if not np.isfinite(values).any():
@@ -323,7 +323,7 @@ def estimate_offset(ref: PoseInput, est: PoseInput, *, kind: Kind = "se3", max_g
     if step == 1:
         return offset
     width = grid[1] - grid[0]
-    whole = _refine(e, r, kind, gap, offset - width, offset + width)
+    whole = _refine(e, r, kind, gap, max(offset - width, grid[0]), min(offset + width, grid[-1]))
     return float(whole.x) if whole.fun <= _offset_cost(e, r, offset, kind, gap) else offset
 
 

@@ -188,8 +188,10 @@ class Character:
     def skeleton(self) -> Skeleton:
         """The neutral Skeleton of this character, built again only when the arrays it comes
         from changed (FK plans are cached on it)."""
-        key = (self.parents.tobytes(), self.local_pos.tobytes(), self.local_rot.tobytes(),
-               self.axes.tobytes(), tuple(self.kinds))
+        key = (self.name, tuple(self.body_names), tuple(self.joint_names), tuple(self.kinds),
+               self.parents.tobytes(), self.local_pos.tobytes(), self.local_rot.tobytes(),
+               self.axes.tobytes(), self.limits.tobytes(), tuple(self.contact_bodies),
+               tuple(tuple(map(id, shapes)) for shapes in self.shapes))
         if self._skeleton is None or self._skeleton[0] != key:
             self._skeleton = key, self.to_skeleton()
         return self._skeleton[1]

@@ -12,6 +12,7 @@ page's own (``http://`` + its ``Host``) is refused with 403 before viser sees it
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -25,11 +26,11 @@ Handler = Callable[[Any, Any], Any]
 
 
 def _name(host_header: str) -> str:
-    """The name part of a ``Host`` value (``[::1]:8080`` → ``[::1]``, ``a:80`` → ``a``)."""
+    """The name part of a ``Host`` value (``[::1]:8080`` → ``[::1]``, ``a:80`` → ``a``);
+    an empty name for what a browser cannot send."""
     text = host_header.strip().lower()
-    if text.startswith("["):
-        return text[:text.find("]") + 1] if "]" in text else text
-    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+    found = re.fullmatch(r"(\[[^\]]*\]|[^:\[\]]*)(?::\d*)?", text)
+    return found.group(1) if found else ""
 
 
 def _is_ip(name: str) -> bool:
@@ -46,6 +47,8 @@ def allowed(host: str) -> Callable[[str], bool]:
     needs, so only the names this server answers to pass: the loopback names for a loopback
     server; for every interface, IP literals and this machine's own names; else ``host``."""
     bound = host.strip().lower()
+    if _is_ip(bound):
+        bound = str(ipaddress.ip_address(bound.strip("[]")))
     if bound in _LOOPBACK:
         names = set(_LOOPBACK)
     elif bound in _WILDCARD:
