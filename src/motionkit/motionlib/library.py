@@ -337,7 +337,7 @@ class MotionLib:
                    character: Character | None = None) -> MotionLib:
         """A library from :meth:`state`'s arrays (used as they are: memory maps stay maps).
 
-        The caller has checked the arrays' shapes agree (``dataset.pack`` does), and their
+        The caller has checked the arrays' shapes agree (``packfile.Pack`` does), and their
         dtypes are :meth:`state`'s (``packfile.SPEC``)."""
         lib = cls.__new__(cls)
         lib.character = character
