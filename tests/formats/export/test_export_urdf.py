@@ -249,7 +249,7 @@ def test_floating_base_takes_root_or_world(tmp_path: Path) -> None:
         mk.write(tmp_path / "x.urdf", every_joint(), floating_base="sky")
 
 
-def test_every_corpus_model_still_reads() -> None:
+def test_every_corpus_model_still_reads(corpus: Path) -> None:  # skips (or fails) without it
     from export_models import READABLE
 
     assert len(CORPUS) == READABLE, "a corpus model stopped reading (or a new one reads: update)"
