@@ -41,8 +41,11 @@ lint: $(STAMP) audit
 audit: $(STAMP)
 	$(BIN)/pip-audit --strict --skip-editable --progress-spinner off
 
+# Every bench script writes its section to bench/out/; RESULTS.md is made from them.
 bench: $(STAMP)
-	for script in bench/*.py; do $(BIN)/python $$script || exit 1; done
+	rm -rf bench/out
+	for script in bench/[!_]*.py; do $(BIN)/python $$script || exit 1; done
+	$(BIN)/python bench/_results.py
 
 # Every extra and the build requirements, for every Python the project supports.
 lock: $(STAMP)
