@@ -35,6 +35,9 @@ WORK_FLOOR = 8 * 1024 * 1024
 WORK_CAP = 256 * 1024 * 1024
 #: Deepest nesting of lists and mappings accepted in YAML or JSON text.
 MAX_DEPTH = 128
+#: Most bodies (links) of a model: the neutral model holds ~5 KB per body, and real robots
+#: and characters have tens to hundreds. Readers of body models refuse more at the place.
+MAX_BODIES = 10_000
 #: Longest integer accepted in a text field (Python refuses int() past 4,300 digits).
 MAX_INT_DIGITS = 18
 

@@ -219,6 +219,21 @@ def default_class_amplifier(attributes: int = 5_000, uses: int = 2_000) -> bytes
             "</body></worldbody></mujoco>").encode()
 
 
+def many_joints_mjcf(joints: int = 10_001) -> bytes:
+    """Hinges in one body: each becomes a neutral body (a joint chain), ~5 KB of model
+    from ~50 bytes of text."""
+    hinges = "".join(f'<joint name="j{k}" axis="0 0 1"/>' for k in range(joints))
+    return (f'<mujoco><worldbody><body name="b"><freejoint/><geom size="0.1"/>{hinges}'
+            "</body></worldbody></mujoco>").encode()
+
+
+def many_geoms_mjcf(geoms: int = 20_000) -> bytes:
+    """Boxes in one body: a shape each, and the body's inertia from all of them."""
+    boxes = '<geom type="box" size="0.1 0.2 0.3" pos="0 0 1"/>' * geoms
+    return (f'<mujoco><worldbody><body name="b"><freejoint/>{boxes}'
+            "</body></worldbody></mujoco>").encode()
+
+
 def bvh_frame_time(frame_time: str = "1e-300", row: str = "1 1 1") -> bytes:
     """A one-joint BVH of two frames with this frame time and second row."""
     return ("HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 3 Xposition Yposition Zposition\n"
@@ -235,7 +250,8 @@ def entity_bomb_skel() -> bytes:
 # ---------------------------------------------------------------- .body (read via the CLI)
 
 
-def chain_body(links: int = 20_000) -> bytes:
+def chain_body(links: int = 10_000) -> bytes:
+    """A chain of this many links (10,000: the most a model may have)."""
     lines = ["format: ChoreonoidBody", "formatVersion: 1.0", "name: chain", "links:",
              "  - {name: L0, jointType: free}"]
     lines += [f"  - {{name: L{i}, parent: L{i - 1}, jointType: revolute, jointAxis: Z, "
@@ -310,6 +326,17 @@ CASES: tuple[Case, ...] = (
          {"module": "mujoco.mjcf"}),
     Case("character default class amplifier", "defaults.xml", default_class_amplifier,
          {"module": "parc.character"}),
+    Case("mjcf 10,001 joints", "joints.xml", many_joints_mjcf, {"module": "mujoco.mjcf"}),
+    Case("character 10,001 joints", "joints.xml", many_joints_mjcf,
+         {"module": "parc.character"}),
+    Case("mjcf 20,000 geoms", "geoms.xml", many_geoms_mjcf, {"module": "mujoco.mjcf"},
+         expect="ok"),
+    Case("character 20,000 geoms", "geoms.xml", many_geoms_mjcf, {"module": "parc.character"},
+         expect="ok"),
+    Case("mjcf 100,001 geoms", "geoms.xml", lambda: many_geoms_mjcf(100_001),
+         {"module": "mujoco.mjcf"}),
+    Case("body 10,001 links", "chain.body", lambda: chain_body(10_001),
+         {"module": "choreonoid.body"}),
     Case("character unknown encoding", "enc.xml", unknown_encoding_mjcf,
          {"module": "parc.character"}),
     Case("body deep flow", "deep.body", deep_flow_body, {"module": "choreonoid.body"}),

@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from ..._io import read_bytes
+from ..._limits import MAX_BODIES
 from ...errors import FormatError, warn
 from ...model.skeleton import Body, Device, Dof, Inertia, Joint, Skeleton
 from .body_links import Link, LinkReader
@@ -184,6 +185,8 @@ class _Loader:
                   node: Node) -> None:
         if not name:
             return
+        if len(names) >= MAX_BODIES:
+            raise error(path, node, f"more than {MAX_BODIES} links")
         if name in names:
             raise error(path, link.name_node or link.node or node,
                         f'duplicated link name "{name}"')
@@ -203,8 +206,8 @@ class _Loader:
         if count_node is None:
             raise error(path, node, "a ContinuousTrack node needs numJoints")
         count = to_int(path, count_node)
-        if count < 3:
-            raise error(path, count_node, "a ContinuousTrack needs numJoints >= 3")
+        if not 3 <= count <= MAX_BODIES:
+            raise error(path, count_node, f"a ContinuousTrack needs 3 to {MAX_BODIES} numJoints")
         if offset_node is None:
             raise error(path, node, "a ContinuousTrack node needs jointOffset")
         offset = values.vector(offset_node, 3, "jointOffset")

@@ -25,7 +25,7 @@ def accepts(path: str) -> bool:
     conversion). The general ``mjcf`` reader takes those; other errors stay this
     reader's to report. (``character=`` options read the PARC way whatever the file.)"""
     try:
-        tree = parse_tree(path)
+        tree = parse_tree(path, keep=True)  # for the read that follows
         character = character_of(tree)
     except ParcSubsetError:
         return False

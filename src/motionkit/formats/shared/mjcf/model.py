@@ -33,6 +33,7 @@ its body.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, cast
@@ -396,7 +397,9 @@ def _geom_inertia(shapes: list[tuple[Shape, dict[str, str], Element]], tree: MjT
     """A body's mass properties from its geoms as MuJoCo infers them (``mass`` over
     ``density`` × volume, solid primitives; geoms outside ``inertiagrouprange`` left out).
     Returns the inertia and whether mesh geoms were left out (their volume is not known)."""
-    parts: list[tuple[float, Array, Array]] = []  # mass, centre, moment (body axes)
+    masses: list[float] = []
+    principals: list[tuple[float, float, float]] = []  # per unit mass, in the geom's axes
+    poses: list[Array] = []
     missing = False
     for shape, attrs, geom in shapes:
         group = tree.numbers(attrs, "group", geom)
@@ -413,43 +416,49 @@ def _geom_inertia(shapes: list[tuple[Shape, dict[str, str], Element]], tree: MjT
         if shape.kind == "mesh":
             missing = True
             continue
-        p = shape.params
-        if shape.kind == "sphere":
-            r = float(p["radius"])
-            volume, principal = 4 / 3 * np.pi * r**3, np.full(3, 0.4 * r * r)
-        elif shape.kind in ("box", "ellipsoid"):
-            a, b, c = np.asarray(p["size"], dtype=float) / 2
-            squares = np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-            if shape.kind == "box":
-                volume, principal = 8 * a * b * c, squares / 3
-            else:
-                volume, principal = 4 / 3 * np.pi * a * b * c, squares / 5
-        elif shape.kind == "cylinder":
-            r, height = float(p["radius"]), float(p["height"])
-            volume = np.pi * r * r * height
-            side = (3 * r * r + height * height) / 12
-            principal = np.array([side, side, r * r / 2])
-        else:  # capsule: a cylinder and two half spheres at its ends
-            r, height = float(p["radius"]), float(p["height"])
-            volume = np.pi * r * r * height + 4 / 3 * np.pi * r**3
-            ball = (4 / 3 * r) / (height + 4 / 3 * r)  # the spheres' share of the volume
-            cyl = 1 - ball
-            side = cyl * (3 * r * r + height * height) / 12 + ball * (
-                0.4 * r * r + height * (3 * r + 2 * height) / 8)
-            principal = np.array([side, side, cyl * r * r / 2 + ball * 0.4 * r * r])
-        mass = float(given[0]) if given is not None else \
-            (1000.0 if density is None else float(density[0])) * volume
-        turn = shape.transform[:3, :3]
-        parts.append((mass, shape.transform[:3, 3], turn @ np.diag(principal * mass) @ turn.T))
-    total = sum(m for m, _, _ in parts)
+        volume, principal = _solid(shape)
+        masses.append(float(given[0]) if given is not None else
+                      (1000.0 if density is None else float(density[0])) * volume)
+        principals.append(principal)
+        poses.append(shape.transform)
+    total = sum(masses)
     if total <= 0:
         return Inertia(0.0, np.zeros(3), np.zeros((3, 3))), missing
-    com = sum((m * c for m, c, _ in parts), np.zeros(3)) / total
-    moment = np.zeros((3, 3))
-    for m, c, inner in parts:
-        d = c - com
-        moment += inner + m * (float(d @ d) * np.eye(3) - np.outer(d, d))
+    mass = np.array(masses)
+    pose = np.array(poses)
+    turn, centre = pose[:, :3, :3], pose[:, :3, 3]
+    com = mass @ centre / total
+    d = centre - com
+    # each geom's moment turned into the body's axes, plus its parallel-axis term
+    inner = np.einsum("nij,nj,nkj->ik", turn, np.array(principals) * mass[:, None], turn)
+    moment = inner + float(mass @ np.einsum("ni,ni->n", d, d)) * np.eye(3) \
+        - np.einsum("n,ni,nj->ij", mass, d, d)
     return Inertia(total, com, moment, derived=True), missing
+
+
+def _solid(shape: Shape) -> tuple[float, tuple[float, float, float]]:
+    """A solid primitive's volume and principal moments per unit mass (its own axes)."""
+    p = shape.params
+    if shape.kind == "sphere":
+        r = float(p["radius"])
+        return 4 / 3 * math.pi * r**3, (0.4 * r * r,) * 3
+    if shape.kind in ("box", "ellipsoid"):
+        a, b, c = (float(v) / 2 for v in p["size"])
+        squares = (b * b + c * c, a * a + c * c, a * a + b * b)
+        if shape.kind == "box":
+            return 8 * a * b * c, (squares[0] / 3, squares[1] / 3, squares[2] / 3)
+        return 4 / 3 * math.pi * a * b * c, (squares[0] / 5, squares[1] / 5, squares[2] / 5)
+    r, height = float(p["radius"]), float(p["height"])
+    if shape.kind == "cylinder":
+        side = (3 * r * r + height * height) / 12
+        return math.pi * r * r * height, (side, side, r * r / 2)
+    # capsule: a cylinder and two half spheres at its ends
+    volume = math.pi * r * r * height + 4 / 3 * math.pi * r**3
+    ball = (4 / 3 * r) / (height + 4 / 3 * r)  # the spheres' share of the volume
+    cyl = 1 - ball
+    side = cyl * (3 * r * r + height * height) / 12 + ball * (
+        0.4 * r * r + height * (3 * r + 2 * height) / 8)
+    return volume, (side, side, cyl * r * r / 2 + ball * 0.4 * r * r)
 
 
 def _frame_of(axes: Array, names: list[str] | None = None) -> tuple[str, Array] | None:

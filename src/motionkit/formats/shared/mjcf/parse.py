@@ -10,7 +10,9 @@ maps the same tree onto neutral joints (the general reading).
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -23,16 +25,20 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ...._io import read_bytes
-from ...._limits import Budget
+from ...._limits import MAX_BODIES, Budget
 from ....errors import FormatError
 from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
 
 Array = NDArray[np.float64]
 
-#: Most bodies of a character, and their deepest nesting (real ones have tens and ~10).
-MAX_BODIES = 10_000
+#: Deepest nesting of bodies (real ones have ~10; most bodies: MAX_BODIES, as every reader).
 MAX_BODY_DEPTH = 1_000
+#: Most joints of a model (each may become a neutral body, as a MuJoCo joint chain does),
+#: and most geoms and sites (each a shape or a marker). Real models have tens to hundreds;
+#: the caps bound what a file of small elements costs (~5 KB of model per joint).
+MAX_JOINTS = 10_000
+MAX_PARTS = 100_000
 
 
 def sniff(head: bytes) -> bool:
@@ -40,10 +46,42 @@ def sniff(head: bytes) -> bool:
     return b"<mujoco" in head[:4096]
 
 
-def parse_tree(source: str | os.PathLike[str], first_only: bool = False) -> MjTree:
-    """Every body of an MJCF file (or of its first top-level body only), depth first."""
-    root, xml = _load(source)
-    return guarded(lambda: _tree(root, xml, first_only), source)
+def parse_tree(source: str | os.PathLike[str], first_only: bool = False,
+               keep: bool = False) -> MjTree:
+    """Every body of an MJCF file (or of its first top-level body only), depth first.
+
+    ``keep`` holds the tree for the next parse of the same unchanged file (a reader's
+    ``accepts`` keeps it for the ``read`` that follows); that parse takes it."""
+    global _kept
+    key = _identity(source, first_only)
+    with _kept_lock:
+        kept, _kept = _kept, None
+    if kept is not None and key is not None and kept[0] == key:
+        tree = kept[1]
+    else:
+        root, xml = _load(source)
+        tree = guarded(lambda: _tree(root, xml, first_only), source)
+    if keep and key is not None:
+        with _kept_lock:
+            _kept = (key, tree)
+    return tree
+
+
+#: The one tree kept by ``parse_tree(keep=True)``, with the identity of its file.
+_kept: tuple[tuple[object, ...], MjTree] | None = None
+_kept_lock = threading.Lock()
+
+
+def _identity(source: str | os.PathLike[str], first_only: bool) -> tuple[object, ...] | None:
+    """What names one version of a file: its real path, device, inode, size and mtime."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    try:
+        path = os.path.realpath(source)
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (path, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, first_only)
 
 
 _T = TypeVar("_T")
@@ -286,12 +324,12 @@ def _numbers(attrs: dict[str, str], name: str, element: Element, xml: _Xml) -> A
     try:
         if "_" in text:  # Python's float takes 1_0 as 10; MuJoCo does not
             raise ValueError
-        values = np.array([float(v) for v in text.split()], dtype=np.float64)
+        floats = [float(v) for v in text.split()]
     except ValueError:
         raise xml.error(element, f"<{element.tag} {name}=...>: not numbers") from None
-    if not np.isfinite(values).all():
+    if not all(map(math.isfinite, floats)):  # per value: a geom has a handful
         raise xml.error(element, f"<{element.tag} {name}=...>: numbers must be finite")
-    return values
+    return np.array(floats, dtype=np.float64)
 
 
 def _frame(attrs: dict[str, str], element: Element, xml: _Xml, compiler: _Compiler) -> Array:
@@ -356,6 +394,24 @@ def _zaxis(direction: Array, element: Element, xml: _Xml) -> Array:
 
 
 @dataclass(eq=False)
+class _Tally:
+    """Joints and geoms-plus-sites found so far in the whole model, held to their caps."""
+
+    joints: int = 0
+    parts: int = 0
+
+    def joint(self, element: Element, xml: _Xml) -> None:
+        self.joints += 1
+        if self.joints > MAX_JOINTS:
+            raise xml.error(element, f"more than {MAX_JOINTS} joints in the model")
+
+    def part(self, element: Element, xml: _Xml) -> None:
+        self.parts += 1
+        if self.parts > MAX_PARTS:
+            raise xml.error(element, f"more than {MAX_PARTS} geoms and sites in the model")
+
+
+@dataclass(eq=False)
 class _Found:
     """A body's joints and geoms (through ``<frame>`` elements) and its child bodies."""
 
@@ -370,7 +426,7 @@ class _Found:
 
 
 def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
-              compiler: _Compiler) -> _Found:
+              compiler: _Compiler, tally: _Tally) -> _Found:
     """Walk a body's children, composing ``<frame>`` transforms and ``childclass``."""
     found = _Found()
     stack: list[tuple[Iterator[Element], Array, str]] = [(iter(body), np.eye(4), active)]
@@ -382,6 +438,10 @@ def _contents(body: Element, active: str, defaults: _Defaults, xml: _Xml,
             continue
         if len(stack) > MAX_BODY_DEPTH:
             raise xml.error(child, f"frames nest deeper than {MAX_BODY_DEPTH} levels")
+        if child.tag in ("joint", "freejoint"):
+            tally.joint(child, xml)
+        elif child.tag in ("geom", "site"):
+            tally.part(child, xml)
         if child.tag == "joint":
             found.joints.append((child, defaults.attrs(child, cls)))
             found.every_joint.append(found.joints[-1])
@@ -451,6 +511,7 @@ class MjTree:
     meshes: dict[str, tuple[str, Array]]
     bodies: list[MjBody]
     world: _Found  # what <worldbody> holds itself (static geoms, sites)
+    shapes: dict[int, Shape] = field(default_factory=dict)  # id(geom element) → its Shape
 
     def error(self, element: Element, message: str,
               kind: type[FormatError] = FormatError) -> FormatError:
@@ -467,7 +528,13 @@ class MjTree:
         return _joint_range(attrs, element, self.xml, self.compiler, angular)
 
     def shape(self, geom: Element, attrs: dict[str, str], frame: Array) -> Shape:
-        return _shape(geom, attrs, frame, self.meshes, self.compiler, self.xml)
+        """The geom's Shape, made once per tree (the PARC and the general readings of one
+        parse share it, as a Character and its Skeleton do)."""
+        made = self.shapes.get(id(geom))
+        if made is None:
+            made = self.shapes[id(geom)] = _shape(geom, attrs, frame, self.meshes,
+                                                  self.compiler, self.xml)
+        return made
 
 
 def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
@@ -483,7 +550,9 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
     for node in root.iter():
         if node.tag in ("replicate", "attach"):
             raise xml.error(node, f"<{node.tag}> is not supported yet")
-    first_level = _contents(world, world.get("childclass", "main"), defaults, xml, compiler)
+    tally = _Tally()
+    first_level = _contents(world, world.get("childclass", "main"), defaults, xml, compiler,
+                            tally)
     if not first_level.bodies:
         raise FormatError("no <body> inside <worldbody>", path)
     tops = first_level.bodies[:1] if first_only else first_level.bodies
@@ -500,7 +569,8 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
         if depths[-1] > MAX_BODY_DEPTH:
             raise xml.error(element, f"bodies nest deeper than {MAX_BODY_DEPTH} levels")
         local = outer @ _frame(dict(element.attrib), element, xml, compiler)
-        found = _contents(element, element.get("childclass", active), defaults, xml, compiler)
+        found = _contents(element, element.get("childclass", active), defaults, xml, compiler,
+                          tally)
         top = index if parent < 0 else bodies[parent].top
         bodies.append(MjBody(element, element.get("name") or f"body{index}", parent, top,
                              local, found))
@@ -531,6 +601,9 @@ def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,
             scale = _numbers(attrs, "scale", mesh, xml)
             out[name] = (file_name, np.ones(3) if scale is None else np.resize(scale, 3))
     return out
+
+
+_CYCLE3 = np.arange(3)
 
 
 def _shape(geom: Element, attrs: dict[str, str], frame: Array,
@@ -569,7 +642,7 @@ def _shape(geom: Element, attrs: dict[str, str], frame: Array,
             half = float(np.linalg.norm(ends[3:] - ends[:3])) / 2
             params["size"] = 2.0 * np.array([size[0], size[0], half])
         else:
-            params["size"] = 2.0 * np.resize(size, 3)
+            params["size"] = 2.0 * size[_CYCLE3 % size.size]  # 1 or 2 numbers repeat
     elif kind == "mesh":
         mesh = attrs.get("mesh", "")
         if mesh not in meshes:
