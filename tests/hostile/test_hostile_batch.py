@@ -5,6 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import polars as pl
+import pytest
+from hostile_files import many_geoms_mjcf
 from hostile_run import run_cli
 
 from conftest import corpus_file
@@ -23,3 +26,26 @@ def test_two_inputs_with_one_output_name_are_refused_naming_both(tmp_path: Path)
     assert len(lines) == 1 and lines[0].startswith("motionkit: error: ")
     assert str(inputs / "w.tum") in lines[0] and str(inputs / "w.traj") in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("limit", [["--timeout", "1"], ["--memory", "200"]],
+                         ids=["timeout", "memory"])
+def test_a_file_over_its_limit_fails_alone_with_one_line(limit: list[str],
+                                                         tmp_path: Path) -> None:
+    """100,000 geoms (the most a model may have) take ~6 s and ~300 MB; the small
+    trajectory beside them still converts, and the batch lists the one failure."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "geoms.xml").write_bytes(many_geoms_mjcf(100_000))
+    shutil.copy(corpus_file("evo", "fr2_desk_groundtruth.txt"), inputs / "w.tum")
+    out = tmp_path / "out"
+    result = run_cli(["batch", "validate", str(inputs), "--out", str(out), "-j", "1", *limit],
+                     5_000_000, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout.splitlines() == [
+        f"{inputs / 'geoms.xml'}: " + ("took longer than 1 s (--timeout); stopped"
+                                       if limit[0] == "--timeout" else
+                                       "needed more than 200 MB (--memory); stopped")]
+    rows = {Path(row["path"]).name: row["status"]
+            for row in pl.read_parquet(out / "catalog.parquet").to_dicts()}
+    assert rows == {"geoms.xml": "failed", "w.tum": "ok"}

@@ -33,19 +33,32 @@ def _shared(func: Callable[..., None]) -> Callable[..., None]:
                      help="Run on an existing Dask cluster, e.g. tcp://host:8786."),
         click.option("--from", "from_format", metavar="FORMAT", help="Read inputs as this format."),
         click.option("--force", is_flag=True, help="Redo outputs that are newer than their inputs."),
+        click.option("--timeout", type=click.FloatRange(min=0), default=600, show_default=True,
+                     metavar="SECONDS", help="Stop a file after this long; it fails alone (0: "
+                                             "no limit)."),
+        click.option("--memory", type=click.IntRange(min=0), default=4096, show_default=True,
+                     metavar="MB", help="Stop a file that needs more memory; it fails alone "
+                                        "(0: no limit)."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None) -> None:
-    """Run ``job`` with a progress bar; list the failures at the end (exit 2 if any)."""
+def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
+        limits: tuple[float, int]) -> None:
+    """Run ``job`` with a progress bar; list the failures at the end (exit 2 if any).
+    ``limits``: --timeout and --memory (0: none)."""
+    import dataclasses
+
     from tqdm import tqdm
 
     from ..dataset.batch import run_batch
     from ..dataset.files import expand
+    from ..dataset.sandbox import Limits
 
+    seconds, memory = limits
+    job = dataclasses.replace(job, limits=Limits(seconds or None, memory or None))
     items = expand(patterns)
     counts = {"failed": 0}
     start = time.monotonic()
@@ -87,7 +100,8 @@ Examples:
 def command() -> None:
     """Work on many files at once on Dask (a local cluster, or --scheduler for one you run).
 
-    One broken file never stops a batch: its error is listed at the end (exit 2).
+    One broken file never stops a batch: its error is listed at the end (exit 2). Each
+    file is read in a child process of its worker, within --timeout and --memory.
     """
 
 
@@ -100,12 +114,13 @@ Examples:
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 def convert(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-            from_format: str | None, force: bool, to_format: str | None, lossy: bool) -> None:
+            from_format: str | None, force: bool, timeout: float, memory: int,
+            to_format: str | None, lossy: bool) -> None:
     """Convert every file matched by PATTERNS into --out."""
     from ..dataset.batch import Job
 
     run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force),
-        patterns, jobs, scheduler)
+        patterns, jobs, scheduler, (timeout, memory))
 
 
 @command.command("validate", epilog="""\b
@@ -114,12 +129,12 @@ Examples:
   motionkit batch validate 'parc/**/*.pkl' --out report -j 2""")
 @_shared
 def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool) -> None:
+             from_format: str | None, force: bool, timeout: float, memory: int) -> None:
     """Read every file completely; the catalog in --out says which failed and why."""
     from ..dataset.batch import Job
 
     run(Job("validate", Path(out).absolute(), from_format=from_format, force=force),
-        patterns, jobs, scheduler)
+        patterns, jobs, scheduler, (timeout, memory))
 
 
 @command.command("info", epilog="""\b
@@ -127,12 +142,12 @@ Examples:
   motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
 @_shared
 def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-         from_format: str | None, force: bool) -> None:
+         from_format: str | None, force: bool, timeout: float, memory: int) -> None:
     """Write each file's ``info --json`` document to --out as FILE.json."""
     from ..dataset.batch import Job
 
     run(Job("info", Path(out).absolute(), from_format=from_format, force=force),
-        patterns, jobs, scheduler)
+        patterns, jobs, scheduler, (timeout, memory))
 
 
 @command.command("eval", epilog="""\b
@@ -148,12 +163,12 @@ Examples:
                                                          "translation", "none"]),
               default="none", show_default=True, help="Fit each estimate onto its reference first.")
 def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool, reference: str, metric: str,
-             alignment: str) -> None:
+             from_format: str | None, force: bool, timeout: float, memory: int,
+             reference: str, metric: str, alignment: str) -> None:
     """Evaluate every estimate against its reference: FILE.json results and one table,
     results.parquet (``eval table``'s columns)."""
     from ..dataset.batch import Job
 
     settings: dict[str, Any] = {"reference": reference, "metric": metric, "align": alignment}
     run(Job("eval", Path(out).absolute(), from_format=from_format, force=force, **settings),
-        patterns, jobs, scheduler)
+        patterns, jobs, scheduler, (timeout, memory))

@@ -26,6 +26,7 @@ from .._io import atomic_write
 from ..errors import MotionkitError
 from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
 from .files import Item, expand, up_to_date
+from .sandbox import Limits, run_limited
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -50,6 +51,8 @@ class Job:
     reference: str | None = None
     metric: Literal["ape", "rpe"] = "ape"
     align: Kind = "none"
+    #: per file: a file over its time or memory limit fails alone (in a child process)
+    limits: Limits = field(default_factory=Limits)
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -87,8 +90,18 @@ def work(job: Job, item: Item) -> Outcome:
 
 
 def work_chunk(job: Job, items: list[Item]) -> list[Outcome]:
-    """:func:`work` for several files in one task (fewer tasks: less scheduling per file)."""
-    return [work(job, item) for item in items]
+    """:func:`work` for several files in one task (fewer tasks: less scheduling per file),
+    each within the job's limits."""
+    if job.limits.any:
+        return [run_limited(job, item, job.limits) for item in items]
+    return [_unlimited(job, item) for item in items]
+
+
+def _unlimited(job: Job, item: Item) -> Outcome:
+    try:
+        return work(job, item)
+    except MemoryError:
+        return failed_outcome(item.source, "MemoryError: out of memory")
 
 
 def chunk_size(files: int, workers: int) -> int:
@@ -120,6 +133,8 @@ def _work(job: Job, item: Item) -> Outcome:
             _write_json(target, info_document(str(row["format"]), obj))
         else:
             _evaluate(job, item, target)
+    except MemoryError:
+        raise  # the sandbox says which limit; see work_chunk
     except Exception as exc:  # the file's failure, reported in its outcome
         return _failed(source, row, exc)
     return Outcome(str(source), "written", row, output=str(target))
@@ -241,7 +256,8 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
                 try:
                     results: list[Outcome] = future.result()
                 except Exception as exc:  # the task itself was lost (e.g. KilledWorker)
-                    results = [_lost(items[index].source, exc) for index in chunk]
+                    results = [failed_outcome(items[index].source, f"task lost: {one_line(exc)}")
+                               for index in chunk]
                 future.release()
                 for index, outcome in zip(chunk, results, strict=True):
                     outcomes[index] = outcome
@@ -291,9 +307,9 @@ def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
     return found
 
 
-def _lost(source: Path, exc: BaseException) -> Outcome:
-    """The outcome of a file whose task Dask gave up on (its workers kept dying)."""
-    error = f"task lost: {one_line(exc)}"
+def failed_outcome(source: Path, error: str) -> Outcome:
+    """The outcome of a file that gave no outcome of its own: its task was lost (its
+    workers kept dying), or it went over a limit."""
     row: Row = dict.fromkeys(COLUMNS)
     row.update(path=str(source), tracks=[], shapes=[], terrain=False, status="failed", error=error)
     return Outcome(str(source), "failed", row, error=error)

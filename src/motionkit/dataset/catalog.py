@@ -35,7 +35,8 @@ def one_line(exc: BaseException) -> str:
 def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded | None]:
     """Hash and read one file: its catalog row and what it holds (None when it failed).
 
-    Never raises for a bad file: the row says ``failed`` with the one-line error."""
+    Never raises for a bad file: the row says ``failed`` with the one-line error (a
+    MemoryError goes up: a batch's sandbox says which limit the file went over)."""
     from ..formats import registry
 
     row: Row = dict.fromkeys(COLUMNS)
@@ -46,6 +47,8 @@ def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded |
         fmt = registry.for_reading(path, from_format)
         row["format"] = fmt.name
         obj = fmt.read(path)
+    except MemoryError:
+        raise  # a batch's sandbox reports its limit (dataset/sandbox.py)
     except Exception as exc:  # any failure belongs to this file's row, never to the batch
         row["error"] = one_line(exc)
         return row, None

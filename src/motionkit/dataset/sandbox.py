@@ -1,0 +1,218 @@
+"""Per-file time and memory limits for batch work: one file at a time in a child process.
+
+A batch worker hands each file to its :class:`Sandbox`, a long-lived child process (one per
+worker and set of limits, started once, so a file costs a pipe round trip, not a process
+start). While it waits, at most the time limit, the worker looks at the child's resident
+memory every 50 ms (Linux's /proc; an address-space rlimit would break the thread pools
+of polars and OpenBLAS, which reserve far more than they use). A file over either limit
+fails alone, with one line, and the child is replaced for the next file; a child that
+dies (a crash, the kernel's OOM killer) is reported the same way. The pipe carries pickles
+of the job, the item and the outcome, between this process and its own child only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .batch import Job, Outcome
+    from .files import Item
+
+_HEADER = struct.Struct("<Q")
+_CHILD = "from motionkit.dataset.sandbox import serve; serve()"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per file: wall seconds (None: no limit) and MB of memory (None: no limit)."""
+
+    seconds: float | None = 600.0
+    memory_mb: int | None = 4096
+
+    @property
+    def any(self) -> bool:
+        return self.seconds is not None or self.memory_mb is not None
+
+
+class Sandbox:
+    """A child process doing one file at a time within :class:`Limits`."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.child: subprocess.Popen[bytes] | None = None
+
+    def run(self, job: Job, item: Item) -> Outcome:
+        """``batch.work(job, item)`` in the child; a failed Outcome if a limit stops it."""
+        child = self.child if self.child is not None and self.child.poll() is None \
+            else self._start()
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            _send(child.stdin, (job, item))
+            return _receive(child, self.limits)
+        except (OSError, EOFError, TimeoutError, OverMemory) as exc:
+            from .batch import failed_outcome
+
+            return failed_outcome(item.source, self._stopped(exc))
+
+    def _stopped(self, exc: BaseException) -> str:
+        """Why the child gave no outcome; it is stopped (the next file gets a new one)."""
+        assert self.child is not None
+        if isinstance(exc, TimeoutError):
+            why = f"took longer than {self.limits.seconds:g} s (--timeout); stopped"
+        elif isinstance(exc, OverMemory):
+            why = f"needed more than {self.limits.memory_mb} MB (--memory); stopped"
+        else:
+            code = self.child.wait()
+            why = (f"the reading process died (signal {-code})" if code < 0 else
+                   f"the reading process ended (exit code {code})")
+        self.close()
+        return why
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self.close()
+        child = self.child = subprocess.Popen([sys.executable, "-c", _CHILD],
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert child.stdout is not None
+        # the limits count from here: the child's start-up (its imports) is not the file's
+        ready = Limits(_START_SECONDS, None)
+        header = _read_exactly(child.stdout, _HEADER.size, *_watching(child, ready))
+        _read_exactly(child.stdout, _HEADER.unpack(header)[0], *_watching(child, ready))
+        return child
+
+    def close(self) -> None:
+        """Stop the child (a kill: it holds no state worth saving)."""
+        if self.child is not None:
+            if self.child.poll() is None:
+                self.child.kill()
+            self.child.wait()
+            for pipe in (self.child.stdin, self.child.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self.child = None
+
+
+_sandboxes: dict[Limits, Sandbox] = {}
+_lock = threading.Lock()
+
+
+def run_limited(job: Job, item: Item, limits: Limits) -> Outcome:
+    """``work(job, item)`` within ``limits``, in this process's sandbox for them."""
+    with _lock:  # one file at a time per sandbox (a worker may run several threads)
+        sandbox = _sandboxes.get(limits)
+        if sandbox is None:
+            sandbox = _sandboxes[limits] = Sandbox(limits)
+        return sandbox.run(job, item)
+
+
+@atexit.register
+def _close_all() -> None:
+    for sandbox in _sandboxes.values():
+        sandbox.close()
+
+
+def _send(pipe: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    pipe.write(_HEADER.pack(len(data)) + data)
+    pipe.flush()
+
+
+class OverMemory(Exception):
+    """The child's resident memory went over the limit."""
+
+
+def _receive(child: subprocess.Popen[bytes], limits: Limits) -> Outcome:
+    """The child's next outcome: TimeoutError past the time limit, OverMemory past the
+    memory limit (its resident size, looked at every ``_TICK`` s), EOFError if it died."""
+    assert child.stdout is not None
+    watching = _watching(child, limits)
+    header = _read_exactly(child.stdout, _HEADER.size, *watching)
+    data = _read_exactly(child.stdout, _HEADER.unpack(header)[0], *watching)
+    outcome: Outcome = pickle.loads(data)
+    return outcome
+
+
+_TICK = 0.05
+#: Longest a child may take to start (import motionkit) before it counts as hung.
+_START_SECONDS = 300.0
+
+
+def _watching(child: subprocess.Popen[bytes], limits: Limits) -> tuple[float | None, _Watch]:
+    """The deadline and the memory watch of one wait on ``child``."""
+    deadline = None if limits.seconds is None else time.monotonic() + limits.seconds
+    return deadline, _Watch(child.pid, limits.memory_mb)
+
+
+@dataclass
+class _Watch:
+    """Reads a process's resident memory (VmRSS) from /proc; does nothing without it."""
+
+    pid: int
+    memory_mb: int | None
+
+    def check(self) -> None:
+        if self.memory_mb is None:
+            return
+        try:
+            with open(f"/proc/{self.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        if int(line.split()[1]) > self.memory_mb * 1024:
+                            raise OverMemory
+                        return
+        except OSError:
+            return
+
+
+def _read_exactly(pipe: IO[bytes], size: int, deadline: float | None, watch: _Watch) -> bytes:
+    chunks: list[bytes] = []
+    fd = pipe.fileno()
+    while size:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([fd], [], [], _TICK if left is None else min(left, _TICK))
+        watch.check()
+        if not ready:
+            continue
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+# ---------------------------------------------------------------------- the child
+
+
+def serve() -> None:
+    """The child: answer (job, item) requests on stdin with outcomes on stdout."""
+    requests, answers = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed goes to stderr, never into the answers
+    from .batch import failed_outcome, work
+
+    _send(answers, "ready")  # motionkit is imported: start-up, not a file's time
+    while True:
+        try:
+            header = requests.read(_HEADER.size)
+            if len(header) < _HEADER.size:
+                return
+            job, item = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
+        except (EOFError, OSError):
+            return
+        try:
+            _send(answers, work(job, item))
+        except MemoryError:  # the machine's memory, not our limit: the next file gets a new child
+            _send(answers, failed_outcome(item.source, "MemoryError: out of memory"))
+            return
+

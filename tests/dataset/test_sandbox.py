@@ -1,0 +1,73 @@
+"""Per-file limits in batch work: one child process per worker, replaced after a file
+that goes over a limit or kills it; the files after it are done as usual."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from conftest import corpus_file
+from motionkit.dataset.batch import Job
+from motionkit.dataset.files import Item
+from motionkit.dataset.sandbox import Limits, Sandbox
+
+SLOW = ('<mujoco><worldbody><body name="b"><freejoint/>'
+        + '<geom type="box" size="0.1 0.2 0.3"/>' * 100_000 + "</body></worldbody></mujoco>")
+
+
+def _item(path: Path) -> Item:
+    return Item(path, PurePosixPath(path.name))
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Item, Item]:
+    slow = tmp_path / "slow.xml"
+    slow.write_text(SLOW)
+    return _item(corpus_file("evo", "fr2_desk_groundtruth.txt")), _item(slow)
+
+
+def test_one_child_does_file_after_file(files: tuple[Item, Item]) -> None:
+    good, _ = files
+    sandbox = Sandbox(Limits(60, 2048))
+    try:
+        first = sandbox.run(Job("validate"), good)
+        assert sandbox.child is not None
+        pid = sandbox.child.pid
+        second = sandbox.run(Job("validate"), good)
+        assert (first.status, second.status) == ("ok", "ok")
+        assert sandbox.child is not None and sandbox.child.pid == pid
+    finally:
+        sandbox.close()
+
+
+def test_a_file_past_the_time_limit_fails_and_the_next_gets_a_new_child(
+        files: tuple[Item, Item]) -> None:
+    good, slow = files
+    sandbox = Sandbox(Limits(2, None))
+    try:
+        stopped = sandbox.run(Job("validate"), slow)
+        assert stopped.status == "failed" and stopped.row["status"] == "failed"
+        assert stopped.error == "took longer than 2 s (--timeout); stopped"
+        assert sandbox.child is None
+        assert sandbox.run(Job("validate"), good).status == "ok"
+    finally:
+        sandbox.close()
+
+
+def test_a_child_killed_mid_file_is_said_and_replaced(files: tuple[Item, Item]) -> None:
+    good, slow = files
+    sandbox = Sandbox(Limits(None, None))
+    try:
+        sandbox.run(Job("validate"), good)
+        assert sandbox.child is not None
+        pid = sandbox.child.pid
+        threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
+        killed = sandbox.run(Job("validate"), slow)
+        assert killed.error == f"the reading process died (signal {int(signal.SIGKILL)})"
+        assert sandbox.run(Job("validate"), good).status == "ok"
+    finally:
+        sandbox.close()
