@@ -1,0 +1,146 @@
+"""Body maps: which source body drives which robot body, with what weights, offsets and
+scales. Read from GMR's own ``ik_config`` JSON, as GMR reads it.
+
+Offsets are GMR's: a target is ``(p, R(q ⊗ rot_offset))`` shifted by ``R(q ⊗ rot_offset) ·
+(pos_offset − ground_height·ẑ)``, with ``q`` the source body's world orientation in GMR's
+convention for its source (for a BVH: Z-up, left-multiplied only; see ``targets``).
+Quaternions in the file are w, x, y, z (GMR's order); inside they are rotation matrices.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._io import read_bytes
+from ..errors import FormatError
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One robot body pulled toward one source body's (offset) pose."""
+
+    robot: str
+    source: str
+    position_weight: float
+    rotation_weight: float
+    position_offset: Array
+    rotation_offset: Array  # 3×3
+
+
+@dataclass(frozen=True)
+class BodyMap:
+    """A GMR-style retargeting configuration."""
+
+    source_root: str
+    robot_root: str
+    ground_height: float
+    height_assumption: float
+    scales: dict[str, float]
+    stages: tuple[tuple[Task, ...], ...]
+    #: the offsets every target gets (GMR takes table 1's for both stages)
+    offsets: dict[str, Task]
+
+
+def read_map(path: str | os.PathLike[str]) -> BodyMap:
+    """GMR's ``ik_config`` JSON (e.g. ``bvh_to_g1.json``); a FormatError at its place."""
+    data = read_bytes(path)
+    try:
+        document = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
+    except UnicodeDecodeError:
+        raise FormatError("not UTF-8 text", path) from None
+    if not isinstance(document, dict):
+        raise FormatError("a body map is a JSON object", path)
+    fields = _Fields(document, path)
+    stages = []
+    for number in (1, 2):
+        if fields.flag(f"use_ik_match_table{number}"):
+            stages.append(tuple(fields.tasks(f"ik_match_table{number}")))
+    first = {task.source: task for task in fields.tasks("ik_match_table1")}
+    scales = fields.numbers("human_scale_table")
+    lacking = sorted(set(scales) - set(first))
+    if lacking:
+        raise FormatError(f"human_scale_table names {', '.join(map(repr, lacking[:5]))}, which "
+                          "ik_match_table1 does not drive (GMR needs their offsets)", path)
+    return BodyMap(fields.text("human_root_name"), fields.text("robot_root_name"),
+                   fields.number("ground_height"), fields.number("human_height_assumption"),
+                   scales, tuple(stages), first)
+
+
+@dataclass
+class _Fields:
+    document: dict[str, object]
+    path: str | os.PathLike[str]
+
+    def get(self, key: str) -> object:
+        if key not in self.document:
+            raise FormatError(f"the body map has no {key!r}", self.path)
+        return self.document[key]
+
+    def text(self, key: str) -> str:
+        value = self.get(key)
+        if not isinstance(value, str):
+            raise FormatError(f"{key!r} must be a name", self.path)
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self.get(key)
+        if not isinstance(value, bool):
+            raise FormatError(f"{key!r} must be true or false", self.path)
+        return value
+
+    def number(self, key: str, value: object = None) -> float:
+        value = self.get(key) if value is None else value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise FormatError(f"{key!r} must be a finite number", self.path)
+        return float(value)
+
+    def numbers(self, key: str) -> dict[str, float]:
+        table = self.get(key)
+        if not isinstance(table, dict):
+            raise FormatError(f"{key!r} must map body names to numbers", self.path)
+        return {str(name): self.number(f"{key}.{name}", value) for name, value in table.items()}
+
+    def tasks(self, key: str) -> list[Task]:
+        table = self.get(key)
+        if not isinstance(table, dict):
+            raise FormatError(f"{key!r} must map robot bodies to tasks", self.path)
+        out = []
+        for robot, entry in table.items():
+            where = f"{key}.{robot}"
+            if not (isinstance(entry, list) and len(entry) == 5 and isinstance(entry[0], str)):
+                raise FormatError(f"{where}: [source body, position weight, rotation weight, "
+                                  "[x, y, z], [w, x, y, z]]", self.path)
+            position, rotation = self.vector(where, entry[3], 3), self.vector(where, entry[4], 4)
+            weights = self.number(where, entry[1]), self.number(where, entry[2])
+            if weights == (0.0, 0.0):
+                continue  # GMR makes no task of it
+            if min(weights) < 0 or np.linalg.norm(rotation) < 1e-9:
+                raise FormatError(f"{where}: weights must be ≥ 0 and the quaternion nonzero",
+                                  self.path)
+            out.append(Task(str(robot), entry[0], *weights, position, _matrix_wxyz(rotation)))
+        return out
+
+    def vector(self, where: str, value: object, size: int) -> Array:
+        if not (isinstance(value, list) and len(value) == size):
+            raise FormatError(f"{where}: needs a list of {size} numbers", self.path)
+        return np.array([self.number(where, item) for item in cast(list[object], value)])
+
+
+def _matrix_wxyz(quaternion: Array) -> Array:
+    """The rotation matrix of a (w, x, y, z) quaternion (normalised first)."""
+    w, x, y, z = quaternion / np.linalg.norm(quaternion)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
