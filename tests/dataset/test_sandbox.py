@@ -11,12 +11,17 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from conftest import corpus_file
-from motionkit.dataset.batch import Job
+from motionkit.dataset.batch import Job, Outcome, failed_outcome, work
 from motionkit.dataset.files import Item
-from motionkit.dataset.sandbox import Limits, Sandbox
+from motionkit.dataset.sandbox import Limits, Sandbox, Stopped
 
 SLOW = ('<mujoco><worldbody><body name="b"><freejoint/>'
         + '<geom type="box" size="0.1 0.2 0.3"/>' * 100_000 + "</body></worldbody></mujoco>")
+
+
+def _run(sandbox: Sandbox, item: Item) -> Outcome:
+    outcome = sandbox.run(work, Job("validate"), item)
+    return failed_outcome(item.source, outcome.reason) if isinstance(outcome, Stopped) else outcome
 
 
 def _item(path: Path) -> Item:
@@ -34,10 +39,10 @@ def test_one_child_does_file_after_file(files: tuple[Item, Item]) -> None:
     good, _ = files
     sandbox = Sandbox(Limits(60, 2048))
     try:
-        first = sandbox.run(Job("validate"), good)
+        first = _run(sandbox, good)
         assert sandbox.child is not None
         pid = sandbox.child.pid
-        second = sandbox.run(Job("validate"), good)
+        second = _run(sandbox, good)
         assert (first.status, second.status) == ("ok", "ok")
         assert sandbox.child is not None and sandbox.child.pid == pid
     finally:
@@ -49,11 +54,11 @@ def test_a_file_past_the_time_limit_fails_and_the_next_gets_a_new_child(
     good, slow = files
     sandbox = Sandbox(Limits(2, None))
     try:
-        stopped = sandbox.run(Job("validate"), slow)
+        stopped = _run(sandbox, slow)
         assert stopped.status == "failed" and stopped.row["status"] == "failed"
         assert stopped.error == "took longer than 2 s (--timeout); stopped"
         assert sandbox.child is None
-        assert sandbox.run(Job("validate"), good).status == "ok"
+        assert _run(sandbox, good).status == "ok"
     finally:
         sandbox.close()
 
@@ -62,12 +67,12 @@ def test_a_child_killed_mid_file_is_said_and_replaced(files: tuple[Item, Item]) 
     good, slow = files
     sandbox = Sandbox(Limits(None, None))
     try:
-        sandbox.run(Job("validate"), good)
+        _run(sandbox, good)
         assert sandbox.child is not None
         pid = sandbox.child.pid
         threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
-        killed = sandbox.run(Job("validate"), slow)
+        killed = _run(sandbox, slow)
         assert killed.error == f"the reading process died (signal {int(signal.SIGKILL)})"
-        assert sandbox.run(Job("validate"), good).status == "ok"
+        assert _run(sandbox, good).status == "ok"
     finally:
         sandbox.close()

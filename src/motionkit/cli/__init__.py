@@ -13,8 +13,8 @@ from .._version import __version__
 from ..errors import MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
-COMMANDS = ("info", "validate", "convert", "resample", "fk", "eval", "plot", "view", "batch",
-            "catalog", "pack")
+COMMANDS = ("info", "validate", "convert", "resample", "fk", "retarget", "eval", "plot", "view",
+            "batch", "catalog", "pack")
 
 EPILOG = """\b
 Examples:
@@ -25,6 +25,7 @@ Examples:
   motionkit resample stamped.seq uniform.seq --rate 100 --method linear
   motionkit info robot.skel
   motionkit fk SR1.body SR1WalkPattern1.seq links.seq
+  motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json -o walk_g1.pkl --to gmr
   motionkit eval ape groundtruth.tum estimate.tum --align se3
   motionkit plot groundtruth.tum estimate.tum -o paths.png
   motionkit view SR1WalkPattern1.seq --model SR1.body --html walk.html

@@ -37,6 +37,19 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def refuse_source_as_output(out: str, *inputs: str | None) -> None:
+    """A ConversionError when ``out`` is one of the inputs (a link to one included): a
+    command never replaces what it reads."""
+    import os
+
+    from ..errors import ConversionError
+
+    for source in inputs:
+        if source and os.path.exists(source) and os.path.exists(out) \
+                and os.path.samefile(source, out):
+            raise ConversionError(f"{clean(out)} is an input of this command; write elsewhere")
+
+
 def parse_options(pairs: Iterable[str]) -> dict[str, Any]:
     """``-O key=value`` pairs; values are JSON when they parse as JSON (numbers, true), else text."""
     options: dict[str, Any] = {}

@@ -6,7 +6,7 @@ import click
 
 from .. import api
 from ..ops import METHODS
-from ._common import busy, clean, parse_options
+from ._common import busy, clean, parse_options, refuse_source_as_output
 
 
 @click.command(epilog="""\b
@@ -46,6 +46,7 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
         rate: float | None, method: str, character: str | None, lossy: bool,
         options: tuple[str, ...], model: str | None = None) -> None:
     """Do one conversion and report it in one line."""
+    refuse_source_as_output(target, source, character, model)
     extra = parse_options(options)
     if character:
         extra["character"] = character

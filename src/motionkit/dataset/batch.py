@@ -26,7 +26,7 @@ from .._io import atomic_write
 from ..errors import MotionkitError
 from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
 from .files import Item, expand, up_to_date
-from .sandbox import Limits, run_limited
+from .sandbox import Limits, Stopped, run_limited
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -93,8 +93,13 @@ def work_chunk(job: Job, items: list[Item]) -> list[Outcome]:
     """:func:`work` for several files in one task (fewer tasks: less scheduling per file),
     each within the job's limits."""
     if job.limits.any:
-        return [run_limited(job, item, job.limits) for item in items]
+        return [_limited(job, item) for item in items]
     return [_unlimited(job, item) for item in items]
+
+
+def _limited(job: Job, item: Item) -> Outcome:
+    outcome = run_limited(job.limits, work, job, item)
+    return failed_outcome(item.source, outcome.reason) if isinstance(outcome, Stopped) else outcome
 
 
 def _unlimited(job: Job, item: Item) -> Outcome:

@@ -21,15 +21,21 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import IO, Any, TypeVar
 
-if TYPE_CHECKING:
-    from .batch import Job, Outcome
-    from .files import Item
+T = TypeVar("T")
 
 _HEADER = struct.Struct("<Q")
 _CHILD = "from motionkit.dataset.sandbox import serve; serve()"
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Why a call in the sandbox gave no result (it went over a limit, or its process died)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -45,24 +51,26 @@ class Limits:
 
 
 class Sandbox:
-    """A child process doing one file at a time within :class:`Limits`."""
+    """A child process doing one call at a time within :class:`Limits`."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.child: subprocess.Popen[bytes] | None = None
 
-    def run(self, job: Job, item: Item) -> Outcome:
-        """``batch.work(job, item)`` in the child; a failed Outcome if a limit stops it."""
+    def run(self, call: Callable[..., T], *args: object) -> T | Stopped:
+        """``call(*args)`` in the child (a module-level function: it goes by name), or why
+        it gave no result."""
         child = self.child if self.child is not None and self.child.poll() is None \
             else self._start()
         assert child.stdin is not None and child.stdout is not None
         try:
-            _send(child.stdin, (job, item))
-            return _receive(child, self.limits)
+            _send(child.stdin, (call, args))
+            answer: T | Stopped = _receive(child, self.limits)
+            if isinstance(answer, Stopped):
+                self.close()  # the child stopped itself (its memory ran out)
+            return answer
         except (OSError, EOFError, TimeoutError, OverMemory) as exc:
-            from .batch import failed_outcome
-
-            return failed_outcome(item.source, self._stopped(exc))
+            return Stopped(self._stopped(exc))
 
     def _stopped(self, exc: BaseException) -> str:
         """Why the child gave no outcome; it is stopped (the next file gets a new one)."""
@@ -105,13 +113,13 @@ _sandboxes: dict[Limits, Sandbox] = {}
 _lock = threading.Lock()
 
 
-def run_limited(job: Job, item: Item, limits: Limits) -> Outcome:
-    """``work(job, item)`` within ``limits``, in this process's sandbox for them."""
-    with _lock:  # one file at a time per sandbox (a worker may run several threads)
+def run_limited(limits: Limits, call: Callable[..., T], *args: object) -> T | Stopped:
+    """``call(*args)`` within ``limits``, in this process's sandbox for them."""
+    with _lock:  # one call at a time per sandbox (a worker may run several threads)
         sandbox = _sandboxes.get(limits)
         if sandbox is None:
             sandbox = _sandboxes[limits] = Sandbox(limits)
-        return sandbox.run(job, item)
+        return sandbox.run(call, *args)
 
 
 @atexit.register
@@ -130,15 +138,14 @@ class OverMemory(Exception):
     """The child's resident memory went over the limit."""
 
 
-def _receive(child: subprocess.Popen[bytes], limits: Limits) -> Outcome:
-    """The child's next outcome: TimeoutError past the time limit, OverMemory past the
+def _receive(child: subprocess.Popen[bytes], limits: Limits) -> Any:
+    """The child's next answer: TimeoutError past the time limit, OverMemory past the
     memory limit (its resident size, looked at every ``_TICK`` s), EOFError if it died."""
     assert child.stdout is not None
     watching = _watching(child, limits)
     header = _read_exactly(child.stdout, _HEADER.size, *watching)
     data = _read_exactly(child.stdout, _HEADER.unpack(header)[0], *watching)
-    outcome: Outcome = pickle.loads(data)
-    return outcome
+    return pickle.loads(data)
 
 
 _TICK = 0.05
@@ -196,23 +203,23 @@ def _read_exactly(pipe: IO[bytes], size: int, deadline: float | None, watch: _Wa
 
 
 def serve() -> None:
-    """The child: answer (job, item) requests on stdin with outcomes on stdout."""
+    """The child: answer (call, args) requests on stdin with results on stdout."""
     requests, answers = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to stderr, never into the answers
-    from .batch import failed_outcome, work
+    import motionkit.api  # noqa: F401  (start-up, not a call's time)
 
-    _send(answers, "ready")  # motionkit is imported: start-up, not a file's time
+    _send(answers, "ready")
     while True:
         try:
             header = requests.read(_HEADER.size)
             if len(header) < _HEADER.size:
                 return
-            job, item = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
+            call, args = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
         except (EOFError, OSError):
             return
         try:
-            _send(answers, work(job, item))
-        except MemoryError:  # the machine's memory, not our limit: the next file gets a new child
-            _send(answers, failed_outcome(item.source, "MemoryError: out of memory"))
+            _send(answers, call(*args))
+        except MemoryError:  # the machine's memory, not our limit: the next call gets a new child
+            _send(answers, Stopped("MemoryError: out of memory"))
             return
 

@@ -83,13 +83,15 @@ def _bounds(robot: Robot, state: State) -> tuple[Array, Array]:
     return low, high
 
 
-def solve_stage(robot: Robot, state: State, stage: list[Goal]) -> tuple[State, int]:
-    """GMR's stage loop: the state it ends in and the steps it took (1 to 11)."""
+def solve_stage(robot: Robot, state: State, stage: list[Goal], min_drop: float = MIN_DROP,
+                max_repeats: int = MAX_REPEATS) -> tuple[State, int]:
+    """GMR's stage loop: the state it ends in and the steps it took (1 to 11 with GMR's
+    settings)."""
     before = float(np.linalg.norm(errors(robot, state, stage)))
     state = step(robot, state, stage)
     after = float(np.linalg.norm(errors(robot, state, stage)))
     steps = 1
-    while before - after > MIN_DROP and steps <= MAX_REPEATS:
+    while before - after > min_drop and steps <= max_repeats:
         before = after
         state = step(robot, state, stage)
         after = float(np.linalg.norm(errors(robot, state, stage)))
@@ -101,7 +103,7 @@ def box_qp(hessian: Array, gradient: Array, low: Array, high: Array) -> Array:
     """``argmin ½ xᵀHx + cᵀx`` with ``low ≤ x ≤ high`` (H positive definite; 0 feasible):
     a primal active-set method from x = 0, exact at its end."""
     size = len(gradient)
-    x = np.zeros(size)
+    x: Array = np.zeros(size)
     bound = np.zeros(size, dtype=np.int8)  # -1 at low, +1 at high, 0 free
     for _ in range(4 * size + 10):
         free = bound == 0
@@ -120,8 +122,8 @@ def box_qp(hessian: Array, gradient: Array, low: Array, high: Array) -> Array:
             x[blocking] = high[blocking] if move[blocking] > 0 else low[blocking]
             bound[blocking] = 1 if move[blocking] > 0 else -1
             continue
-        x = target
-        pull = hessian @ x + gradient  # at a bound, the multiplier is ± this
+        x = np.asarray(target, dtype=np.float64)
+        pull: Array = hessian @ x + gradient  # at a bound, the multiplier is ± this
         wrong = np.where(bound < 0, -pull, np.where(bound > 0, pull, 0.0))
         worst = int(np.argmax(wrong))
         if wrong[worst] <= 1e-14 * (1.0 + np.abs(gradient).max()):

@@ -1,0 +1,89 @@
+"""``motionkit retarget SRC --robot MODEL --map MAP -o OUT``: a motion onto a robot."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import click
+import numpy as np
+from tqdm import tqdm
+
+from .. import api
+from ..errors import MotionkitWarning
+from ._common import clean, refuse_source_as_output
+
+
+@click.command("retarget", epilog="""\b
+Examples:
+  motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json -o walk_g1.pkl --to gmr
+  motionkit retarget mixamo.bvh --robot g1.xml --map bvh_to_g1.json \\
+      --rename mixamo_names.json --frame-fix mixamo_fix.json -o out.pkl --to gmr
+  motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --like-gmr -o gmr.pkl
+  motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --height 1.62 -o g1.traj""")
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--robot", required=True, type=click.Path(dir_okay=False), metavar="MODEL",
+              help="The robot: MJCF, URDF, Choreonoid .body or DART .skel.")
+@click.option("--map", "map_path", required=True, type=click.Path(dir_okay=False),
+              metavar="MAP.json", help="The body map: GMR's ik_config JSON.")
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="Where the robot motion goes (its format from --to or the extension).")
+@click.option("--to", "to_format", metavar="FORMAT", help="Format of OUT, e.g. gmr.")
+@click.option("--rename", type=click.Path(dir_okay=False), metavar="NAMES.json",
+              help="Source body names → the names the map uses ({old: new}).")
+@click.option("--frame-fix", type=click.Path(dir_okay=False), metavar="FIX.json",
+              help="Per-body constant right factors adapting the source's bone frames to the "
+                   "map's offsets (right_factor_wxyz).")
+@click.option("--character", type=click.Path(dir_okay=False),
+              help="The source's character (a PARC or MimicKit motion).")
+@click.option("--like-gmr", is_flag=True,
+              help="Reproduce GMR exactly: height 1.75 m, 30 fps, frame 0 from the default "
+                   "pose, no ground handling.")
+@click.option("--height", type=click.FloatRange(min=0, min_open=True), metavar="METRES",
+              help="The source's height (default: measured; 1.75 with --like-gmr).")
+@click.option("--ground-clearance", type=float, default=0.0, show_default=True,
+              metavar="METRES", help="Height of the robot's lowest point over the clip.")
+@click.option("--no-ground", is_flag=True, help="Leave the root height as solved.")
+@click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
+def command(source: str, robot: str, map_path: str, out: str, to_format: str | None,
+            rename: str | None, frame_fix: str | None, character: str | None, like_gmr: bool,
+            height: float | None, ground_clearance: float, no_ground: bool, lossy: bool) -> None:
+    """Retarget SOURCE (BVH, or a motion with --character) onto the robot MODEL with GMR's
+    inverse kinematics: GMR's numbers with --like-gmr, its reported defects fixed without."""
+    from .. import retarget
+    from ..kinematics.motion import model_skeleton
+
+    options = {"character": character} if character else {}
+    motion = api.read_motion(source, **options)
+    robot_skeleton = model_skeleton(api.read(robot), robot)
+    body_map = retarget.read_map(map_path)
+    settings = retarget.Options(like_gmr, height,
+                                None if no_ground or like_gmr else ground_clearance)
+    refuse_source_as_output(out, source, robot, map_path, rename, frame_fix, character)
+    result = retarget.retarget(
+        motion, robot_skeleton, body_map,
+        rename=retarget.read_rename(rename) if rename else None,
+        fix=retarget.read_frame_fix(frame_fix) if frame_fix else None, options=settings,
+        progress=lambda frames: tqdm(frames, desc="retarget", unit="frame", delay=1.0,
+                                     file=sys.stderr, disable=None))
+    extra = {"character": robot} if (to_format or "") == "gmr" or out.endswith(".pkl") else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", MotionkitWarning)
+        api.write(out, result.motion, format=to_format, lossy=lossy, **extra)
+    _report(out, result, like_gmr)
+
+
+def _report(out: str, result: object, like_gmr: bool) -> None:
+    from ..retarget import Retargeted
+
+    assert isinstance(result, Retargeted)
+    frames = result.motion.frames
+    click.echo(f"{clean(out)}: {frames} frames at {result.motion.tracks['root'].timeline.rate:g} "
+               f"fps, {int(result.steps.sum())} IK steps "
+               f"({'GMR mode' if like_gmr else 'default mode'}; source height "
+               f"{result.height:.3f} m; root shifted {result.ground_shift * 1000:+.1f} mm)",
+               err=True)
+    mean = result.position_errors.mean(axis=0) * 1000
+    worst = np.argsort(mean)[::-1][:3]
+    click.echo("tracking error (mean, mm): " + ", ".join(
+        f"{clean(result.tracked[k])} {mean[k]:.1f}" for k in worst), err=True)

@@ -1,0 +1,164 @@
+"""Retarget a source motion onto a robot: targets per frame, two IK stages, frames in order
+(each warm-started from the one before).
+
+Two modes. ``like_gmr`` reproduces GMR (commit 4f9e8b7) exactly, its defects included: human
+height 1.75 m, 30 fps written, frame 0 solved from the model's default pose in at most 11
+steps per stage, no ground handling. The default fixes what GMR's users report: the source's
+own height and frame rate, frame 0 started at the root target and solved to convergence,
+and the robot's lowest point over the clip put on the ground (``ground_clearance``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConversionError
+from ..model import Motion, Timeline, Track
+from ..model.skeleton import Skeleton
+from ..spatial import quaternion
+from . import ik
+from .maps import BodyMap
+from .robot import Robot, State
+from .source import GMR_HUMAN_HEIGHT, measured_height, source_frames, targets
+
+Array = NDArray[np.float64]
+
+#: What GMR writes whatever the source (``bvh_to_robot.py``).
+GMR_FPS = 30.0
+#: Frame 0 in the default mode: steps per stage until the error falls by less than this.
+FIRST_FRAME_DROP, FIRST_FRAME_STEPS = 1e-9, 200
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to retarget; see the module's docstring for the two modes."""
+
+    like_gmr: bool = False
+    #: the source's height in metres (None: GMR's 1.75 m, or measured in the default mode)
+    height: float | None = None
+    #: the robot's lowest point over the clip at this height (None: no shift; default mode)
+    ground_clearance: float | None = 0.0
+
+
+@dataclass
+class Retargeted:
+    """The robot motion, and how it was reached."""
+
+    motion: Motion
+    steps: NDArray[np.int64]  # (frames, stages)
+    #: per frame and position task of the last stage: distance from body to target (m)
+    position_errors: Array
+    tracked: list[str]  # the robot bodies of those tasks
+    height: float
+    ground_shift: float
+
+
+def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
+             rename: dict[str, str] | None = None, fix: dict[str, Array] | None = None,
+             options: Options = Options(),
+             progress: Callable[[Iterable[int]], Iterable[int]] | None = None) -> Retargeted:
+    """``source`` (a motion with its skeleton) as a motion of ``robot_skeleton``."""
+    if source.skeleton is None:
+        raise ConversionError("retargeting needs the source's skeleton (for a PARC or MimicKit "
+                              "motion give its character)")
+    robot = Robot.of(robot_skeleton)
+    _check_map(robot, body_map)
+    frames = source_frames(source.skeleton, source, rename)
+    height = options.height or (GMR_HUMAN_HEIGHT if options.like_gmr else
+                                measured_height(frames))
+    names, poses = targets(frames, body_map, height, fix)
+    state = robot.rest.copy()
+    if not options.like_gmr:
+        state = _start_at_root(robot, body_map, names, poses[0], state)
+    count = len(poses)
+    out_q, out_root = np.empty((count, len(robot.joint_names))), np.empty((count, 7))
+    steps = np.zeros((count, len(body_map.stages)), dtype=np.int64)
+    last = tuple(task for task in body_map.stages[-1] if task.position_weight > 0)
+    errors = np.zeros((count, len(last)))
+    for frame in progress(range(count)) if progress is not None else range(count):
+        by_name = dict(zip(names, poses[frame], strict=True))
+        converge = frame == 0 and not options.like_gmr
+        for number, tasks in enumerate(body_map.stages):
+            stage = ik.goals(robot, tasks, by_name)
+            state, steps[frame, number] = ik.solve_stage(
+                robot, state, stage, *((FIRST_FRAME_DROP, FIRST_FRAME_STEPS) if converge else ()))
+        bodies = robot.poses(state)[0]
+        errors[frame] = [np.linalg.norm(bodies[goal.body][:3, 3] - goal.target[:3, 3])
+                         for goal in ik.goals(robot, last, by_name)]
+        out_q[frame] = state.q
+        out_root[frame, :3] = state.root_pos
+        out_root[frame, 3:] = quaternion.from_matrix(state.root_rot)
+    shift = 0.0
+    if not options.like_gmr and options.ground_clearance is not None and robot.floating:
+        shift = options.ground_clearance - _lowest_point(robot, robot_skeleton, out_root, out_q)
+        out_root[:, 2] += shift
+    fps = GMR_FPS if options.like_gmr else frames.fps
+    motion = _motion(robot, robot_skeleton, out_root, out_q, fps)
+    return Retargeted(motion, steps, errors, [t.robot for t in last], height, shift)
+
+
+def _check_map(robot: Robot, body_map: BodyMap) -> None:
+    wanted = {task.robot for stage in body_map.stages for task in stage}
+    missing = sorted(wanted - set(robot.names))
+    if missing:
+        raise ConversionError(f"the body map drives {', '.join(map(repr, missing[:5]))}, which "
+                              f"the robot lacks (bodies: {', '.join(robot.names[:12])}…)")
+    if not robot.floating and any(task.robot == robot.names[0] and task.position_weight > 0
+                                  for stage in body_map.stages for task in stage):
+        raise ConversionError(f"the body map moves the root {robot.names[0]!r}, but the robot "
+                              "has no free joint")
+
+
+def _start_at_root(robot: Robot, body_map: BodyMap, names: list[str], first: Array,
+                   state: State) -> State:
+    """Frame 0's start: the robot root at its task's target (position and orientation)."""
+    for task in body_map.stages[0] + body_map.stages[-1]:
+        if task.robot == robot.names[0] and robot.floating:
+            target = first[names.index(task.source)]
+            return State(target[:3, 3].copy(), target[:3, :3].copy(), state.q.copy())
+    return state
+
+
+def _lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array) -> float:
+    """The lowest point of the robot's spheres, capsules, cylinders and boxes over the clip."""
+    lowest = np.inf
+    shapes = [(index, shape) for index, body in enumerate(skeleton.bodies)
+              for shape in body.shapes if shape.kind in ("sphere", "capsule", "cylinder", "box")]
+    if not shapes:
+        raise ConversionError("the robot has no primitive shapes to put on the ground "
+                              "(pass ground_clearance=None / --no-ground)")
+    for frame in range(len(q)):
+        state = State(root[frame, :3], quaternion.to_matrix(root[frame, 3:]), q[frame])
+        bodies = robot.poses(state)[0]
+        for index, shape in shapes:
+            pose = bodies[index] @ shape.transform
+            lowest = min(lowest, _shape_bottom(shape.kind, shape.params, pose))
+    return float(lowest)
+
+
+def _shape_bottom(kind: str, params: object, pose: Array) -> float:
+    size = dict(params)  # type: ignore[call-overload]
+    centre, turn = pose[:3, 3], pose[:3, :3]
+    if kind == "sphere":
+        return float(centre[2] - size["radius"])
+    if kind == "box":
+        half = np.asarray(size["size"]) / 2
+        return float(centre[2] - np.abs(turn[2]) @ half)
+    radius, half_height = float(size["radius"]), float(size.get("height", 0.0)) / 2
+    axis_z = turn[2, 2]
+    if kind == "capsule":
+        return float(centre[2] - abs(axis_z) * half_height - radius)
+    return float(centre[2] - abs(axis_z) * half_height - radius * np.sqrt(max(0.0, 1 - axis_z**2)))
+
+
+def _motion(robot: Robot, skeleton: Skeleton, root: Array, q: Array, fps: float) -> Motion:
+    timeline = Timeline.uniform(fps, len(q))
+    motion = Motion(meta={"name": skeleton.name})
+    motion.skeleton = skeleton
+    motion.add(Track("root", "pose", root, timeline))
+    motion.add(Track("joints", "value", q, timeline, labels=list(robot.joint_names)))
+    return motion

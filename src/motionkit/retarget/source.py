@@ -1,0 +1,148 @@
+"""The source motion as retargeting reads it: every body's world pose per frame (motionkit's
+FK: Z-up metres), renamed, with GMR's synthetic foot bodies, then scaled and offset into the
+targets of the map (GMR's ``motion_retarget.py`` §3 of the spec).
+
+Orientation convention: motionkit's BVH world frames differ from those GMR's BVH loader
+gives by a constant right factor (``q_GMR = q_motionkit ⊗ R_conv``, the loader's Y-up to
+Z-up turn). A GMR map's rotation offsets (and a ``--frame-fix``) are written for GMR's
+frames; :func:`targets` applies ``R_conv · fix · offset`` on the right of motionkit's world
+orientation, so every map keeps the offsets GMR's users wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._io import read_bytes
+from ..errors import ConversionError, FormatError
+from ..kinematics.motion import link_poses
+from ..model import Motion
+from ..model.skeleton import Skeleton
+from ..spatial import quaternion
+from .maps import BodyMap, _matrix_wxyz
+
+Array = NDArray[np.float64]
+
+#: GMR's BVH loader turns Y-up into Z-up on the left only (spec §2.1).
+GMR_BVH_TURN = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+#: The height GMR's BVH loader reports whatever the skeleton (``lafan1.py``).
+GMR_HUMAN_HEIGHT = 1.75
+
+
+@dataclass
+class SourceFrames:
+    """World poses of the source's bodies: positions ``(frames, bodies, 3)`` and rotation
+    matrices ``(frames, bodies, 3, 3)``, by name; and the frame rate."""
+
+    names: list[str]
+    positions: Array
+    rotations: Array
+    fps: float
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise ConversionError(f"the source has no body {name!r} (bodies: "
+                                  f"{', '.join(self.names[:12])}…)") from None
+
+
+def source_frames(skeleton: Skeleton, motion: Motion,
+                  rename: dict[str, str] | None = None) -> SourceFrames:
+    """Every body's world pose per frame, names changed by ``rename``; GMR's
+    ``LeftFootMod``/``RightFootMod`` (the foot's position, the toe's orientation) added
+    where the source has the foot and the toe."""
+    track = link_poses(skeleton, motion)
+    names = [(rename or {}).get(name, name) for name in track.labels or []]
+    data = np.asarray(track.data, dtype=np.float64)
+    positions, rotations = data[:, :, :3], quaternion.to_matrix(data[:, :, 3:7])
+    extra_pos, extra_rot = [], []
+    for side in ("Left", "Right"):
+        if f"{side}Foot" in names and f"{side}Toe" in names:
+            names.append(f"{side}FootMod")
+            extra_pos.append(positions[:, names.index(f"{side}Foot")])
+            extra_rot.append(rotations[:, names.index(f"{side}Toe")])
+    if extra_pos:
+        positions = np.concatenate([positions, np.stack(extra_pos, 1)], 1)
+        rotations = np.concatenate([rotations, np.stack(extra_rot, 1)], 1)
+    fps = track.timeline.rate if track.timeline.rate else 30.0
+    return SourceFrames(names, positions, rotations, float(fps))
+
+
+def read_rename(path: str | os.PathLike[str]) -> dict[str, str]:
+    """A name map file: ``{"old": "new"}``, or ``{"joint_names": {...}}`` as in the corpus."""
+    document = _json(path)
+    table = document.get("joint_names", document) if isinstance(document, dict) else None
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in table.items()):
+        raise FormatError("a name map is a JSON object of old name → new name", path)
+    return dict(table)
+
+
+def read_frame_fix(path: str | os.PathLike[str]) -> dict[str, Array]:
+    """Per-body constant right factors: ``{"right_factor_wxyz": {body: [w, x, y, z]}}``."""
+    document = _json(path)
+    table = document.get("right_factor_wxyz") if isinstance(document, dict) else None
+    if not isinstance(table, dict):
+        raise FormatError("a frame fix needs \"right_factor_wxyz\": {body: [w, x, y, z]}", path)
+    out = {}
+    for body, value in table.items():
+        if not (isinstance(value, list) and len(value) == 4
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+                and np.linalg.norm(value) > 1e-9):
+            raise FormatError(f"right_factor_wxyz.{body}: four numbers, not all zero", path)
+        out[str(body)] = _matrix_wxyz(np.array(value, dtype=float))
+    return out
+
+
+def _json(path: str | os.PathLike[str]) -> object:
+    try:
+        return json.loads(read_bytes(path))
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
+    except UnicodeDecodeError:
+        raise FormatError("not UTF-8 text", path) from None
+
+
+def measured_height(frames: SourceFrames, frame: int = -1) -> float:
+    """GMR's own estimate (which its loader then discards): ``Head`` z minus the lower
+    foot's z, on one frame."""
+    feet = [frames.index(name) for name in ("LeftFootMod", "RightFootMod") if name in frames.names]
+    if "Head" not in frames.names or not feet:
+        raise ConversionError("measuring the source's height needs bodies Head and "
+                              "Left/RightFootMod (or give the height)")
+    z = frames.positions[frame, :, 2]
+    return float(z[frames.index("Head")] - min(z[k] for k in feet))
+
+
+def targets(frames: SourceFrames, body_map: BodyMap, height: float,
+            fix: dict[str, Array] | None = None,
+            turn: Array = GMR_BVH_TURN) -> tuple[list[str], Array]:
+    """The target poses ``(frames, bodies, 4, 4)`` of every body in the map's scale table,
+    scaled about the source root and offset as GMR does."""
+    names = list(body_map.scales)
+    ratio = height / body_map.height_assumption
+    root = frames.positions[:, frames.index(body_map.source_root)]
+    scaled_root = root * body_map.scales[body_map.source_root] * ratio
+    out = np.zeros((len(frames.positions), len(names), 4, 4))
+    out[:, :, 3, 3] = 1.0
+    for k, name in enumerate(names):
+        index = frames.index(name)
+        task = body_map.offsets[name]
+        position = frames.positions[:, index]
+        if name != body_map.source_root:
+            position = (position - root) * (body_map.scales[name] * ratio) + scaled_root
+        else:
+            position = scaled_root
+        right = turn @ (fix[name] if fix is not None and name in fix else np.eye(3)) \
+            @ task.rotation_offset
+        rotation = frames.rotations[:, index] @ right
+        shift = task.position_offset - np.array([0.0, 0.0, body_map.ground_height])
+        out[:, k, :3, :3] = rotation
+        out[:, k, :3, 3] = position + rotation @ shift
+    return names, out

@@ -1,0 +1,109 @@
+"""``motionkit retarget`` on the corpus clip: the acceptance command (GMR mode) gives GMR's
+file, the default mode fixes what GMR users report, and bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.cli import main
+
+GMR_JOINT_DEGREES, BODY_METRES = 1e-3, 1e-5
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    return int(done.value.code or 0), capsys.readouterr().err
+
+
+def _command(out: Path, *extra: str) -> list[str]:
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    return ["retarget", str(corpus_file("bvh", "test_freebvh.bvh")),
+            "--robot", str(folder / "g1_mocap_29dof_nomesh.xml"),
+            "--map", str(folder / "bvh_to_g1.json"),
+            "--rename", str(folder / "freebvh_lafan1_names.json"),
+            "--frame-fix", str(folder / "freebvh_orientation_correction.json"),
+            "-o", str(out), "--to", "gmr", *extra]
+
+
+def _body_positions(out: Path) -> tuple[list[str], np.ndarray]:
+    robot = corpus_file("retarget", "g1_mocap_29dof_nomesh.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the floor geom belongs to no body
+        skeleton = mk.read(robot)
+    motion = mk.read(out, character=str(robot))
+    links = mk.kinematics.motion.link_poses(skeleton, motion)
+    return list(links.labels or []), links.data[:, :, :3]
+
+
+def test_like_gmr_writes_gmr_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.pkl"
+    code, err = _run(_command(out, "--like-gmr"), capsys)
+    assert code == 0, err
+    with open(out, "rb") as handle:
+        ours = pickle.load(handle)
+    gmr = np.load(corpus_file("retarget", "freebvh_corrected_gmr.npz"))
+    assert ours["fps"] == 30
+    assert np.degrees(np.abs(ours["dof_pos"] - gmr["dof_pos"])).max() < GMR_JOINT_DEGREES
+    fk = np.load(corpus_file("retarget", "freebvh_corrected_fk.npz"))
+    names, positions = _body_positions(out)
+    theirs = [list(fk["body_names"]).index(name) for name in names]
+    assert np.abs(positions - fk["xpos"][:, theirs]).max() < BODY_METRES
+
+
+def test_default_mode_stands_on_the_ground_within_the_limits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.pkl"
+    code, err = _run(_command(out), capsys)
+    assert code == 0, err
+    assert "source height 1.473 m" in err
+    robot = corpus_file("retarget", "g1_mocap_29dof_nomesh.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        skeleton = mk.read(robot)
+    motion = mk.read(out, character=str(robot))
+    links = mk.kinematics.motion.link_poses(skeleton, motion)
+    lowest = np.inf  # the sole spheres (the robot's lowest primitives)
+    for index, body in enumerate(skeleton.bodies):
+        for shape in body.shapes:
+            if shape.kind == "sphere":
+                centre = links.data[:, index, :3] + mk.spatial.quaternion.rotate(
+                    links.data[:, index, 3:7], shape.transform[:3, 3])
+                lowest = min(lowest, float((centre[:, 2] - shape.params["radius"]).min()))
+    assert abs(lowest) < 5e-3
+    q = motion.tracks["joints"].data
+    lower = np.array([d.lower for b in skeleton.bodies[1:] for d in b.joint.dofs])
+    upper = np.array([d.upper for b in skeleton.bodies[1:] for d in b.joint.dofs])
+    assert np.all(q >= lower - 1e-9) and np.all(q <= upper + 1e-9)
+
+
+@pytest.mark.parametrize("fault", ["robot body", "source body", "fixed base"])
+def test_bad_input_is_one_line(fault: str, tmp_path: Path,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    args = _command(tmp_path / "out.pkl", "--like-gmr")
+    if fault == "robot body":
+        document = json.loads(corpus_file("retarget", "bvh_to_g1.json").read_text())
+        document["ik_match_table1"]["no_such_link"] = ["Hips", 1, 1, [0, 0, 0], [1, 0, 0, 0]]
+        (tmp_path / "map.json").write_text(json.dumps(document))
+        args[args.index("--map") + 1] = str(tmp_path / "map.json")
+    elif fault == "source body":
+        args = [a for k, a in enumerate(args) if "--rename" not in args[max(k - 1, 0):k + 1]]
+    else:
+        text = corpus_file("retarget", "g1_mocap_29dof_nomesh.xml").read_text()
+        (tmp_path / "fixed.xml").write_text(text.replace('<freejoint name="pelvis"/>',
+                                                         ""))
+        args[args.index("--robot") + 1] = str(tmp_path / "fixed.xml")
+    code, err = _run(args, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("motionkit: error: ")
+    assert {"robot body": "'no_such_link'", "source body": "no body 'Hips'",
+            "fixed base": "no free joint"}[fault] in err
+    assert not (tmp_path / "out.pkl").exists()
