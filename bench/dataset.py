@@ -1,7 +1,9 @@
 """Datasets: batch conversion on 1 and 2 Dask workers, MotionLib.load of 1,000 PARC files,
 opening a packed library of 16,000 motions.
 
-Run: ``.venv/bin/python bench/dataset.py [files]``. Everything is generated in a temporary
+Run: ``.venv/bin/python bench/dataset.py [files]``. Figures go to the shared report
+(``bench/_report.py``): CPU seconds where the work is in this process (best of 3
+interleaved rounds), wall seconds for the Dask batch. Everything is generated in a temporary
 folder: ``files`` (default 2,000) small motions in TUM, ``.traj`` and ``.seq`` in ten
 folders, converted to ``.traj`` by ``motionkit batch convert`` with ``-j 1`` and ``-j 2``
 (the whole command: cluster start, conversions, catalog); 1,000 PARC MS files written with
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _report import Report, best, interleaved, timed
 
 import motionkit as mk
 from motionkit.model import Motion, Timeline, Track
@@ -65,7 +68,7 @@ def timed_on_cluster(source: Path, out: Path, jobs: int) -> tuple[float, float]:
         return ready - start, time.perf_counter() - ready
 
 
-def batch(root: Path, files: int) -> None:
+def batch(report: Report, root: Path, files: int) -> None:
     rng = np.random.default_rng(0)
     for index in range(files):
         folder = root / "in" / f"part{index % 10}"
@@ -80,11 +83,12 @@ def batch(root: Path, files: int) -> None:
         started, converted = timed_on_cluster(root / "in", root / f"out{jobs}", jobs)
         work[jobs] = min(work.get(jobs, converted), converted)
         starts[jobs] = min(starts.get(jobs, started), started)
-    print(f"batch convert of {files} files (100 frames each) to .traj, whole command: -j 1 "
-          f"{times[1]:.2f} s ({files / times[1]:.0f} files/s), -j 2 {times[2]:.2f} s "
-          f"({files / times[2]:.0f} files/s), speedup {times[1] / times[2]:.2f}x")
-    print(f"  on a running local cluster (started in {starts[1]:.1f} / {starts[2]:.1f} s): -j 1 "
-          f"{work[1]:.2f} s, -j 2 {work[2]:.2f} s, speedup {work[1] / work[2]:.2f}x")
+    report.row(f"batch convert of {files} files (100 frames) to .traj, whole command, wall",
+               f"-j 1 {times[1]:.2f} s ({files / times[1]:.0f} files/s), -j 2 {times[2]:.2f} s "
+               f"({files / times[2]:.0f} files/s)", "–", None)
+    report.row("the same on a running local cluster, wall",
+               f"-j 1 {work[1]:.2f} s, -j 2 {work[2]:.2f} s (speedup {work[1] / work[2]:.2f}×; "
+               f"cluster started in {starts[1]:.1f} / {starts[2]:.1f} s)", "–", None)
 
 
 def parc_files(root: Path, count: int) -> Path:
@@ -99,14 +103,12 @@ def parc_files(root: Path, count: int) -> Path:
     return folder
 
 
-def load(folder: Path) -> None:
-    runs = []
-    for _ in range(2):
-        start = time.perf_counter()
-        lib = MotionLib.load(folder)
-        runs.append(time.perf_counter() - start)
-    print(f"MotionLib.load of {lib.num_motions} PARC files ({int(lib.frame_counts.sum())} frames): "
-          f"best {min(runs):.2f} s, runs {', '.join(f'{r:.2f}' for r in runs)} s")
+def load(report: Report, folder: Path) -> None:
+    runs = interleaved({"load": lambda: timed(lambda: MotionLib.load(folder))}, 3)
+    took = best(runs["load"]).cpu
+    lib = MotionLib.load(folder)
+    report.row(f"MotionLib.load of {lib.num_motions} PARC files written by mk.write "
+               f"({int(lib.frame_counts.sum())} frames)", f"{took:.2f} s", "<= 1 s", took <= 1.0)
     profile = cProfile.Profile()
     profile.enable()
     MotionLib.load(folder)
@@ -116,12 +118,12 @@ def load(folder: Path) -> None:
     rows = []
     for (file, _, name), (_, _, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
         rows.append((own, cumulative, f"{Path(file).name}:{name}"))
-    print("  where the time goes (profiled; own time, share):")
-    for own, cumulative, where in sorted(rows, reverse=True)[:6]:
-        print(f"    {where:50s} {own:6.2f} s  {own / total:5.1%}  (with callees {cumulative:.2f} s)")
+    report.table(["where MotionLib.load's time goes (profiled)", "own s", "share", "with callees"],
+                 [[where, f"{own:.2f}", f"{own / total:.1%}", f"{cumulative:.2f}"]
+                  for own, cumulative, where in sorted(rows, reverse=True)[:8]])
 
 
-def packed(root: Path, entries: int) -> None:
+def packed(report: Report, root: Path, entries: int) -> None:
     rng = np.random.default_rng(1)
     folder = root / "clips"
     folder.mkdir()
@@ -157,28 +159,23 @@ def packed(root: Path, entries: int) -> None:
                            "from motionkit.motionlib import MotionLib; "
                            "lib = MotionLib.load(sys.argv[1]); print(time.perf_counter() - t)",
                            str(target)], check=True, capture_output=True, text=True)
-    print(f"pack of {entries} motions ({int(lib.frame_counts.sum())} frames, "
-          f"{target.stat().st_size / 1e6:.0f} MB): written in {written:.1f} s; MotionLib.load opens it "
-          f"in {min(opens) * 1e3:.1f} ms (best of 5), {float(cold.stdout) * 1e3:.0f} ms in a new "
-          "process with the import")
-
-
-def load_average() -> str:
-    """The machine's 1-minute load average (the VM is shared: read figures against it)."""
-    return f"[load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores]"
+    report.row(f"pack of {entries} motions ({int(lib.frame_counts.sum())} frames, "
+               f"{target.stat().st_size / 1e6:.0f} MB), wall",
+               f"written in {written:.1f} s; opened in {min(opens) * 1e3:.1f} ms (best of 5), "
+               f"{float(cold.stdout) * 1e3:.0f} ms in a new process with the import", "–", None)
 
 
 def main() -> None:
     files = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    report = Report("dataset", "Dask batches, MotionLib.load of PARC files, packs")
     with tempfile.TemporaryDirectory(prefix="mk-bench-") as tmp:
         root = Path(tmp)
-        print(load_average())
-        batch(root, files)
-        print(load_average())
-        load(parc_files(root, 1000))
-        print(load_average())
-        packed(root, 16_000)
-        print(load_average())
+        batch(report, root, files)
+        load(report, parc_files(root, 1000))
+        packed(report, root, 16_000)
+    report.note("MotionLib.load: CPU seconds of this process, best of 3 interleaved rounds; "
+                "the batch and pack rows are wall seconds (worker processes, a subprocess).")
+    report.finish()
 
 
 if __name__ == "__main__":

@@ -126,11 +126,12 @@ class MotionLib:
             return cls.from_pack(target, char)
         paths, weights, folder, single = listing(target)
         read: dict[Path, Motion] = {}  # a file listed many times is read once
-        for path in paths:
-            key = path.resolve()
+        options: dict[str, dict[str, object]] = {}  # per format, not per file
+        keys = [path.resolve() for path in paths]
+        for path, key in zip(paths, keys, strict=True):
             if key not in read:
-                read[key] = _read_motion(path, char, single)
-        motions = [read[p.resolve()] for p in paths]
+                read[key] = _read_motion(path, char, single, options)
+        motions = [read[key] for key in keys]
         packed, distinct = sum(m.frames for m in motions), sum(m.frames for m in read.values())
         if packed > REPEAT_FACTOR * distinct + REPEAT_SLACK:  # each entry is packed anew
             raise FormatError(f"the list repeats its files: {packed} frames to pack from "
@@ -140,10 +141,19 @@ class MotionLib:
         return cls(motions, weights, character=char, names=names)
 
     def _pack(self, motions: Sequence[Motion]) -> None:
-        root_pos, root_rot, joint_rot, contacts = [], [], [], []
+        root_pos: list[Array] = []
+        root_rot: list[Array] = []
+        joint_rot: list[Array] = []
+        contacts: list[Array | None] = []
         counts, rates, loops = [], [], []
+        labels: list[str] = []
+        given: list[bool] = []  # joint rotations from the file (checked), not from DOFs
         for index, motion in enumerate(motions):
-            rp, rr, jr, ct, rate = self._arrays(motion, index)
+            try:
+                rp, rr, jr, ct, rate = self._arrays(motion, index)
+            except MotionkitError:
+                _check_units(root_rot, joint_rot, given, labels)  # an earlier motion's first
+                raise
             root_pos.append(rp)
             root_rot.append(rr)
             joint_rot.append(jr)
@@ -151,10 +161,10 @@ class MotionLib:
             counts.append(rp.shape[0])
             rates.append(rate)
             loops.append(str(motion.meta.get("loop_mode", "CLAMP")).upper() == "WRAP")
+            labels.append(_label(motion, index))
+            given.append("joint_rotations" in motion.tracks)
+        self._root_rot, self._joint_rot = _check_units(root_rot, joint_rot, given, labels)
         widths = {c.shape[1] for c in contacts if c is not None}
-        joints = {j.shape[1] for j in joint_rot}
-        if len(joints) != 1:
-            raise MotionkitError(f"motions have different joint counts {sorted(joints)}")
         width = widths.pop() if len(widths) == 1 else None
         if len(widths) > 1:
             raise MotionkitError("motions have different contact columns")
@@ -168,25 +178,27 @@ class MotionLib:
         self.lengths = (self.frame_counts - 1) / self.fps
         self.wrap = np.array(loops, dtype=bool)
         self._root_pos = np.concatenate(root_pos)
-        self._root_rot = np.concatenate(root_rot)
-        self._joint_rot = np.concatenate(joint_rot)
         self._contacts = np.concatenate(filled).astype(np.float32)
-        self._loop_shift = np.stack([rp[-1] - rp[0] for rp in root_pos])
+        ends = self.starts + self.frame_counts - 1
+        self._loop_shift = self._root_pos[ends] - self._root_pos[self.starts]
         self._loop_shift[:, 2] = 0.0
         self._root_vel, self._root_ang_vel, self._dof_vel = (
             v.astype(np.float32) for v in self._velocities())
         after = np.arange(self._root_pos.shape[0]) + 1
-        after[self.starts + self.frame_counts - 1] -= 1
+        after[ends] -= 1
         self._root_slerp = _SlerpTable(self._root_rot, after)
         self._joint_slerp = _SlerpTable(self._joint_rot, after)
 
     def _arrays(self, motion: Motion, index: int) -> tuple[Array, Array, Array,
                                                            Array | None, float]:
-        label = f"motion {index}" + (f" ({motion.meta['name']!r})" if motion.meta.get("name")
-                                     else "")
+        """A motion's root positions, root and joint rotations (not yet normalised: see
+        :func:`_check_units`), contacts and rate, its shapes checked."""
+        label = _label(motion, index)
         root = motion.root_pose()
         if root is None:
             raise MotionkitError(f"{label} has no root pose")
+        if not root.frames:
+            raise MotionkitError(f"{label} has no frames")
         if not root.timeline.is_uniform or root.timeline.rate is None:
             raise MotionkitError(f"{label} is time-stamped; resample it first")
         track = motion.tracks.get("joint_rotations")
@@ -199,15 +211,13 @@ class MotionLib:
                 raise MotionkitError(f"{label}: track {other.name!r} has {other.frames} frames, "
                                      f"the root {root.frames}")
         data = np.asarray(root.data, dtype=np.float64)
-        root_rot = _unit(data[:, 3:7], f"{label}: root orientation")
         if track.name == "joint_rotations":
-            joint_rot = _unit(np.asarray(track.data, dtype=np.float64),
-                              f"{label}: joint rotation")
+            joint_rot = np.asarray(track.data, dtype=np.float64)
         else:
             assert self.character is not None
             joint_rot = self.character.dofs_to_quats(track.data)
         contacts = motion.tracks.get("contacts")
-        return (data[:, :3], root_rot, joint_rot,
+        return (data[:, :3], data[:, 3:7], joint_rot,
                 None if contacts is None else np.asarray(contacts.data, dtype=np.float64)
                 .reshape(root.frames, -1), float(root.timeline.rate))
 
@@ -459,11 +469,16 @@ def listing(target: Path) -> Listing:
 
 
 def _read_motion(path: Path, character: Character | None,
-                 info: registry.Format | None = None) -> Motion:
+                 info: registry.Format | None = None,
+                 options: dict[str, dict[str, object]] | None = None) -> Motion:
     """A read with the character where the format's reader takes one (dispatched here
-    unless ``info`` says already)."""
+    unless ``info`` says already; ``options`` keeps each format's reader options, which
+    cost a signature inspection each time they are found)."""
     info = info or registry.for_reading(path)
-    obj = info.read(path, **info.reader_options(character=character))
+    known = options if options is not None else {}
+    if info.name not in known:
+        known[info.name] = info.reader_options(character=character)
+    obj = info.read(path, **known[info.name])
     if not isinstance(obj, Motion):
         raise FormatError(f"holds a {type(obj).__name__}, not a motion", path)
     return obj
@@ -482,12 +497,60 @@ def _to_device(frames: MotionFrames, device: object) -> MotionFrames:
     return frames
 
 
-def _unit(q: Array, what: str) -> Array:
-    """Unit quaternions with w >= 0; MotionkitError naming ``what`` at the first zero or
-    non-finite one."""
+def _label(motion: Motion, index: int) -> str:
+    """How messages name a motion of the library."""
+    return f"motion {index}" + (f" ({motion.meta['name']!r})" if motion.meta.get("name") else "")
+
+
+def _check_units(root_rot: list[Array], joint_rot: list[Array], given: list[bool],
+                 labels: list[str]) -> tuple[Array, Array]:
+    """All motions' root and joint rotations, packed, as unit quaternions with w >= 0: one
+    check and one normalisation per pack, not per motion. MotionkitError at the first
+    motion (root before joints) with a zero or non-finite quaternion, naming its frame;
+    then for joint counts that differ. Joint rotations derived from DOFs (``given``
+    False) are taken as they are."""
+    if not root_rot:
+        return np.zeros((0, 4)), np.zeros((0, 0, 4))
+    counts = [len(q) for q in root_rot]
+    roots = np.concatenate(root_rot)
+    root_norm, root_bad = _norms(roots)
+    taken = np.repeat(np.array(given, dtype=bool), counts)
+    shapes = {j.shape[1:] for j in joint_rot}
+    if len(shapes) == 1:
+        joints = np.concatenate(joint_rot)
+        joint_norm, joint_bad = _norms(joints)
+    else:  # refused below, after this check (as when each motion was checked alone)
+        joint_bad = np.concatenate([_norms(j)[1] for j in joint_rot])
+    joint_bad &= taken
+    if root_bad.any() or joint_bad.any():
+        _raise_first(root_bad, joint_bad, counts, labels)
+    if len(shapes) != 1:
+        raise MotionkitError("motions have different joint counts "
+                             f"{sorted(shape[0] for shape in shapes)}")
+    roots = quat.positive_w(roots / root_norm)
+    if taken.all():
+        return roots, quat.positive_w(joints / joint_norm)
+    keep = taken[:, None, None]
+    unit = quat.positive_w(joints / np.where(keep, joint_norm, 1.0))
+    return roots, np.where(keep, unit, joints)
+
+
+def _norms(q: Array) -> tuple[Array, NDArray[np.bool_]]:
+    """Quaternion norms (last axis kept) and, per frame, whether any is zero or not finite."""
     norm = np.linalg.norm(q, axis=-1, keepdims=True)
     bad = ~(np.isfinite(norm) & (norm > 0))
-    if bad.any():
-        frame = int(np.argwhere(bad)[0][0])
-        raise MotionkitError(f"{what} at frame {frame} is zero or not finite")
-    return quat.positive_w(q / norm)
+    return norm, bad.reshape(len(q), -1).any(axis=1)
+
+
+def _raise_first(root_bad: NDArray[np.bool_], joint_bad: NDArray[np.bool_], counts: list[int],
+                 labels: list[str]) -> None:
+    """The error the first motion with a bad rotation gets (its root first)."""
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    motion_of = np.repeat(np.arange(len(counts)), counts)
+    first = {what: int(motion_of[np.argmax(bad)]) for what, bad in
+             (("root orientation", root_bad), ("joint rotation", joint_bad)) if bad.any()}
+    what = min(first, key=lambda key: (first[key], key != "root orientation"))
+    bad = root_bad if what == "root orientation" else joint_bad
+    index = first[what]
+    frame = int(np.argmax(bad[starts[index]:starts[index] + counts[index]]))
+    raise MotionkitError(f"{labels[index]}: {what} at frame {frame} is zero or not finite")

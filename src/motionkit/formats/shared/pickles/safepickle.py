@@ -27,7 +27,6 @@ Four layers keep a crafted pickle harmless:
 
 from __future__ import annotations
 
-import copy
 import io
 import math
 import os
@@ -185,7 +184,7 @@ class DType:
     dtype: np.dtype[np.generic]
 
     def __init__(self, dtype: np.dtype[np.generic]) -> None:
-        object.__setattr__(self, "dtype", copy.deepcopy(dtype))
+        object.__setattr__(self, "dtype", _own_copy(dtype))
 
     def __setstate__(self, state: object) -> None:
         if not (isinstance(state, tuple) and len(state) == 8 and state[0] == 3
@@ -194,10 +193,20 @@ class DType:
             raise PickleProblem("refused numpy dtype state (only plain numbers and booleans)")
         if state[1] in ("<", ">"):  # a dtype object of its own (see the class docstring)
             object.__setattr__(self, "dtype",
-                               copy.deepcopy(np.dtype(state[1] + self.dtype.str[1:])))
+                               _own_copy(np.dtype(state[1] + self.dtype.str[1:])))
 
     __setattr__ = _refuse_change
     __delattr__ = _refuse_change
+
+
+def _own_copy(dtype: np.dtype[np.generic]) -> np.dtype[np.generic]:
+    """A dtype object of its own, equal to ``dtype``: what ``copy.deepcopy`` makes (the
+    same reduce, call and state), without its generic machinery (60 µs a dtype)."""
+    reduced = cast("tuple[Callable[..., Any], tuple[object, ...], object]",
+                   dtype.__reduce_ex__(4))
+    out = reduced[0](*reduced[1])
+    out.__setstate__(reduced[2])
+    return cast("np.dtype[np.generic]", out)
 
 
 def _dtype(spec: Any, align: Any = False, copy: Any = True) -> DType:
@@ -563,9 +572,20 @@ def rebuild_tensor(storage: object, offset: object, size: object, stride: object
     if last >= flat.size or count > flat.size:
         raise PickleProblem("tensor view reaches past its storage")
     _charge(count * flat.itemsize, "torch tensor")
+    if stride == _contiguous(size):  # the usual tensor: a slice of its storage, copied
+        return np.array(flat[offset:offset + count].reshape(size))
     view = as_strided(flat[offset:], shape=size,
                       strides=tuple(s * flat.itemsize for s in stride), writeable=False)
     return np.array(view, order="C")
+
+
+def _contiguous(size: tuple[int, ...]) -> tuple[int, ...]:
+    """The element strides of a C-ordered tensor of ``size`` (torch's ``contiguous()``)."""
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any = False, hooks: Any = None) -> Any:
@@ -578,35 +598,44 @@ def _rebuild_parameter(data: Any, requires_grad: Any = False, hooks: Any = None)
 def load_torch_bytes(blob: object) -> object:
     """Parse a legacy ``torch.save`` byte stream (what ``_load_from_bytes`` receives).
 
-    Five protocol-2 pickles (magic number, protocol 1001, system info, the object, the
-    storage keys) followed by each storage as an int64 element count and raw data. The
-    object pickle may reference storages only through persistent ids; the storage
-    location (``cuda:0`` …) is ignored.
+    Five protocol-2 pickles (magic number, protocol, system info, the object, the storage
+    keys) followed by each storage as an int64 element count and raw data. The object
+    pickle may reference storages only through persistent ids; the storage location
+    (``cuda:0`` …) is ignored. Every pickle is scanned, in order; the header pickles, the
+    same in every stream, are decoded once per distinct bytes (:func:`_header_value`), and
+    an object that is one storage (what pickling a tensor stores) is unpickled once.
     """
     if not isinstance(blob, (bytes, bytearray)):
         raise PickleProblem("torch payload is not bytes")
     data = bytes(blob)
     pos = 0
     parts: list[Any] = []
-    spans: list[tuple[int, int]] = []
-    for index in range(5):
-        end = scan(data, pos, allow_persistent=index == 3)
-        spans.append((pos, end))
-        if index != 3:
-            parts.append(_plain_load(data[pos:end]))
-        else:
-            parts.append(None)
+    for _ in range(3):
+        end = scan(data, pos)
+        parts.append(_header_value(data[pos:end]))
         pos = end
-    magic, protocol, sys_info, _, keys = parts
+    start, end = pos, scan(data, pos, allow_persistent=True)
+    pos = scan(data, end)
+    magic, protocol, sys_info = parts
+    keys = _plain_load(data[end:pos])
     if magic != _TORCH_MAGIC or protocol != _TORCH_PROTOCOL:
         raise PickleProblem("not a torch byte stream (bad magic number or protocol)")
     little = not isinstance(sys_info, dict) or sys_info.get("little_endian", True) is not False
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise PickleProblem("torch storage key list is malformed")
     declared: dict[str, tuple[StorageType, int]] = {}
-    start, end = spans[3]
     object_bytes = data[start:end]
-    _TorchObjectUnpickler(io.BytesIO(object_bytes), declared, None).load()  # collect ids
+    found = _TorchObjectUnpickler(io.BytesIO(object_bytes), declared, None).load()  # ids
+    storages, pos = _read_storages(data, pos, keys, declared, little)
+    if isinstance(found, _StorageRef):  # exactly what the second pass would return
+        return _storage_view(storages, found.key, found.view)
+    return _TorchObjectUnpickler(io.BytesIO(object_bytes), declared, storages).load()
+
+
+def _read_storages(data: bytes, pos: int, keys: list[str],
+                   declared: dict[str, tuple[StorageType, int]],
+                   little: bool) -> tuple[dict[str, Storage], int]:
+    """Each storage of ``keys`` from ``pos`` on: an int64 element count and raw data."""
     storages: dict[str, Storage] = {}
     for key in keys:
         if key not in declared:
@@ -623,7 +652,27 @@ def load_torch_bytes(blob: object) -> object:
         array = np.frombuffer(data, dtype=dtype, count=count, offset=pos).astype(kind.dtype)
         storages[key] = Storage(array)
         pos += nbytes
-    return _TorchObjectUnpickler(io.BytesIO(object_bytes), declared, storages).load()
+    return storages, pos
+
+
+#: Decoded torch header pickles (magic number, protocol, system info) by their bytes.
+_HEADERS: dict[bytes, object] = {}
+_HEADER_CACHE_SIZE = 64
+_HEADER_CACHE_BYTES = 512
+
+
+def _header_value(piece: bytes) -> object:
+    """One header pickle of a torch stream, decoded with no globals allowed: a function of
+    its bytes alone, so short ones are kept (they are read, never changed, by the caller)."""
+    known = _HEADERS.get(piece)
+    if known is not None:
+        return known
+    value = _plain_load(piece)
+    if len(piece) <= _HEADER_CACHE_BYTES:
+        if len(_HEADERS) >= _HEADER_CACHE_SIZE:
+            _HEADERS.clear()
+        _HEADERS[piece] = value
+    return value
 
 
 def _plain_load(data: bytes) -> Any:
@@ -671,19 +720,60 @@ def _first_pass(*args: Any) -> None:
     """Tensors are not built while the storage ids are being collected."""
 
 
+class _StorageRef:
+    """What the first pass gives for a storage id: the key and view to build it from."""
+
+    __slots__ = ("key", "view")
+    key: str
+    view: object
+
+    def __init__(self, key: str, view: object) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "view", view)
+
+    def __setstate__(self, state: object) -> NoReturn:
+        raise PickleProblem("refused BUILD on a torch storage")
+
+    __setattr__ = _refuse_change
+    __delattr__ = _refuse_change
+
+
+def _storage_view(storages: dict[str, Storage], key: str, view: object) -> Storage:
+    """The storage ``key`` (or the slice ``view`` names), as a persistent id gives it."""
+    storage = storages.get(key)
+    if storage is None:
+        raise PickleProblem(f"torch storage {key[:40]!r} has no data")
+    if view is not None:
+        if not (isinstance(view, tuple) and len(view) == 3 and isinstance(view[1], int)
+                and isinstance(view[2], int) and view[1] >= 0 and view[2] >= 0
+                and view[1] + view[2] <= storage.data.size):
+            raise PickleProblem("torch storage view is malformed")
+        return Storage(storage.data[view[1]:view[1] + view[2]])
+    return storage
+
+
+def _torch_object_globals(rebuild: Callable[..., object]) -> Mapping[tuple[str, str], object]:
+    """The globals of a torch stream's object pickle (immutable, made once)."""
+    allowed: dict[tuple[str, str], object] = {
+        ("torch", name): StorageType(name) for name in _STORAGE_DTYPES}
+    allowed[("collections", "OrderedDict")] = Shim("OrderedDict", _ordered_dict)
+    shim = Shim("_rebuild_tensor_v2", rebuild)
+    allowed[("torch._utils", "_rebuild_tensor_v2")] = shim
+    allowed[("torch._utils", "_rebuild_tensor")] = shim
+    return MappingProxyType(allowed)
+
+
+_TORCH_FIRST_PASS = _torch_object_globals(_first_pass)
+_TORCH_OBJECT = _torch_object_globals(rebuild_tensor)
+
+
 class _TorchObjectUnpickler(SafeUnpickler):
-    """The object pickle of a torch stream: storages come from persistent ids."""
+    """The object pickle of a torch stream: storages come from persistent ids (the first
+    pass, without storages, collects their declarations and gives :class:`_StorageRef`)."""
 
     def __init__(self, file: io.BytesIO, declared: dict[str, tuple[StorageType, int]],
                  storages: dict[str, Storage] | None) -> None:
-        allowed: dict[tuple[str, str], Any] = {
-            ("torch", name): StorageType(name) for name in _STORAGE_DTYPES}
-        allowed[("collections", "OrderedDict")] = Shim("OrderedDict", _ordered_dict)
-        rebuild = Shim("_rebuild_tensor_v2",
-                       rebuild_tensor if storages is not None else _first_pass)
-        allowed[("torch._utils", "_rebuild_tensor_v2")] = rebuild
-        allowed[("torch._utils", "_rebuild_tensor")] = rebuild
-        super().__init__(file, allowed)
+        super().__init__(file, _TORCH_FIRST_PASS if storages is None else _TORCH_OBJECT)
         self._declared = declared
         self._storages = storages
 
@@ -697,17 +787,8 @@ class _TorchObjectUnpickler(SafeUnpickler):
         if self._declared[key][1] != numel:
             raise PickleProblem(f"torch storage {key[:40]!r} declared with two sizes")
         if self._storages is None:
-            return None
-        storage = self._storages.get(key)
-        if storage is None:
-            raise PickleProblem(f"torch storage {key[:40]!r} has no data")
-        if view is not None:
-            if not (isinstance(view, tuple) and len(view) == 3 and isinstance(view[1], int)
-                    and isinstance(view[2], int) and view[1] >= 0 and view[2] >= 0
-                    and view[1] + view[2] <= storage.data.size):
-                raise PickleProblem("torch storage view is malformed")
-            return Storage(storage.data[view[1]:view[1] + view[2]])
-        return storage
+            return _StorageRef(key, view)
+        return _storage_view(self._storages, key, view)
 
 
 # --------------------------------------------------------------------------- entry points
