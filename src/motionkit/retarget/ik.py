@@ -49,8 +49,17 @@ def errors(robot: Robot, state: State, stage: list[Goal],
            poses: tuple[Array, Array] | None = None) -> Array:
     """Every task's 6-D error, stacked (unweighted)."""
     bodies = robot.poses(state)[0] if poses is None else poses[0]
-    return np.concatenate([log6(np.linalg.solve(bodies[goal.body], goal.target))
-                           for goal in stage])
+    return np.concatenate([log6(_relative(bodies[goal.body], goal.target)) for goal in stage])
+
+
+def _relative(a: Array, b: Array) -> Array:
+    """``a⁻¹ · b`` for rigid transforms (the inverse in closed form)."""
+    out = np.empty((4, 4))
+    turn = a[:3, :3].T
+    out[:3, :3] = turn @ b[:3, :3]
+    out[:3, 3] = turn @ (b[:3, 3] - a[:3, 3])
+    out[3] = (0.0, 0.0, 0.0, 1.0)
+    return out
 
 
 def step(robot: Robot, state: State, stage: list[Goal]) -> State:
@@ -58,13 +67,13 @@ def step(robot: Robot, state: State, stage: list[Goal]) -> State:
     bodies, frames = robot.poses(state)
     size = robot.nv
     hessian, gradient, damping = np.zeros((size, size)), np.zeros(size), DAMPING
-    for goal in stage:
+    worlds = robot.jacobians([goal.body for goal in stage], bodies, frames)
+    for goal, world in zip(stage, worlds, strict=True):
         pose = bodies[goal.body]
-        error = log6(np.linalg.solve(pose, goal.target))
-        world = robot.jacobian(goal.body, bodies, frames)
+        error = log6(_relative(pose, goal.target))
         turn = pose[:3, :3].T
         local = np.vstack([turn @ world[:3], turn @ world[3:]])
-        jacobian = -jlog6(np.linalg.solve(goal.target, pose)) @ local
+        jacobian = -jlog6(_relative(goal.target, pose)) @ local
         weighted, werror = goal.weights[:, None] * jacobian, goal.weights * error
         hessian += weighted.T @ weighted
         gradient += weighted.T @ werror

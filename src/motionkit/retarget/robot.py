@@ -24,11 +24,12 @@ _ONE_AXIS = {"revolute": 0, "prismatic": 1}
 
 @dataclass
 class State:
-    """Root pose (world) and joint coordinates."""
+    """Root pose (world) and joint coordinates (and, once asked for, their world poses)."""
 
     root_pos: Array
     root_rot: Array  # 3×3
     q: Array
+    poses: tuple[Array, Array] | None = None
 
     def copy(self) -> State:
         return State(self.root_pos.copy(), self.root_rot.copy(), self.q.copy())
@@ -51,6 +52,18 @@ class Robot:
     joint_names: list[str]
     floating: bool
     rest: State
+    #: (bodies, joints): whether the joint moves the body (it is on the body's chain)
+    moves: NDArray[np.bool_] | None = None
+
+    def __post_init__(self) -> None:
+        moves = np.zeros((len(self.names), len(self.joint_names)), dtype=bool)
+        for body in range(len(self.names)):
+            chain = body
+            while chain >= 0:
+                if self.dof[chain] >= 0:
+                    moves[body, self.dof[chain]] = True
+                chain = self.parents[chain]
+        self.moves = moves
 
     @classmethod
     def of(cls, skeleton: Skeleton) -> Robot:
@@ -94,50 +107,62 @@ class Robot:
         return (6 if self.floating else 0) + len(self.joint_names)
 
     def poses(self, state: State) -> tuple[Array, Array]:
-        """World poses of every body and of every joint frame, ``(bodies, 4, 4)`` each."""
+        """World poses of every body and of every joint frame, ``(bodies, 4, 4)`` each
+        (kept in the state: a state's poses are made once)."""
+        if state.poses is not None:
+            return state.poses
         count = len(self.names)
         bodies, frames = np.empty((count, 4, 4)), np.empty((count, 4, 4))
+        turns = _turns(self.axes, self.kinds, self.dof, state.q)
         for index in range(count):
-            parent = self.parents[index]
-            if self.kinds[index] == "root":
-                frames[index] = np.eye(4)
-                bodies[index] = np.eye(4)
+            kind = self.kinds[index]
+            if kind == "root":
+                frames[index] = bodies[index] = _EYE4
                 bodies[index][:3, :3], bodies[index][:3, 3] = state.root_rot, state.root_pos
                 continue
-            frame = bodies[parent] @ self.before[index]
-            frames[index] = frame
-            motion = np.eye(4)
-            if self.kinds[index] == "revolute":
-                motion[:3, :3] = exp3(self.axes[index] * state.q[self.dof[index]])
-            elif self.kinds[index] == "prismatic":
+            frame = frames[index] = bodies[self.parents[index]] @ self.before[index]
+            if kind == "revolute":
+                motion = _EYE4.copy()
+                motion[:3, :3] = turns[index]
+                frame = frame @ motion
+            elif kind == "prismatic":
+                motion = _EYE4.copy()
                 motion[:3, 3] = self.axes[index] * state.q[self.dof[index]]
-            bodies[index] = frame @ motion @ self.after[index]
-        return bodies, frames
+                frame = frame @ motion
+            bodies[index] = frame @ self.after[index]
+        state.poses = bodies, frames
+        return state.poses
+
+    def jacobians(self, targets: list[int], bodies: Array, frames: Array) -> Array:
+        """``(len(targets), 6, nv)``: per body, the world linear velocity of its origin, then
+        its world angular velocity, per velocity coordinate (MuJoCo's ``mj_jacBody``)."""
+        assert self.moves is not None
+        joints = np.flatnonzero(self.dof >= 0)
+        order = self.dof[joints]
+        axes = np.empty((len(self.joint_names), 3))
+        anchors = np.empty((len(self.joint_names), 3))
+        axes[order] = np.einsum("nij,nj->ni", frames[joints, :3, :3], self.axes[joints])
+        anchors[order] = frames[joints, :3, 3]
+        revolute = np.zeros(len(self.joint_names), dtype=bool)
+        revolute[order] = [self.kinds[j] == "revolute" for j in joints]
+        shift = 6 if self.floating else 0
+        out = np.zeros((len(targets), 6, self.nv))
+        for row, body in enumerate(targets):
+            point = bodies[body][:3, 3]
+            mask = self.moves[body]
+            linear = np.where(revolute[:, None], _cross(axes, point - anchors), axes)
+            out[row, :3, shift:] = (linear * mask[:, None]).T
+            out[row, 3:, shift:] = (axes * (mask & revolute)[:, None]).T
+            if self.floating:
+                turn = bodies[0][:3, :3]  # the root's angular velocity is in its own axes
+                out[row, :3, :3] = np.eye(3)
+                out[row, :3, 3:6] = _cross(turn.T, point - bodies[0][:3, 3]).T
+                out[row, 3:, 3:6] = turn
+        return out
 
     def jacobian(self, body: int, bodies: Array, frames: Array) -> Array:
-        """``(6, nv)``: world linear velocity of the body's origin, then world angular
-        velocity, per velocity coordinate (MuJoCo's ``mj_jacBody``)."""
-        out = np.zeros((6, self.nv))
-        point = bodies[body][:3, 3]
-        shift = 6 if self.floating else 0
-        chain = body
-        while chain >= 0:
-            kind = self.kinds[chain]
-            if kind == "root" and self.floating:
-                out[:3, :3] = np.eye(3)
-                turn = bodies[chain][:3, :3]  # angular velocity in the root's axes
-                arm = point - bodies[chain][:3, 3]
-                out[:3, 3:6] = np.cross(turn.T, arm).T
-                out[3:, 3:6] = turn
-            elif kind in _ONE_AXIS:
-                axis = frames[chain][:3, :3] @ self.axes[chain]
-                column = shift + self.dof[chain]
-                if kind == "revolute":
-                    out[:3, column] = np.cross(axis, point - frames[chain][:3, 3])
-                    out[3:, column] = axis
-                else:
-                    out[:3, column] = axis
-            chain = self.parents[chain]
+        """``(6, nv)`` of one body (see :meth:`jacobians`)."""
+        out: Array = self.jacobians([body], bodies, frames)[0]
         return out
 
     def integrate(self, state: State, step: Array) -> State:
@@ -151,6 +176,28 @@ class Robot:
             shift = 6
         out.q = state.q + step[shift:]
         return out
+
+
+_EYE4 = np.eye(4)
+
+
+def _cross(a: Array, b: Array) -> Array:
+    """Row-wise cross products of (n, 3) arrays (without np.cross's axis handling)."""
+    out: Array = a[..., [1, 2, 0]] * b[..., [2, 0, 1]] - a[..., [2, 0, 1]] * b[..., [1, 2, 0]]
+    return out
+
+
+def _turns(axes: Array, kinds: list[str], dof: NDArray[np.intp], q: Array) -> Array:
+    """Rotation matrices of every revolute joint at ``q`` (others: unused), at once."""
+    angle = np.where(dof >= 0, q[np.maximum(dof, 0)] if len(q) else 0.0, 0.0)
+    angle = np.where([kind == "revolute" for kind in kinds], angle, 0.0)
+    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
+    sin, cos = np.sin(angle), np.cos(angle)
+    one = 1.0 - cos
+    return np.stack([
+        np.stack([cos + x * x * one, x * y * one - z * sin, x * z * one + y * sin], -1),
+        np.stack([y * x * one + z * sin, cos + y * y * one, y * z * one - x * sin], -1),
+        np.stack([z * x * one - y * sin, z * y * one + x * sin, cos + z * z * one], -1)], -2)
 
 
 def _orthonormal(rotation: Array) -> Array:
