@@ -4,7 +4,9 @@ conditions."""
 
 from __future__ import annotations
 
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -13,6 +15,8 @@ from hypothesis.extra.numpy import arrays
 
 import motionkit as mk
 from conftest import corpus_file, require_peer
+from motionkit.formats.mujoco import mjcf
+from motionkit.model.skeleton import Skeleton
 from motionkit.retarget.ik import box_qp
 from motionkit.retarget.lie import exp3, jlog6, log6
 from motionkit.retarget.robot import Robot, State
@@ -49,34 +53,62 @@ def test_log6_inverts_exp_and_jlog6_is_its_derivative(xi: np.ndarray, spin: floa
     assert np.abs(jlog6(pose) - numeric).max() < 1e-7
 
 
-def test_poses_and_jacobians_equal_mujoco() -> None:
-    mujoco = require_peer("mujoco")
-    path = corpus_file("retarget", "g1_mocap_29dof_nomesh.xml")
+def _without_meshes(text: str) -> str:
+    """The corpus ships no meshes: drop mesh assets and geoms, and the PARC humanoid's floor
+    (its material is not defined); the kinematics stay."""
+    text = re.sub(r"<mesh [^>]*/>", "", text)
+    text = re.sub(r"<geom[^>]*(type=\"mesh\"|mesh=)[^>]*/>", "", text)
+    return re.sub(r'<geom name="floor"[^>]*/>', "", text)
+
+
+def _models(tmp_path: Path) -> list[tuple[str, Skeleton, str]]:
+    """(name, skeleton, MJCF text) of every corpus robot: G1, the PARC humanoid, Go2, and
+    SR1 through motionkit's MJCF export."""
+    out = []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = Robot.of(mk.read(path))
-    model = mujoco.MjModel.from_xml_path(str(path))  # type: ignore[attr-defined]
-    data = mujoco.MjData(model)  # type: ignore[attr-defined]
-    names = [model.body(i).name for i in range(model.nbody)]
-    rng = np.random.default_rng(7)
-    for _ in range(5):
-        quat = rng.normal(size=4)
-        quat /= np.linalg.norm(quat)
-        state = State(rng.normal(size=3), exp3(rng.normal(size=3)),
-                      rng.uniform(robot.lower, robot.upper))
-        data.qpos[:3], data.qpos[7:] = state.root_pos, state.q
-        mujoco.mju_mat2Quat(data.qpos[3:7], state.root_rot.ravel())  # type: ignore[attr-defined]
-        mujoco.mj_kinematics(model, data)  # type: ignore[attr-defined]
-        mujoco.mj_comPos(model, data)  # type: ignore[attr-defined]
-        bodies, frames = robot.poses(state)
-        for index, name in enumerate(robot.names):
-            k = names.index(name)
-            assert np.abs(bodies[index][:3, 3] - data.xpos[k]).max() < 1e-12
-            assert np.abs(bodies[index][:3, :3] - data.xmat[k].reshape(3, 3)).max() < 1e-12
-            linear, angular = np.zeros((3, model.nv)), np.zeros((3, model.nv))
-            mujoco.mj_jacBody(model, data, linear, angular, k)  # type: ignore[attr-defined]
-            ours = robot.jacobian(index, bodies, frames)
-            assert np.abs(ours - np.vstack([linear, angular])).max() < 1e-9
+        warnings.simplefilter("ignore")  # floor geoms of <worldbody> belong to no body
+        for parts in (("retarget", "g1_mocap_29dof_nomesh.xml"), ("parc", "character",
+                      "humanoid.xml"), ("mimickit", "go2.xml")):
+            path = corpus_file(*parts)
+            out.append((path.name, mjcf.read(path), _without_meshes(path.read_text())))
+        sr1 = mk.read(corpus_file("choreonoid", "SR1.body"))
+        exported = tmp_path / "SR1.xml"
+        mk.write(exported, sr1, lossy=True)
+        out.append(("SR1.body", sr1, exported.read_text()))
+    return out
+
+
+def test_poses_and_jacobians_equal_mujoco_on_every_corpus_robot(tmp_path: Path) -> None:
+    mujoco = require_peer("mujoco")
+    for name, skeleton, text in _models(tmp_path):
+        robot = Robot.of(skeleton)
+        model = mujoco.MjModel.from_xml_string(text)  # type: ignore[attr-defined]
+        data = mujoco.MjData(model)  # type: ignore[attr-defined]
+        joints = [model.joint(i).name for i in range(model.njnt)]
+        qpos = [model.jnt_qposadr[joints.index(n)] for n in robot.joint_names]
+        columns = [*range(6 if robot.floating else 0),
+                   *(model.jnt_dofadr[joints.index(n)] for n in robot.joint_names)]
+        bodies = [model.body(i).name for i in range(model.nbody)]
+        rng = np.random.default_rng(7)
+        for _ in range(3):
+            low = np.where(np.isfinite(robot.lower), robot.lower, -1.0)
+            high = np.where(np.isfinite(robot.upper), robot.upper, 1.0)
+            state = State(rng.normal(size=3), exp3(rng.normal(size=3)), rng.uniform(low, high))
+            if robot.floating:
+                data.qpos[:3] = state.root_pos
+                mujoco.mju_mat2Quat(data.qpos[3:7], state.root_rot.ravel())  # type: ignore[attr-defined]
+            data.qpos[qpos] = state.q
+            mujoco.mj_kinematics(model, data)  # type: ignore[attr-defined]
+            mujoco.mj_comPos(model, data)  # type: ignore[attr-defined]
+            poses = robot.poses(state)
+            ours = robot.jacobians(list(range(len(robot.names))), poses)
+            for index, body in enumerate(robot.names):
+                k = bodies.index(body)
+                assert np.abs(poses.bodies[index][:3, 3] - data.xpos[k]).max() < 1e-9, name
+                linear, angular = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+                mujoco.mj_jacBody(model, data, linear, angular, k)  # type: ignore[attr-defined]
+                theirs = np.vstack([linear, angular])[:, columns]
+                assert np.abs(ours[index] - theirs).max() < 1e-9, (name, body)
 
 
 @given(st.integers(0, 2**32 - 1))

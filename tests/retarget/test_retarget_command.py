@@ -44,16 +44,22 @@ def _body_positions(out: Path) -> tuple[list[str], np.ndarray]:
     return list(links.labels or []), links.data[:, :, :3]
 
 
-def test_like_gmr_writes_gmr_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("case", ["corrected", "raw"])
+def test_like_gmr_writes_gmr_output(case: str, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The acceptance command; ``raw`` is GMR on its own loader's frames (no --frame-fix)."""
     out = tmp_path / "out.pkl"
-    code, err = _run(_command(out, "--like-gmr"), capsys)
+    args = _command(out, "--like-gmr")
+    if case == "raw":
+        del args[args.index("--frame-fix"):args.index("--frame-fix") + 2]
+    code, err = _run(args, capsys)
     assert code == 0, err
     with open(out, "rb") as handle:
         ours = pickle.load(handle)
-    gmr = np.load(corpus_file("retarget", "freebvh_corrected_gmr.npz"))
+    gmr = np.load(corpus_file("retarget", f"freebvh_{case}_gmr.npz"))
     assert ours["fps"] == 30
     assert np.degrees(np.abs(ours["dof_pos"] - gmr["dof_pos"])).max() < GMR_JOINT_DEGREES
-    fk = np.load(corpus_file("retarget", "freebvh_corrected_fk.npz"))
+    fk = np.load(corpus_file("retarget", f"freebvh_{case}_fk.npz"))
     names, positions = _body_positions(out)
     theirs = [list(fk["body_names"]).index(name) for name in names]
     assert np.abs(positions - fk["xpos"][:, theirs]).max() < BODY_METRES

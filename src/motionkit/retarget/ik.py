@@ -45,10 +45,9 @@ def goals(robot: Robot, tasks: tuple[Task, ...], targets: dict[str, Array]) -> l
                  np.repeat([task.position_weight, task.rotation_weight], 3)) for task in tasks]
 
 
-def errors(robot: Robot, state: State, stage: list[Goal],
-           poses: tuple[Array, Array] | None = None) -> Array:
+def errors(robot: Robot, state: State, stage: list[Goal]) -> Array:
     """Every task's 6-D error, stacked (unweighted)."""
-    bodies = robot.poses(state)[0] if poses is None else poses[0]
+    bodies = robot.poses(state).bodies
     return np.concatenate([log6(_relative(bodies[goal.body], goal.target)) for goal in stage])
 
 
@@ -64,10 +63,11 @@ def _relative(a: Array, b: Array) -> Array:
 
 def step(robot: Robot, state: State, stage: list[Goal]) -> State:
     """One damped, limit-bounded step toward the stage's targets."""
-    bodies, frames = robot.poses(state)
+    poses = robot.poses(state)
+    bodies = poses.bodies
     size = robot.nv
     hessian, gradient, damping = np.zeros((size, size)), np.zeros(size), DAMPING
-    worlds = robot.jacobians([goal.body for goal in stage], bodies, frames)
+    worlds = robot.jacobians([goal.body for goal in stage], poses)
     for goal, world in zip(stage, worlds, strict=True):
         pose = bodies[goal.body]
         error = log6(_relative(pose, goal.target))

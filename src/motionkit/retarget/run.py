@@ -86,7 +86,7 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
             stage = ik.goals(robot, tasks, by_name)
             state, steps[frame, number] = ik.solve_stage(
                 robot, state, stage, *((FIRST_FRAME_DROP, FIRST_FRAME_STEPS) if converge else ()))
-        bodies = robot.poses(state)[0]
+        bodies = robot.poses(state).bodies
         errors[frame] = [np.linalg.norm(bodies[goal.body][:3, 3] - goal.target[:3, 3])
                          for goal in ik.goals(robot, last, by_name)]
         out_q[frame] = state.q
@@ -133,7 +133,7 @@ def _lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array) -> fl
                               "(pass ground_clearance=None / --no-ground)")
     for frame in range(len(q)):
         state = State(root[frame, :3], quaternion.to_matrix(root[frame, 3:]), q[frame])
-        bodies = robot.poses(state)[0]
+        bodies = robot.poses(state).bodies
         for index, shape in shapes:
             pose = bodies[index] @ shape.transform
             lowest = min(lowest, _shape_bottom(shape.kind, shape.params, pose))
