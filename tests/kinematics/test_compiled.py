@@ -25,7 +25,7 @@ from fk_reference import skeletons
 from motionkit.formats.shared.mjcf.character import load_character
 from motionkit.kinematics import _compiled, _engine, character_poses, forward, link_poses
 from motionkit.model.character import Character
-from motionkit.model.skeleton import Skeleton
+from motionkit.model.skeleton import Body, Joint, Skeleton
 from motionkit.model.timeline import Timeline
 from motionkit.model.track import Track
 
@@ -258,3 +258,22 @@ def test_character_memory_is_the_output(monkeypatch: pytest.MonkeyPatch) -> None
         tracemalloc.stop()
     output = 20_000 * character.body_count * 7 * 8
     assert peak <= 1.3 * output, peak / output
+
+
+def test_the_kernels_half_angle_sines_are_the_libraries() -> None:
+    """The kernel's own sin and cos of half angles (a polynomial after reduction by pi/2)
+    against NumPy's, from tiny angles through every quadrant to the C library's range."""
+    axis = np.array([[0.0, 0.0, 1.0]])
+    skeleton = Skeleton("s", [Body("a", Joint("j", "revolute", axes=axis))])
+    rng = np.random.default_rng(10)
+    angles = np.concatenate([
+        [0.0, -0.0, 1e-300, 5e-324, np.pi, -np.pi, 2 * np.pi, 3 * np.pi, 1e5, 2e5, 2.5e5, 1e300],
+        np.arange(-40, 41) * (np.pi / 2), rng.uniform(-7, 7, 2000), rng.uniform(-2e5, 2e5, 2000),
+        rng.uniform(-1e9, 1e9, 200)])
+    got = _engine.poses(skeleton, angles[:, None], compiled=True)[:, 0, 3:]
+    half = 0.5 * angles
+    sign = np.copysign(1.0, np.cos(half) + 0.0)
+    np.testing.assert_allclose(got[:, 2], sign * np.sin(half), rtol=0, atol=4e-16)
+    np.testing.assert_allclose(got[:, 3], sign * np.cos(half), rtol=0, atol=4e-16)
+    nan = _engine.poses(skeleton, np.array([[np.nan], [np.inf]]), compiled=True)
+    assert np.isnan(nan[:, 0, 3:]).all()
