@@ -5,7 +5,8 @@ Every figure is CPU time of this process (best of ``--rounds`` interleaved round
 frames per second. motionkit: ``kinematics.forward`` on all frames at once, ``threads=1``
 (the compiled kernel, then the NumPy path with ``_engine.poses(compiled=False)``); its
 peak memory is what tracemalloc sees (every NumPy allocation) over the output's size.
-Peers are called per frame from Python, as a user would: dartpy ``setPositions`` and every
+Peers are called per frame from Python, as a user would (and keep nothing: copying their
+poses out per frame would cost them more than the FK): dartpy ``setPositions`` and every
 body's ``getWorldTransform``; Pinocchio ``forwardKinematics(model, data, q)``; MuJoCo
 ``qpos[:] = q`` and ``mj_kinematics``. Their models are motionkit's own exports of the same
 skeleton (URDF for dartpy on SR1 and for Pinocchio, with a free-flyer root where the root
@@ -116,17 +117,20 @@ def peers(skeleton: mk.Skeleton, q: np.ndarray, skel: tuple[str, int] | None, fo
                     node.getWorldTransform()
 
         runs["dartpy"] = lambda: timed(dart_loop)
-        report.peer("dartpy", f"dartpy {dart.__version__}, {'the .skel' if skel else 'the URDF export'}"
-                    f", {dskel.getNumBodyNodes()} bodies, {dskel.getNumDofs()} dofs, one thread")
+        source = "the .skel" if skel else "the URDF export"
+        report.peer(f"dartpy ({'.skel' if skel else 'SR1'})",
+                    f"dartpy {dart.__version__}, {source}, {dskel.getNumBodyNodes()} bodies, "
+                    f"{dskel.getNumDofs()} dofs, one thread")
     except ImportError:
         report.note("dartpy not installed")
-    runs.update(pinocchio_run(skeleton, q, urdf, report))
-    runs.update(mujoco_run(skeleton, q, mjcf, report))
+    label = ".skel" if skel else "SR1"
+    runs.update(pinocchio_run(skeleton, q, urdf, report, label))
+    runs.update(mujoco_run(skeleton, q, mjcf, report, label))
     return runs
 
 
 def pinocchio_run(skeleton: mk.Skeleton, q: np.ndarray, urdf: str,
-                  report: Report) -> dict[str, Callable[[], Timing]]:
+                  report: Report, label: str) -> dict[str, Callable[[], Timing]]:
     try:
         import pinocchio as pin
     except ImportError:
@@ -137,7 +141,7 @@ def pinocchio_run(skeleton: mk.Skeleton, q: np.ndarray, urdf: str,
     data = model.createData()
     pq = np.ascontiguousarray(peer_q(skeleton, q, w_first=False))
     if pq.shape[1] != model.nq:  # the URDF spells some joints as chains of its own joints
-        report.note(f"Pinocchio: nq {model.nq} != our {pq.shape[1]} coordinates (the URDF "
+        report.note(f"Pinocchio ({label}): nq {model.nq} != our {skeleton.dof_count} coordinates (the URDF "
                     "export spells non-URDF joints as chains): random values of its own nq")
         pq = pin.neutral(model) + np.random.default_rng(1).uniform(-1, 1, (len(q), model.nq))
     rows = list(pq)
@@ -146,14 +150,14 @@ def pinocchio_run(skeleton: mk.Skeleton, q: np.ndarray, urdf: str,
         for frame in rows:
             pin.forwardKinematics(model, data, frame)
 
-    report.peer("Pinocchio", f"pin {pin.__version__}, buildModelFromUrdf(motionkit's URDF"
+    report.peer(f"Pinocchio ({label})", f"pin {pin.__version__}, buildModelFromUrdf(motionkit's URDF"
                 f"{', JointModelFreeFlyer()' if root is not None else ''}): nq {model.nq}, "
                 f"{model.njoints} joints; forwardKinematics(model, data, q) per frame; one thread")
     return {"Pinocchio": lambda: timed(loop)}
 
 
 def mujoco_run(skeleton: mk.Skeleton, q: np.ndarray, mjcf: str,
-               report: Report) -> dict[str, Callable[[], Timing]]:
+               report: Report, label: str) -> dict[str, Callable[[], Timing]]:
     try:
         import mujoco
     except ImportError:
@@ -163,7 +167,7 @@ def mujoco_run(skeleton: mk.Skeleton, q: np.ndarray, mjcf: str,
     data = mujoco.MjData(model)
     mq = peer_q(skeleton, q, w_first=True)
     if mq.shape[1] != model.nq:
-        report.note(f"MuJoCo: nq {model.nq} != our {mq.shape[1]} coordinates: random values "
+        report.note(f"MuJoCo ({label}): nq {model.nq} != our {skeleton.dof_count} coordinates: random values "
                     "of its own nq")
         mq = np.random.default_rng(1).uniform(-1, 1, (len(q), model.nq))
     rows = list(mq)
@@ -173,7 +177,7 @@ def mujoco_run(skeleton: mk.Skeleton, q: np.ndarray, mjcf: str,
             data.qpos[:] = frame
             mujoco.mj_kinematics(model, data)
 
-    report.peer("MuJoCo", f"mujoco {mujoco.__version__}, MjModel.from_xml_path(motionkit's MJCF): "
+    report.peer(f"MuJoCo ({label})", f"mujoco {mujoco.__version__}, MjModel.from_xml_path(motionkit's MJCF): "
                 f"nq {model.nq}, nbody {model.nbody}; qpos[:] = q, mj_kinematics per frame; one thread")
     return {"MuJoCo": lambda: timed(loop)}
 
@@ -203,8 +207,8 @@ def model_section(name: str, skeleton: mk.Skeleton, skel: tuple[str, int] | None
         runs.update(peers(skeleton, q, skel, folder, report))
         results = interleaved(runs, args.rounds)
     rate = {peer: args.frames / best(timings).cpu for peer, timings in results.items()}
-    report.table([f"{name}: {args.frames:,} frames", "frames/s (CPU)", "vs motionkit compiled"],
-                 [[peer, f"{value:,.0f}", f"{rate['motionkit (compiled)'] / value:.2f}×"]
+    report.table([f"{name}: {args.frames:,} frames", "frames/s (CPU)", "motionkit compiled runs ×"],
+                 [[peer, f"{value:,.0f}", f"{rate['motionkit (compiled)'] / value:.2f}"]
                   for peer, value in rate.items()])
     ours = rate["motionkit (compiled)"]
     reused = rate["motionkit (compiled, reused out=)"]
