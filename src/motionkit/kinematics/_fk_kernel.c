@@ -14,8 +14,9 @@
  * matrix taking them into the parent-to-joint frame. Quaternions are (x, y, z, w) with
  * w >= 0 on output. Buffers come through the buffer protocol (no NumPy headers needed),
  * are checked against the plan before the GIL is released, and nothing is allocated
- * per frame: the only allocation is one rotation matrix per body and the half-angle
- * sines and cosines of one frame's coordinates, once per call.
+ * per frame: the only allocation, once per call, is one rotation matrix per body and the
+ * half-angle sines and cosines of one frame's coordinates and rotation vectors, which
+ * are computed for the whole frame first, in one loop that vectorises.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -60,6 +61,11 @@ typedef struct {
     double *out;         /* (frames, bodies, 7) */
     double *matrices;    /* (bodies, 9) scratch */
     double *sines, *cosines; /* (dofs) scratch: sin and cos of half of each coordinate */
+    Py_ssize_t vectors;      /* joints rotated by a rotation vector (ball, free) */
+    int *vector_dofs;        /* (vectors) their first coordinate */
+    int *vector_slot;        /* (bodies) a body's index among them */
+    double *norms, *vector_sines, *vector_cosines; /* (vectors) scratch: the angles, sin
+                                                       and cos of their halves */
 } Plan;
 
 static inline void multiply(const double *a, const double *b, double *out) {
@@ -125,15 +131,6 @@ static inline void about_axis(const double *axis, double angle, double *out) {
     out[0] = s * axis[0]; out[1] = s * axis[1]; out[2] = s * axis[2]; out[3] = c;
 }
 
-/* The quaternion of a rotation vector (exact near zero). */
-static inline void exp_vector(const double *v, double *out) {
-    double angle = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    double s, c;
-    half_sincos(angle, &s, &c);
-    double k = angle > 0.0 ? s / angle : 0.5;
-    out[0] = k * v[0]; out[1] = k * v[1]; out[2] = k * v[2]; out[3] = c;
-}
-
 static inline void apply_mix(const double *m, const double *q, double *out) {
     for (int i = 0; i < 4; i++)
         out[i] = m[4 * i] * q[0] + m[4 * i + 1] * q[1] + m[4 * i + 2] * q[2] + m[4 * i + 3] * q[3];
@@ -170,9 +167,14 @@ static inline void joint_rotation(const Plan *plan, Py_ssize_t body, const doubl
             multiply(joint, tmp, tmp2);
             memcpy(joint, tmp2, sizeof joint);
             break;
-        case ROT_VECTOR:
-            exp_vector(u, joint);
+        case ROT_VECTOR: {
+            Py_ssize_t slot = plan->vector_slot[body];
+            double angle = plan->norms[slot];
+            double k = angle > 0.0 ? plan->vector_sines[slot] / angle : 0.5;
+            joint[0] = k * u[0]; joint[1] = k * u[1]; joint[2] = k * u[2];
+            joint[3] = plan->vector_cosines[slot];
             break;
+        }
         default:
             memcpy(out, d + D_REST, 4 * sizeof(double));
             return;
@@ -236,8 +238,14 @@ static void run_frames(const Plan *plan, Py_ssize_t start, Py_ssize_t stop) {
         const double *q = plan->q + f * plan->stride;
         double *poses = plan->out + f * bodies * 7;
         const double *given = plan->given ? plan->given + f * (bodies - 1) * 4 : NULL;
-        if (given == NULL || f == 0 || plan->stride != 0)
+        if (given == NULL || f == 0 || plan->stride != 0) {
             half_sincos_all(q, plan->dofs, plan->sines, plan->cosines);
+            for (Py_ssize_t j = 0; j < plan->vectors; j++) {
+                const double *v = q + plan->vector_dofs[j];
+                plan->norms[j] = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            }
+            half_sincos_all(plan->norms, plan->vectors, plan->vector_sines, plan->vector_cosines);
+        }
         for (Py_ssize_t b = 0; b < bodies; b++) {
             const int *ints = plan->ints + b * PLAN_INTS;
             double *pose = poses + 7 * b, *matrix = plan->matrices + 9 * b;
@@ -308,7 +316,10 @@ static PyObject *run(PyObject *self, PyObject *args) {
         if (objs[taken] != Py_None)
             ok = take(objs[taken], &views[taken], taken == 3, sizes[taken], needs[taken], names[taken]);
     if (!ok) taken--;  /* the failed one holds nothing */
-    Plan plan = {NULL, NULL, bodies, dofs, stride, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    Plan plan = {0};
+    plan.bodies = bodies;
+    plan.dofs = dofs;
+    plan.stride = stride;
     if (ok) {
         plan.ints = views[0].buf;
         plan.consts = views[1].buf;
@@ -319,13 +330,26 @@ static PyObject *run(PyObject *self, PyObject *args) {
         ok = check_plan(&plan);
     }
     if (ok && bodies > 0 && stop > start) {
-        plan.matrices = malloc(((size_t)bodies * 9 + 2 * (size_t)dofs + 2) * sizeof(double));
-        plan.sines = plan.matrices + bodies * 9;
-        plan.cosines = plan.sines + dofs + 1;
+        /* doubles: matrices, sines, cosines, norms and their sines and cosines; then ints */
+        size_t doubles = (size_t)bodies * 9 + 2 * (size_t)dofs + 3 * (size_t)bodies;
+        plan.matrices = malloc(doubles * sizeof(double) + 2 * (size_t)bodies * sizeof(int));
         if (plan.matrices == NULL) {
             PyErr_NoMemory();
             ok = 0;
         } else {
+            plan.sines = plan.matrices + bodies * 9;
+            plan.cosines = plan.sines + dofs;
+            plan.norms = plan.cosines + dofs;
+            plan.vector_sines = plan.norms + bodies;
+            plan.vector_cosines = plan.vector_sines + bodies;
+            plan.vector_dofs = (int *)(plan.matrices + doubles);
+            plan.vector_slot = plan.vector_dofs + bodies;
+            plan.vectors = 0;
+            for (Py_ssize_t b = 0; b < bodies; b++) {
+                const int *row = plan.ints + b * PLAN_INTS;
+                plan.vector_slot[b] = (int)plan.vectors;
+                if (row[I_ROT_KIND] == ROT_VECTOR) plan.vector_dofs[plan.vectors++] = row[I_ROT_DOF];
+            }
             Py_BEGIN_ALLOW_THREADS
             run_frames(&plan, start, stop);
             Py_END_ALLOW_THREADS
