@@ -1,9 +1,21 @@
-"""The one compiled part: the pickle pre-scan (see src/motionkit/formats/shared/pickles/pickle_scan.py).
+"""The compiled parts, both optional so that an install without a C compiler still works
+(on the Python walk of the pickle pre-scan and the NumPy path of forward kinematics):
 
-Optional, so that an install without a C compiler still works, on the Python walk.
+* the pickle pre-scan (see src/motionkit/formats/shared/pickles/pickle_scan.py);
+* the forward-kinematics kernel (see src/motionkit/kinematics/_compiled.py).
 """
+
+import sys
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("motionkit.formats.shared.pickles._pickle_scan",
-                             ["src/motionkit/formats/shared/pickles/_pickle_scan.c"], optional=True)])
+# -fno-math-errno lets sin and cos of one angle become one sincos call; the FK kernel
+# never reads errno. Only for GCC-style compilers (MSVC takes other flags).
+FAST_MATH = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
+
+setup(ext_modules=[
+    Extension("motionkit.formats.shared.pickles._pickle_scan",
+              ["src/motionkit/formats/shared/pickles/_pickle_scan.c"], optional=True),
+    Extension("motionkit.kinematics._fk_kernel", ["src/motionkit/kinematics/_fk_kernel.c"],
+              extra_compile_args=FAST_MATH, optional=True),
+])

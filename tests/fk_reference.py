@@ -13,9 +13,11 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from hypothesis import strategies as st
 from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
 
-from motionkit.model.skeleton import Joint
+from motionkit.model.skeleton import JOINT_DOFS, Body, Joint, Skeleton
 
 Array = NDArray[np.float64]
 Motion = tuple[Array | None, Array | None]
@@ -129,3 +131,41 @@ MOTIONS: dict[str, Callable[[Joint, Array], Motion]] = {
 def joint_motion(joint: Joint, q: Array) -> Motion:
     """The motion ``Q(q)`` of ``joint`` for coordinates ``q`` ``(frames, dof_count)``."""
     return MOTIONS[joint.type](joint, np.asarray(q, dtype=float))
+
+
+def random_transform(rng: np.random.Generator) -> np.ndarray:
+    """A random rigid transform (4×4) drawn from ``rng``."""
+    out = np.eye(4)
+    out[:3, :3] = Rotation.random(random_state=int(rng.integers(1 << 30))).as_matrix()
+    out[:3, 3] = rng.uniform(-1, 1, 3)
+    return out
+
+
+@st.composite
+def skeletons(draw: st.DrawFn) -> Skeleton:
+    """Random skeletons of 1-6 bodies, every joint type, random frames and axes."""
+    count = draw(st.integers(1, 6))
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    bodies = []
+    for index in range(count):
+        kind = draw(st.sampled_from(sorted(JOINT_DOFS)))
+        extra: dict[str, object] = {}
+        if kind in ("revolute", "prismatic", "screw"):
+            extra["axes"] = [rng.normal(size=3)]
+        if kind == "universal":
+            extra["axes"] = rng.normal(size=(2, 3))  # not unit: FK normalises
+        if kind == "euler":
+            extra["axis_order"] = draw(st.sampled_from(["xyz", "zyx", "yxz", "zxy"]))
+        if kind in ("planar", "translational2d"):
+            plane = draw(st.sampled_from(["xy", "yz", "zx", "arbitrary"]))
+            extra["plane"] = plane
+            if plane == "arbitrary":
+                extra["axes"] = rng.normal(size=(2, 3))
+        if kind == "screw":
+            extra["pitch"] = float(rng.uniform(-1, 1))
+        joint = Joint(f"j{index}", kind, random_transform(rng), random_transform(rng),
+                      **extra)  # type: ignore[arg-type]
+        parent = int(rng.integers(-1, index)) if index else -1
+        bodies.append(Body(f"b{index}", joint, parent=parent))
+    return Skeleton("random", bodies)

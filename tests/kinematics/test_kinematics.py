@@ -13,9 +13,9 @@ from scipy.spatial.transform import Rotation
 
 import motionkit as mk
 from conftest import corpus_file, corpus_names, corpus_root, require_peer
-from fk_reference import joint_motion
+from fk_reference import joint_motion, random_transform, skeletons
 from motionkit.kinematics import forward, forward_transforms, poses_to_matrices
-from motionkit.model.skeleton import JOINT_DOFS, Body, Joint, Skeleton
+from motionkit.model.skeleton import Body, Joint, Skeleton
 from motionkit.spatial import quaternion
 
 SKEL_DIR = corpus_root() / "dart" / "skel"
@@ -77,12 +77,12 @@ def test_screw_and_translational2d_agree_with_dartpy() -> None:
     axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
     screw.setAxis(axis)
     screw.setPitch(0.37)
-    p_t, c_t = _random_transform(rng), _random_transform(rng)
+    p_t, c_t = random_transform(rng), random_transform(rng)
     screw.setTransformFromParentBodyNode(dart.math.Isometry3(p_t))  # type: ignore[attr-defined]
     screw.setTransformFromChildBodyNode(dart.math.Isometry3(c_t))  # type: ignore[attr-defined]
     planar, _ = dskel.createTranslationalJoint2DAndBodyNodePair(first)
     planar.setArbitraryPlane([1.0, 0.2, 0.0], [0.0, 1.0, 0.5])
-    p2 = _random_transform(rng)
+    p2 = random_transform(rng)
     planar.setTransformFromParentBodyNode(dart.math.Isometry3(p2))  # type: ignore[attr-defined]
     ours = Skeleton("s", [
         Body("a", Joint("screw", "screw", p_t, c_t, axes=[axis], pitch=0.37)),
@@ -93,13 +93,6 @@ def test_screw_and_translational2d_agree_with_dartpy() -> None:
     expected = _dart_poses(dskel, q)
     assert np.abs(expected[..., :3, :3] - rot).max() <= 1e-9
     assert np.abs(expected[..., :3, 3] - pos).max() <= 1e-9
-
-
-def _random_transform(rng: np.random.Generator) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, :3] = Rotation.random(random_state=int(rng.integers(1 << 30))).as_matrix()
-    out[:3, 3] = rng.uniform(-1, 1, 3)
-    return out
 
 
 def _reference(skeleton: Skeleton, q: np.ndarray) -> np.ndarray:
@@ -117,35 +110,6 @@ def _reference(skeleton: Skeleton, q: np.ndarray) -> np.ndarray:
             out[f, k] = (parent @ body.joint.parent_to_joint @ motion @
                          np.linalg.inv(body.joint.child_to_joint))
     return out
-
-
-@st.composite
-def skeletons(draw: st.DrawFn) -> Skeleton:
-    count = draw(st.integers(1, 6))
-    seed = draw(st.integers(0, 2**31))
-    rng = np.random.default_rng(seed)
-    bodies = []
-    for index in range(count):
-        kind = draw(st.sampled_from(sorted(JOINT_DOFS)))
-        extra: dict[str, object] = {}
-        if kind in ("revolute", "prismatic", "screw"):
-            extra["axes"] = [rng.normal(size=3)]
-        if kind == "universal":
-            extra["axes"] = rng.normal(size=(2, 3))  # not unit: FK normalises
-        if kind == "euler":
-            extra["axis_order"] = draw(st.sampled_from(["xyz", "zyx", "yxz", "zxy"]))
-        if kind in ("planar", "translational2d"):
-            plane = draw(st.sampled_from(["xy", "yz", "zx", "arbitrary"]))
-            extra["plane"] = plane
-            if plane == "arbitrary":
-                extra["axes"] = rng.normal(size=(2, 3))
-        if kind == "screw":
-            extra["pitch"] = float(rng.uniform(-1, 1))
-        joint = Joint(f"j{index}", kind, _random_transform(rng), _random_transform(rng),
-                      **extra)  # type: ignore[arg-type]
-        parent = int(rng.integers(-1, index)) if index else -1
-        bodies.append(Body(f"b{index}", joint, parent=parent))
-    return Skeleton("random", bodies)
 
 
 @settings(max_examples=60, deadline=None)
@@ -201,9 +165,9 @@ def test_quaternion_matrix_and_axis_angle_helpers_match_scipy() -> None:
 
 def test_root_pose_overrides_the_root_joint() -> None:
     rng = np.random.default_rng(9)
-    root = Joint("root", "free", _random_transform(rng), _random_transform(rng))
+    root = Joint("root", "free", random_transform(rng), random_transform(rng))
     skeleton = Skeleton("s", [Body("a", root),
-                              Body("b", Joint("j", "revolute", _random_transform(rng),
+                              Body("b", Joint("j", "revolute", random_transform(rng),
                                               axes=[[0, 0, 1]]), parent=0)])
     q = rng.uniform(-1, 1, size=(4, 7))
     free = forward(skeleton, q)

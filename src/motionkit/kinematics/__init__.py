@@ -1,8 +1,12 @@
 """Forward kinematics: generalized coordinates → world poses of every body.
 
 ``forward(skeleton, q)`` follows DART's rule for each body in depth-first order,
-``W_child = W_parent · parent_to_joint · Q(q) · inv(child_to_joint)``, vectorised over
-frames (every product is a batched NumPy operation over all frames at once).
+``W_child = W_parent · parent_to_joint · Q(q) · inv(child_to_joint)``. One engine
+(``_engine.py``) runs it: a compiled kernel (``_fk_kernel.c``, one pass per frame straight
+into the output, GIL released) where the install built it, else the NumPy statement of the
+same rule (``_fast.py``, vectorised over chunks of frames), which the tests hold the
+kernel equal to. Memory stays about the size of the output; ``threads`` splits the frames
+(None: automatic, one thread per 250,000 frames up to the CPUs available).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..model.character import Character
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
-from ._fast import forward_quat
+from . import _engine
 from .motion import link_motion, link_poses
 
 __all__ = ["character_poses", "forward", "forward_transforms", "link_motion", "link_poses",
@@ -32,13 +36,17 @@ def _coords(skeleton: Skeleton, q: ArrayLike) -> Array:
     return coords
 
 
-def forward(skeleton: Skeleton, q: ArrayLike, root_pose: ArrayLike | None = None) -> Array:
+def forward(skeleton: Skeleton, q: ArrayLike, root_pose: ArrayLike | None = None, *,
+            threads: int | None = None, out: Array | None = None) -> Array:
     """World poses of every body: ``(frames, bodies, 7)`` as x y z qx qy qz qw (w >= 0).
 
     ``q`` is ``(frames, dof_count)`` in the skeleton's coordinate layout (a 1-D ``q`` is one
     frame and gives ``(bodies, 7)``). ``root_pose`` ``(frames, 7)``, when given, is the
     world pose of the first body and replaces what its own joint would give (the usual
-    case: a free-floating root whose pose comes from a motion's root track).
+    case: a free-floating root whose pose comes from a motion's root track). ``threads``:
+    see the module doc (the result does not depend on it). ``out``, when given, receives
+    the poses (C-contiguous float64 ``(frames, bodies, 7)``, e.g. a memory map or an
+    array reused across calls, which spares the system the cost of fresh pages).
     """
     coords = _coords(skeleton, q)
     root = None
@@ -46,12 +54,17 @@ def forward(skeleton: Skeleton, q: ArrayLike, root_pose: ArrayLike | None = None
         if not skeleton.bodies:
             raise ValueError("root_pose given for a skeleton without bodies")
         root = np.asarray(root_pose, dtype=float).reshape(coords.shape[0], 7)
-    poses = forward_quat(skeleton, coords, root)
+    shape = (coords.shape[0], len(skeleton.bodies), 7)
+    if out is None:
+        out = np.empty(shape)
+    elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be C-contiguous float64 of shape {shape}")
+    poses = _engine.poses_into(skeleton, coords, root, None, out, threads=threads)
     return poses[0] if np.ndim(q) == 1 else poses
 
 
 def character_poses(character: Character, root_pos: ArrayLike, root_rot: ArrayLike,
-                    joint_rot: ArrayLike) -> tuple[Array, Array]:
+                    joint_rot: ArrayLike, *, threads: int | None = None) -> tuple[Array, Array]:
     """World body positions ``(..., n, 3)`` and rotations ``(..., n, 4)`` (xyzw, w >= 0)
     of a character, from its root pose and one joint quaternion per non-root body.
 
@@ -60,16 +73,16 @@ def character_poses(character: Character, root_pos: ArrayLike, root_rot: ArrayLi
     as PARC's MotionLib does on load: float32 files drift from unit length by up to ~1e-6,
     which would otherwise stretch the limbs.
     """
-    joints = quaternion.normalize(character.check_rotations(joint_rot))
+    joints = character.check_rotations(joint_rot)
     lead = joints.shape[:-2]
     frames = int(np.prod(lead, dtype=np.int64))
     root = np.empty((frames, 7))
     root[:, :3] = np.broadcast_to(np.asarray(root_pos, dtype=float), (*lead, 3)).reshape(frames, 3)
-    root[:, 3:] = quaternion.normalize(
-        np.broadcast_to(np.asarray(root_rot, dtype=float), (*lead, 4))).reshape(frames, 4)
+    root[:, 3:] = np.broadcast_to(np.asarray(root_rot, dtype=float), (*lead, 4)).reshape(frames, 4)
     skeleton = character.skeleton
-    rotations = np.ascontiguousarray(joints.reshape(frames, character.body_count - 1, 4).transpose(1, 2, 0))
-    poses = forward_quat(skeleton, np.zeros((frames, skeleton.dof_count)), root, rotations)
+    given = joints.reshape(frames, character.body_count - 1, 4)  # normalised by the engine
+    unused = np.broadcast_to(np.zeros(skeleton.dof_count), (frames, skeleton.dof_count))
+    poses = _engine.poses(skeleton, unused, root, given, threads=threads)
     poses = poses.reshape(*lead, character.body_count, 7)
     return poses[..., :3], poses[..., 3:]
 

@@ -101,8 +101,8 @@ def link_poses(skeleton: Skeleton, motion: Motion, chunk: int | None = None,
     starts = range(0, frames, step)
     for start in progress(starts) if progress is not None else starts:
         stop = min(start + step, frames)
-        poses[start:stop] = forward(skeleton, q[start:stop],
-                                    None if root is None else root[start:stop])
+        forward(skeleton, q[start:stop], None if root is None else root[start:stop],
+                out=poses[start:stop])
     main = motion.tracks.get("joints") or motion.root_pose()
     assert main is not None
     return Track("links", "pose", poses, main.timeline, labels=[b.name for b in skeleton.bodies])
