@@ -1,29 +1,35 @@
-"""BVH read and write speed and peak memory: motionkit vs bvhio.
+"""BVH read speed: motionkit vs bvhio and vs polars' bare parse of the MOTION block.
 
-A generated BVH of N frames and J joints (a random tree, root with 6 channels, every other
-joint 3 rotation channels in ZXY order, angles with 4 decimals, as mocap exporters write
-them) is read and written by each tool in its own subprocess, so peak RSS is its own.
-motionkit: ``mk.read`` (best of ``--repeat``) and ``mk.write`` of what it read (every digit,
-exact round trip). bvhio: ``readAsBvh`` and ``writeBvh`` on the same file, once (about a
-minute at 100k frames). ``--peer-frames M`` gives bvhio an M-frame file instead and scales
-its times to N (stated in the output; bvhio slows down more than linearly, so this flatters
-it: 2,000 frames scaled ×50 gave 14 s where the full file takes 41 s).
+Generated BVH files of 0.5, 2 and 5 MB (a 60-joint random tree, root with 6 channels,
+every other joint 3 rotation channels in ZXY order, 4 decimals, as mocap exporters write
+them; ``--sizes`` changes them) and the corpus files. Each tool reads each file in its own
+fresh subprocess, in turns for ``--rounds`` rounds; a worker imports, reads once cold,
+then ``--repeat`` times warm, and reports the warm read with the least CPU time (CPU of
+all threads, and wall). ``bvhio`` is ``bvhio.readAsBvh`` (its plain parse, no world
+transforms); ``polars-bare`` is polars' ``read_csv`` of the MOTION block's bytes (cut
+out beforehand, not timed) into a NumPy array: the floor for a polars-based reader.
+motionkit's own write of what it read (exact round trip) is timed too (figures only).
 
-    python bench/bvh.py [--frames 100000] [--joints 60] [--peer-frames 0] [--repeat 3]
+    python bench/bvh.py [--sizes 0.5,2,5] [--joints 60] [--rounds 3] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from _memory import peak_mb
+from _report import Report, Timing, best, interleaved, span
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("MOTIONKIT_CORPUS", REPO.parent / "shared" / "corpus")) / "bvh"
 
 
 def generate(path: Path, frames: int, joints: int) -> None:
@@ -66,72 +72,120 @@ def generate(path: Path, frames: int, joints: int) -> None:
             np.savetxt(handle, block, fmt="%.4f")
 
 
-def worker(tool: str, path: str, out: str, repeat: int) -> dict[str, Any]:
-    """Read (best of ``repeat``) and write with one tool; times in seconds."""
+def _reader(tool: str, path: str) -> Callable[[], object]:
+    """The call that reads ``path`` with ``tool`` (imports done)."""
     if tool == "motionkit":
         import motionkit as mk
 
-        reads = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            motion = mk.read(path)
-            reads.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        return lambda: mk.read(path)
+    if tool == "bvhio":
+        import bvhio
+
+        return lambda: bvhio.readAsBvh(path)
+    import numpy as np
+    import polars as pl
+
+    raw = Path(path).read_bytes()
+    body = raw[raw.index(b"Frame Time"):].split(b"\n", 1)[1].strip()
+    schema = {f"c{i}": pl.Float64 for i in range(body[:body.index(b"\n")].count(b" ") + 1)}
+    return lambda: np.asarray(pl.read_csv(body, has_header=False, separator=" ",
+                                          schema=schema).to_numpy())
+
+
+def worker(tool: str, path: str, repeat: int) -> dict[str, float]:
+    """Read cold once and ``repeat`` times warm; the warm read with the least CPU time."""
+    read = _reader(tool, path)
+    runs = []
+    for _ in range(1 + repeat):
+        cpu, wall = time.process_time(), time.perf_counter()
+        read()
+        runs.append((time.process_time() - cpu, time.perf_counter() - wall))
+    warm = min(runs[1:] or runs)
+    found = {"cpu": warm[0], "wall": warm[1], "first_cpu": runs[0][0], "peak_mb": peak_mb()}
+    if tool == "motionkit":
+        import motionkit as mk
+
+        motion = mk.read(path)
+        out = Path(tempfile.mkdtemp()) / "written.bvh"
+        start = time.process_time()
         mk.write(out, motion)
-        written = time.perf_counter() - start
+        found["write_cpu"] = time.process_time() - start
         again = mk.read(out)
-        exact = all(again.tracks[n].data.tobytes() == motion.tracks[n].data.tobytes()
-                    for n in motion.tracks)
-        return {"read": min(reads), "write": written, "exact": exact, "peak_mb": peak_mb()}
-    import bvhio
-
-    start = time.perf_counter()
-    bvh = bvhio.readAsBvh(path)
-    read = time.perf_counter() - start
-    start = time.perf_counter()
-    bvhio.writeBvh(out, bvh)
-    return {"read": read, "write": time.perf_counter() - start, "peak_mb": peak_mb()}
+        found["exact"] = float(all(again.tracks[n].data.tobytes() == motion.tracks[n].data.tobytes()
+                                   for n in motion.tracks))
+        out.unlink()
+        out.parent.rmdir()
+    return found
 
 
-def _run(tool: str, path: Path, out: Path, repeat: int) -> dict[str, Any]:
-    result = subprocess.run([sys.executable, __file__, "--worker", tool, str(path), str(out),
-                             str(repeat)], capture_output=True, text=True, check=True)
-    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
-    return answer
+def _run(tool: str, path: Path, repeat: int, extra: dict[str, list[float]]) -> Timing:
+    done = subprocess.run([sys.executable, __file__, "--worker", tool, str(path), str(repeat)],
+                          capture_output=True, text=True, check=tool != "polars-bare")
+    if done.returncode:  # rows polars' CSV reader does not take (tabs, blank lines): no floor
+        return Timing(float("nan"), float("nan"))
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for key in ("write_cpu", "exact", "first_cpu"):
+        if key in found:
+            extra.setdefault(f"{tool} {key}", []).append(found[key])
+    return Timing(found["cpu"], found["wall"], found["peak_mb"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=100_000)
+    parser.add_argument("--sizes", default="0.5,2,5", help="MB of the generated files")
     parser.add_argument("--joints", type=int, default=60)
-    parser.add_argument("--peer-frames", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        tool, path, out, repeat = args.worker
-        print(json.dumps(worker(tool, path, out, int(repeat))))
+        print(json.dumps(worker(args.worker[0], args.worker[1], int(args.worker[2]))))
         return
+    report = Report("bvh", "BVH read: motionkit vs bvhio and polars' bare parse")
+    import bvhio
+    import polars
+
+    report.peer("bvhio", f"bvhio {getattr(bvhio, '__version__', '?')} readAsBvh")
+    report.peer("polars-bare", f"polars {polars.__version__} read_csv of the MOTION block")
     with tempfile.TemporaryDirectory() as folder:
-        full = Path(folder) / "big.bvh"
-        generate(full, args.frames, args.joints)
-        size = full.stat().st_size / 1e6
-        print(f"{args.frames} frames × {args.joints} joints, {size:.0f} MB")
-        ours = _run("motionkit", full, Path(folder) / "mk.bvh", args.repeat)
-        print(f"motionkit: read {ours['read']:.2f} s, write {ours['write']:.2f} s, exact round trip "
-              f"{ours['exact']}, peak RSS {ours['peak_mb']:.0f} MB")
-        peer_frames = args.peer_frames or args.frames
-        peer_file = full
-        if peer_frames < args.frames:
-            peer_file = Path(folder) / "peer.bvh"
-            generate(peer_file, peer_frames, args.joints)
-        peer = _run("bvhio", peer_file, Path(folder) / "bvhio.bvh", 1)
-        scale = args.frames / peer_frames
-        note = f" (on {peer_frames} frames, × {scale:g})" if scale != 1 else ""
-        print(f"bvhio: read {peer['read'] * scale:.1f} s, write {peer['write'] * scale:.1f} s{note}, "
-              f"peak RSS {peer['peak_mb']:.0f} MB")
-        print(f"read {peer['read'] * scale / ours['read']:.0f}× faster, write "
-              f"{peer['write'] * scale / ours['write']:.0f}× faster")
+        files = sorted(CORPUS.glob("*.bvh")) if CORPUS.is_dir() else []
+        for size in (float(text) for text in args.sizes.split(",")):
+            path = Path(folder) / f"generated_{size:g}MB.bvh"
+            # about 8.4 bytes a number: frames × (6 + 3 × (joints - 1)) numbers
+            generate(path, max(2, int(size * 1e6 / 8.4 / (3 * args.joints + 3))), args.joints)
+            files.append(path)
+        measure(report, files, args.rounds, args.repeat)
+    report.finish()
+
+
+def measure(report: Report, files: list[Path], rounds: int, repeat: int) -> None:
+    """Every tool on every file, interleaved; a table row per file, goals from 0.5 MB up."""
+    rows, speed, floor = [], [], []
+    for path in files:
+        extra: dict[str, list[float]] = {}
+        runs = interleaved({tool: (lambda tool=tool, path=path, extra=extra:
+                                   _run(tool, path, repeat, extra))
+                            for tool in ("motionkit", "bvhio", "polars-bare")}, rounds)
+        ours, peer, bare = runs["motionkit"], runs["bvhio"], runs["polars-bare"]
+        vs_peer = [p.cpu / o.cpu for o, p in zip(ours, peer, strict=True)]
+        vs_bare = [o.cpu / b.cpu for o, b in zip(ours, bare, strict=True)]
+        size = path.stat().st_size / 1e6
+        if size >= 0.5:
+            speed += vs_peer
+            floor += vs_bare
+        rows.append([path.name, f"{size:.2f}", f"{best(ours).cpu:.4f}",
+                     f"{min(extra['motionkit first_cpu']):.4f}", f"{best(peer).cpu:.3f}",
+                     f"{best(bare).cpu:.4f}", span(vs_peer, 1, "×"), span(vs_bare, 2, "×"),
+                     f"{min(extra['motionkit write_cpu']):.4f}",
+                     str(all(extra["motionkit exact"]))])
+    report.table(["file", "MB", "motionkit CPU s", "its first read", "bvhio CPU s",
+                  "polars bare CPU s", "speed vs bvhio", "motionkit / bare", "write CPU s",
+                  "exact round trip"], rows)
+    if speed:
+        report.row("BVH read CPU speed vs bvhio, files ≥ 0.5 MB", span(speed, 1, "×"), "≥ 20×",
+                   min(speed) >= 20)
+        report.row("BVH read CPU vs polars' bare parse, files ≥ 0.5 MB", span(floor, 2, "×"),
+                   "≤ 1.5×", max(floor) <= 1.5)
 
 
 if __name__ == "__main__":

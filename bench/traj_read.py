@@ -1,39 +1,37 @@
-"""Read speed and peak memory: motionkit vs trajectopy (.traj) and evo (TUM).
+"""Trajectory read speed and peak memory: motionkit vs trajectopy[fast], evo and bare polars.
 
-Generates a seeded N-row trajectory once as a trajectopy ``.traj`` file and as its TUM
-twin (same numbers), then reads each with every available reader, each reader in a fresh
-subprocess (so peak RSS is its own), and prints rows/s, peak memory and the ratios. The
-readers take turns for ``--rounds`` rounds (evo, slow, runs once), so that load from other
-processes on a shared machine falls on all of them alike. Rows/s come from the warm reads
-(a process's second read on; best and median over all rounds); a process's first read,
-which pays for lazy imports and cold memory, is reported apart, and added to the import
-time for the "import + first read" ratio. Readers run once (evo) count that read as warm.
-``motionkit-numpy`` is motionkit without the optional polars parser (NumPy only).
+A seeded N-row trajectory is written once as a trajectopy ``.traj`` file and as its TUM
+twin (same numbers, Unix stamps with 9 decimals). Every reader runs in its own fresh
+subprocess (so its peak RSS is its own), in turns for ``--rounds`` rounds; inside, it
+imports, reads once cold, then ``--repeat`` warm reads, and reports the warm read with
+the least CPU time (CPU of every thread, and wall). ``polars-bare`` is polars' own
+``read_csv`` of the same file with its eight Float64 columns given (no model, no exact
+nanosecond stamps, no checks): the floor a polars-based reader can reach.
+``motionkit-numpy`` is motionkit without polars (the fallback). evo reads once a round.
 
-    python bench/traj_read.py [--rows 1000000] [--repeat 3] [--rounds 5] [--workdir DIR]
-                              [--no-evo]
+    python bench/traj_read.py [--rows 1000000] [--repeat 2] [--rounds 3] [--workdir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from _memory import peak_mb
+from _report import Report, Timing, best, interleaved, span
 
 READERS = {
     "motionkit-traj": ("traj", "import motionkit as mk", "mk.read(PATH)"),
+    "polars-bare": ("traj", "import polars as pl\nS = {f'c{i}': pl.Float64 for i in range(8)}",
+                    "pl.read_csv(PATH, has_header=False, comment_prefix='#', schema=S)"),
+    "trajectopy[fast]": ("traj", "import trajectopy", "trajectopy.Trajectory.from_file(PATH)"),
     "motionkit-numpy": ("traj", "import motionkit as mk\nimport motionkit._accel as accel\n"
                         "accel.polars_for = lambda size: None", "mk.read(PATH)"),
-    "trajectopy": ("traj", "import trajectopy",
-                   "trajectopy.Trajectory.from_file(PATH)"),
     "motionkit-tum": ("tum", "import motionkit as mk", "mk.read(PATH)"),
     "evo-tum": ("tum", "from evo.tools import file_interface",
                 "file_interface.read_tum_trajectory_file(PATH)"),
@@ -61,56 +59,36 @@ def generate(folder: Path, rows: int) -> dict[str, Path]:
 
 
 def worker(name: str, path: str, repeat: int) -> None:
-    """Run inside the subprocess: import, read ``repeat`` times, print JSON."""
+    """Inside the subprocess: import, read cold once, then warm; print JSON."""
     import warnings
 
     warnings.simplefilter("ignore")
     _, setup, call = READERS[name]
     scope: dict[str, object] = {"PATH": path}
-    start = time.perf_counter()
-    exec(setup, scope)  # the fixed import lines above, never file content
-    imported = time.perf_counter() - start
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+    exec(setup, scope)  # the fixed lines above, never file content
+    runs = []
+    for _ in range(1 + repeat):
+        cpu, wall = time.process_time(), time.perf_counter()
         exec(call, scope)
-        times.append(time.perf_counter() - start)
-    print(json.dumps({"import": imported, "times": times, "peak_mb": peak_mb()}))
+        runs.append((time.process_time() - cpu, time.perf_counter() - wall))
+    warm = min(runs[1:] or runs)
+    print(json.dumps({"cpu": warm[0], "wall": warm[1], "first_cpu": runs[0][0],
+                      "peak_mb": peak_mb()}))
 
 
-def run(name: str, path: Path, repeat: int) -> dict[str, Any] | None:
-    result = subprocess.run([sys.executable, __file__, "--worker", name, str(path), str(repeat)],
-                            capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        print(f"  {name}: skipped ({result.stderr.strip().splitlines()[-1:]})")
-        return None
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
-
-
-def summary(runs: list[dict[str, Any]]) -> dict[str, float]:
-    """Best and median over the warm reads of all rounds, the highest peak, the fastest
-    import, and the median first read of a fresh process."""
-    times = [t for found in runs for t in found["times"][1:] or found["times"]]
-    return {"best": min(times), "median": statistics.median(times),
-            "peak_mb": max(found["peak_mb"] for found in runs),
-            "import": min(found["import"] for found in runs),
-            "first": statistics.median(found["times"][0] for found in runs)}
-
-
-def import_time() -> float:
-    """Fresh-interpreter ``import motionkit`` time (best of 5)."""
-    code = "import time; s=time.perf_counter(); import motionkit; print(time.perf_counter()-s)"
-    return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                    text=True, check=True).stdout) for _ in range(5))
+def run(name: str, path: Path, repeat: int) -> Timing:
+    done = subprocess.run([sys.executable, __file__, "--worker", name, str(path), str(repeat)],
+                          capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return Timing(found["cpu"], found["wall"], found["peak_mb"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3, help="reads per process")
-    parser.add_argument("--rounds", type=int, default=5, help="processes per reader, in turns")
+    parser.add_argument("--repeat", type=int, default=2, help="warm reads per process")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", type=Path)
-    parser.add_argument("--no-evo", action="store_true", help="skip evo (slow at 1 M rows)")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -119,33 +97,46 @@ def main() -> None:
     folder = args.workdir or Path(tempfile.gettempdir()) / "motionkit-bench"
     folder.mkdir(parents=True, exist_ok=True)
     paths = generate(folder, args.rows)
-    print(f"rows: {args.rows:,}  files: {paths['traj']} ({paths['traj'].stat().st_size / 1e6:.1f}"
-          f" MB), {paths['tum'].name}")
-    print(f"import motionkit: {import_time():.3f} s")
-    names = [name for name in READERS if not (name == "evo-tum" and args.no_evo)]
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for round_ in range(args.rounds):
-        for name in names:
-            if name == "evo-tum" and round_:
-                continue
-            found = run(name, paths[READERS[name][0]], 1 if name == "evo-tum" else args.repeat)
-            if found is not None:
-                runs[name].append(found)
-    results = {name: summary(found) for name, found in runs.items() if found}
-    for name, result in results.items():
-        print(f"  {name:16s} best {result['best']:7.3f} s  median {result['median']:7.3f} s  "
-              f"{args.rows / result['best'] / 1e6:6.2f} M rows/s  peak {result['peak_mb']:6.0f} MB"
-              f"  import {result['import']:.2f} s  first read {result['first']:.2f} s")
-    for ours, peer in (("motionkit-traj", "trajectopy"), ("motionkit-numpy", "trajectopy"),
-                       ("motionkit-tum", "evo-tum")):
-        if ours in results and peer in results:
-            speed = results[peer]["best"] / results[ours]["best"]
-            typical = results[peer]["median"] / results[ours]["median"]
-            memory = results[ours]["peak_mb"] / results[peer]["peak_mb"]
-            cold = ((results[peer]["import"] + results[peer]["first"])
-                    / (results[ours]["import"] + results[ours]["first"]))
-            print(f"{ours} vs {peer}: {speed:.2f}x rows/s (medians {typical:.2f}x), "
-                  f"{memory:.2f}x peak memory; import + first read {cold:.2f}x")
+    report = Report("traj_read", f"reading a {args.rows:,}-row trajectory "
+                    f"({paths['traj'].stat().st_size / 1e6:.0f} MB)")
+    import polars
+    import trajectopy
+
+    report.peer("trajectopy[fast]", f"trajectopy {trajectopy.__version__} with pyarrow "
+                "(its [fast] extra), Trajectory.from_file")
+    report.peer("polars-bare", f"polars {polars.__version__} read_csv(path, schema=8 x Float64)")
+    report.peer("evo-tum", "evo file_interface.read_tum_trajectory_file (one read a round)")
+    candidates = {name: (lambda name=name: run(name, paths[READERS[name][0]],
+                                               1 if name == "evo-tum" else args.repeat))
+                  for name in READERS}
+    runs = interleaved(candidates, args.rounds)
+    rows = []
+    for name, found in runs.items():
+        top = best(found)
+        rows.append([name, f"{top.cpu:.3f}", span([r.wall for r in found], 3),
+                     f"{args.rows / top.cpu / 1e6:.2f}", f"{max(r.peak_mb for r in found):.0f}"])
+    report.table(["reader", "CPU s (best)", "wall s (all rounds)", "M rows per CPU s",
+                  "peak MB"], rows)
+    goals(report, runs)
+    report.finish()
+
+
+def goals(report: Report, runs: dict[str, list[Timing]]) -> None:
+    """The issue's goals for the .traj read, each over all rounds."""
+    ours, bare, peer = runs["motionkit-traj"], runs["polars-bare"], runs["trajectopy[fast]"]
+    cpu = [o.cpu / b.cpu for o, b in zip(ours, bare, strict=True)]
+    report.row(".traj CPU vs bare polars read_csv", span(cpu, unit="×"), "≤ 1.2×",
+               max(cpu) <= 1.2)
+    wall = [p.wall / o.wall for o, p in zip(ours, peer, strict=True)]
+    report.row(".traj wall speed vs trajectopy[fast] (2 cores)", span(wall, unit="×"), "≥ 2×",
+               min(wall) >= 2)
+    cpu_speed = [p.cpu / o.cpu for o, p in zip(ours, peer, strict=True)]
+    report.row(".traj CPU speed vs trajectopy[fast]", span(cpu_speed, unit="×"), "–", None)
+    memory = max(o.peak_mb for o in ours) / min(p.peak_mb for p in peer)
+    report.row(".traj peak memory vs trajectopy[fast]", f"{memory:.2f}×", "≤ 0.4×",
+               memory <= 0.4)
+    tum = [e.cpu / o.cpu for o, e in zip(runs["motionkit-tum"], runs["evo-tum"], strict=True)]
+    report.row("TUM CPU speed vs evo", span(tum, 1, "×"), "–", None)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ConversionError
 from ._poses import Array, Poses
+from ._threads import single_blas
 
 Kind = Literal["se3", "sim3", "posyaw", "scale", "translation", "none"]
 KINDS: tuple[str, ...] = ("se3", "sim3", "posyaw", "scale", "translation", "none")
@@ -49,6 +50,7 @@ class Alignment:
                 "poses_used": self.poses_used, "origin": self.origin}
 
 
+@single_blas
 def align(ref: Poses, est: Poses, kind: Kind = "se3", n: int | None = None,
           origin: bool = False) -> Alignment:
     """The transform that moves matched ``est`` poses onto ``ref`` (positions only).

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from ..errors import ConversionError
 from ._poses import Array, PoseInput, Poses, as_poses
+from ._threads import single_blas
 from .align import Alignment, umeyama
 from .associate import Association, associate
 from .result import Result, Setting
@@ -27,6 +28,7 @@ def _homogeneous(poses: Poses) -> Array:
     return out
 
 
+@single_blas
 def kitti_odometry(ref: PoseInput | Association, est: PoseInput | None = None, *,
                    align: KittiAlign = "none",
                    lengths: Sequence[float] = LENGTHS, step: int = 10) -> Result:

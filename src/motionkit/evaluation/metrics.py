@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from ..errors import ConversionError
 from ._poses import Array, PoseInput, Poses, as_poses
+from ._threads import single_blas
 from .align import Alignment, Kind
 from .align import align as fit_alignment
 from .associate import Association, Method, associate
@@ -84,6 +85,7 @@ def _rotation_errors(q_err: Array, relation: str, trans: Array, degrees: bool) -
     return rot if relation == "rotation" else np.sqrt(rot * rot + trans * trans)
 
 
+@single_blas
 def ape(ref: PoseInput | Association, est: PoseInput | None = None, *,
         relation: Relation = "translation", unit: str | None = None, align: Kind = "none",
         n_align: int | None = None, origin: bool = False, match: Method = "nearest",
@@ -122,6 +124,7 @@ def _ape_errors(q: Poses, p: Poses, relation: str, degrees: bool) -> Array:
     return _rotation_errors(multiply(conjugate(p.quaternions), q.quaternions), relation, trans, degrees)
 
 
+@single_blas
 def rpe(ref: PoseInput | Association, est: PoseInput | None = None, *, delta: float = 1,
         unit: DeltaUnit = "frames", relation: Relation = "translation", error_unit: str | None = None,
         all_pairs: bool = False, tolerance: float = 0.1, pairs_from_reference: bool = False,
@@ -289,6 +292,7 @@ def _nonempty(i: NDArray[np.intp], j: NDArray[np.intp], delta: float,
     return i.astype(np.intp), j.astype(np.intp)
 
 
+@single_blas
 def estimate_offset(ref: PoseInput, est: PoseInput, *, kind: Kind = "se3", max_gap: float = 10.0,
                     start: float = 0.0, window: float | None = None) -> float:
     """The clock offset (s) to add to the estimate's stamps so that it best fits the reference.

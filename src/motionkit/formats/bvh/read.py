@@ -479,6 +479,11 @@ def _coordinates(values: Array, names: list[str], sources: dict[str, tuple[int, 
     return joints
 
 
+#: Frames per block of the Euler-to-quaternion pass: its temporaries (frames × joints of a
+#: group) then stay in the CPU's cache.
+_BLOCK_FRAMES = 1024
+
+
 def _joint_rotations(joints: Array, names: list[str],
                      turns: list[list[tuple[str, int, float]]]) -> Array:
     """Quaternions ``(frames, joints, 4)`` of every joint's rotation channels, built in
@@ -488,10 +493,11 @@ def _joint_rotations(joints: Array, names: list[str],
                        for k in group]) for group in _groups(turns)]
     frames = joints.shape[0]
     rotations = np.empty((frames, len(turns), 4))
-    for start in range(0, frames, 8192):
-        block = joints[start:start + 8192]
+    step = _BLOCK_FRAMES
+    for start in range(0, frames, step):
+        block = joints[start:start + step]
         for group, columns in groups:
-            rotations[start:start + 8192, group] = _chain(columns, block)
+            rotations[start:start + step, group] = _chain(columns, block)
     return rotations
 
 

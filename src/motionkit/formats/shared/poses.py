@@ -92,12 +92,15 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
 
 def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | None, *,
                      path: object, line_of: Callable[[int], int], sort: bool = False,
-                     dedupe: bool = False) -> tuple[Timeline, NDArray[np.int64] | None]:
+                     dedupe: bool = False, seconds_of_ns: bool = False,
+                     ) -> tuple[Timeline, NDArray[np.int64] | None]:
     """The stamped timeline of a reader's rows (float seconds or, when known, integer ns)
     and the row order to keep (None: all rows as they are; see ``_order_stamps``).
 
     A non-finite stamp is a FormatError naming its row's line; unsorted or duplicate
-    stamps are sorted/dropped on request, else kept with a warning.
+    stamps are sorted/dropped on request, else kept with a warning. ``seconds_of_ns``
+    says that ``times`` are already ``ns_to_seconds(ns)`` (they are then used, not made
+    again: ~0.03 s per million stamps).
     """
     if ns is None:
         assert times is not None
@@ -110,14 +113,21 @@ def stamped_timeline(times: NDArray[np.float64] | None, ns: NDArray[np.int64] | 
     order = _order_stamps(ns, sort=sort, dedupe=dedupe, path=path)
     if order is not None:
         ns = ns[order]
+    elif seconds_of_ns and times is not None:
+        return _with_ns(times, ns), None
     try:
         return Timeline.from_nanoseconds(ns), order
     except ValueError:  # unsorted or duplicate stamps we warned about
-        timeline = Timeline.stamped(ns_to_seconds(ns), check=False)
-        ns = np.ascontiguousarray(ns)
-        ns.setflags(write=False)
-        object.__setattr__(timeline, "stamps_ns", ns)
-        return timeline, order
+        return _with_ns(ns_to_seconds(ns), ns), order
+
+
+def _with_ns(seconds: NDArray[np.float64], ns: NDArray[np.int64]) -> Timeline:
+    """The stamped timeline of ``seconds`` keeping their exact nanoseconds (in any order)."""
+    timeline = Timeline.stamped(seconds, check=False)
+    ns = np.ascontiguousarray(ns)
+    ns.setflags(write=False)
+    object.__setattr__(timeline, "stamps_ns", ns)
+    return timeline
 
 
 def normalized_quaternions(quat: NDArray[np.float64], path: object,

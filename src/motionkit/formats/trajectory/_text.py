@@ -666,8 +666,10 @@ def _parse_polars(pl: Any, data: bytes, delimiter: bytes, columns: int, rows: in
                             schema=schema, quote_char=None, truncate_ragged_lines=False,
                             empty_string_is_null=False)
         if decimal is not None:
-            stamps = frame.get_column(f"c{decimal}").str.strip_chars_start(" ")  # as the CSV
-            seconds = stamps.cast(pl.Float64)  # parse of numbers does
+            stamps = frame.get_column(f"c{decimal}")
+            if delimiter != b" " and b" " in data:  # a blank polars left: strip it, as
+                stamps = stamps.str.strip_chars_start(" ")  # its parse of numbers does
+            seconds = stamps.cast(pl.Float64)
             if seconds.abs().max() >= FLOAT_NS_LIMIT:
                 exact = stamps.cast(pl.Decimal(20, 9), strict=False).to_physical().cast(
                     pl.Int64, strict=False)

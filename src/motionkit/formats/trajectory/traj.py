@@ -212,7 +212,8 @@ def _read(table: TextTable, *, time_unit: str | None, sort: bool, dedupe: bool,
         timeline = Timeline.frame_numbers(times.size)
     else:
         timeline, order = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
-                                                  sort=sort, dedupe=dedupe)
+                                                  sort=sort, dedupe=dedupe,
+                                                  seconds_of_ns=not clock.offset)
         if order is not None:
             pose = pose[order]
             velocity = velocity[order] if velocity is not None else None

@@ -136,7 +136,8 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     if scale != 1.0:
         times = times * scale
     timeline, keep = poses.stamped_timeline(times, ns, path=path, line_of=table.line_of,
-                                             sort=sort, dedupe=dedupe)
+                                             sort=sort, dedupe=dedupe,
+                                             seconds_of_ns=scale == 1.0)
     if keep is not None:
         pose = pose[keep]
     meta: dict[str, Any] = {"name": Path(path).stem, "epsg": 0, "nframe": None,
