@@ -4,8 +4,9 @@
 Two modes. ``like_gmr`` reproduces GMR (commit 4f9e8b7) exactly, its defects included: human
 height 1.75 m, 30 fps written, frame 0 solved from the model's default pose in at most 11
 steps per stage, no ground handling. The default fixes what GMR's users report: the source's
-own height and frame rate, frame 0 started at the root target and solved to convergence,
-and the robot's lowest point over the clip put on the ground (``ground_clearance``).
+own height and frame rate, frame 0 started upright at the root target's position and
+heading, every frame solved to convergence (so a clip's frames do not depend on where it
+starts), and the robot's lowest point over the clip put on the ground (``ground_clearance``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from . import ik
+from .lie import exp3
 from .maps import BodyMap
 from .robot import Robot, State
 from .source import GMR_HUMAN_HEIGHT, measured_height, source_frames, targets
@@ -29,8 +31,9 @@ Array = NDArray[np.float64]
 
 #: What GMR writes whatever the source (``bvh_to_robot.py``).
 GMR_FPS = 30.0
-#: Frame 0 in the default mode: steps per stage until the error falls by less than this.
-FIRST_FRAME_DROP, FIRST_FRAME_STEPS = 1e-9, 200
+#: The default mode solves every frame until a step lowers the error by less than this (or
+#: this many steps): a converged frame is the same whatever the frames before it led to.
+CONVERGED_DROP, CONVERGED_STEPS = 1e-9, 200
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,11 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     errors = np.zeros((count, len(last)))
     for frame in progress(range(count)) if progress is not None else range(count):
         by_name = dict(zip(names, poses[frame], strict=True))
-        converge = frame == 0 and not options.like_gmr
         for number, tasks in enumerate(body_map.stages):
             stage = ik.goals(robot, tasks, by_name)
             state, steps[frame, number] = ik.solve_stage(
-                robot, state, stage, *((FIRST_FRAME_DROP, FIRST_FRAME_STEPS) if converge else ()))
+                robot, state, stage, *(() if options.like_gmr else (CONVERGED_DROP,
+                                                                    CONVERGED_STEPS)))
         bodies = robot.poses(state).bodies
         errors[frame] = [np.linalg.norm(bodies[goal.body][:3, 3] - goal.target[:3, 3])
                          for goal in ik.goals(robot, last, by_name)]
@@ -115,11 +118,14 @@ def _check_map(robot: Robot, body_map: BodyMap) -> None:
 
 def _start_at_root(robot: Robot, body_map: BodyMap, names: list[str], first: Array,
                    state: State) -> State:
-    """Frame 0's start: the robot root at its task's target (position and orientation)."""
+    """Frame 0's start: the robot root upright at its task's target position and heading
+    (the direction its x axis points on the ground), the joints at rest."""
     for task in body_map.stages[0] + body_map.stages[-1]:
         if task.robot == robot.names[0] and robot.floating:
             target = first[names.index(task.source)]
-            return State(target[:3, 3].copy(), target[:3, :3].copy(), state.q.copy())
+            heading = np.arctan2(target[1, 0], target[0, 0])
+            upright = exp3(np.array([0.0, 0.0, heading]))
+            return State(target[:3, 3].copy(), upright, state.q.copy())
     return state
 
 
