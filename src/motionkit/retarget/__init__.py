@@ -8,9 +8,9 @@ exact numbers) or with its reported defects fixed (the default).
     mk.write("walk_g1.pkl", result.motion, format="gmr")
 """
 
-from .maps import BodyMap, Task, read_map
+from .maps import BodyMap, Task, read_map, same_names
 from .run import Options, Retargeted, retarget
 from .source import read_frame_fix, read_rename
 
 __all__ = ["BodyMap", "Options", "Retargeted", "Task", "read_frame_fix", "read_map",
-           "read_rename", "retarget"]
+           "read_rename", "retarget", "same_names"]

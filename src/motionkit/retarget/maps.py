@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._io import read_bytes
-from ..errors import FormatError
+from ..errors import ConversionError, FormatError
 
 Array = NDArray[np.float64]
 
@@ -36,6 +36,11 @@ class Task:
     rotation_offset: Array  # 3×3
 
 
+#: GMR's BVH loader turns Y-up into Z-up on the left only (spec §2.1): its world
+#: orientations are motionkit's times this on the right.
+GMR_BVH_TURN = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+
+
 @dataclass(frozen=True)
 class BodyMap:
     """A GMR-style retargeting configuration."""
@@ -43,11 +48,31 @@ class BodyMap:
     source_root: str
     robot_root: str
     ground_height: float
-    height_assumption: float
+    #: the source height the scales are for (None: no height scaling)
+    height_assumption: float | None
     scales: dict[str, float]
     stages: tuple[tuple[Task, ...], ...]
     #: the offsets every target gets (GMR takes table 1's for both stages)
     offsets: dict[str, Task]
+    #: the constant right factor from motionkit's world body frames to the frames the
+    #: offsets are written for (GMR's BVH maps: GMR_BVH_TURN; maps by name: identity)
+    turn: Array = field(default_factory=lambda: np.eye(3))
+    #: "gmr-bvh" for GMR's BVH ik_configs (only BVH sources), "motionkit" otherwise
+    convention: str = "motionkit"
+
+
+def same_names(source: list[str], robot: list[str], root: str | None = None) -> BodyMap:
+    """Robot → robot: every body the two share by name follows its namesake (position and
+    rotation, weight 10 as GMR weighs most tasks, no offset, no scaling); the root is the
+    robot's first body."""
+    shared = [name for name in robot if name in set(source)]
+    root = root or robot[0]
+    if root not in shared:
+        raise ConversionError(f"the source has no body {root!r}, the robot's root: a body map "
+                              "by name needs it")
+    tasks = tuple(Task(name, name, 10.0, 10.0, np.zeros(3), np.eye(3)) for name in shared)
+    return BodyMap(root, root, 0.0, None, dict.fromkeys(shared, 1.0), (tasks,),
+                   {task.source: task for task in tasks})
 
 
 def read_map(path: str | os.PathLike[str]) -> BodyMap:
@@ -74,7 +99,7 @@ def read_map(path: str | os.PathLike[str]) -> BodyMap:
                           "ik_match_table1 does not drive (GMR needs their offsets)", path)
     return BodyMap(fields.text("human_root_name"), fields.text("robot_root_name"),
                    fields.number("ground_height"), fields.number("human_height_assumption"),
-                   scales, tuple(stages), first)
+                   scales, tuple(stages), first, GMR_BVH_TURN, "gmr-bvh")
 
 
 @dataclass

@@ -71,7 +71,11 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     robot = Robot.of(robot_skeleton)
     _check_map(robot, body_map)
     frames = source_frames(source.skeleton, source, rename)
-    height = options.height or (GMR_HUMAN_HEIGHT if options.like_gmr else
+    if body_map.convention == "gmr-bvh" and source.meta.get("source_format") != "bvh":
+        raise ConversionError("a GMR ik_config for BVH holds offsets for GMR's BVH frames: "
+                              "the source must be a BVH (for a robot source, map by name)")
+    height = options.height or (GMR_HUMAN_HEIGHT if options.like_gmr else 1.0
+                                if body_map.height_assumption is None else
                                 measured_height(frames))
     names, poses = targets(frames, body_map, height, fix)
     state = robot.rest.copy()

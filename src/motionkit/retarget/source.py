@@ -28,8 +28,6 @@ from .maps import BodyMap, _matrix_wxyz
 
 Array = NDArray[np.float64]
 
-#: GMR's BVH loader turns Y-up into Z-up on the left only (spec §2.1).
-GMR_BVH_TURN = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 #: The height GMR's BVH loader reports whatever the skeleton (``lafan1.py``).
 GMR_HUMAN_HEIGHT = 1.75
 
@@ -121,12 +119,12 @@ def measured_height(frames: SourceFrames, frame: int = -1) -> float:
 
 
 def targets(frames: SourceFrames, body_map: BodyMap, height: float,
-            fix: dict[str, Array] | None = None,
-            turn: Array = GMR_BVH_TURN) -> tuple[list[str], Array]:
+            fix: dict[str, Array] | None = None) -> tuple[list[str], Array]:
     """The target poses ``(frames, bodies, 4, 4)`` of every body in the map's scale table,
     scaled about the source root and offset as GMR does."""
     names = list(body_map.scales)
-    ratio = height / body_map.height_assumption
+    ratio = 1.0 if body_map.height_assumption is None else height / body_map.height_assumption
+    turn = body_map.turn
     root = frames.positions[:, frames.index(body_map.source_root)]
     scaled_root = root * body_map.scales[body_map.source_root] * ratio
     out = np.zeros((len(frames.positions), len(names), 4, 4))

@@ -1,0 +1,61 @@
+"""Every format that holds a retargeted robot motion reads back, and forward kinematics of
+what it reads gives the same body positions as the motion written."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit import retarget
+from motionkit.kinematics.motion import link_poses
+from motionkit.model.skeleton import Skeleton
+
+METRES = 1e-6
+
+
+@pytest.fixture(scope="module")
+def result() -> tuple[retarget.Retargeted, Skeleton]:
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model's floor geom belongs to no body
+        robot = mk.read(folder / "g1_mocap_29dof_nomesh.xml")
+    assert isinstance(robot, Skeleton)
+    done = retarget.retarget(
+        mk.read(corpus_file("bvh", "test_freebvh.bvh")), robot,
+        retarget.read_map(folder / "bvh_to_g1.json"),
+        rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"),
+        fix=retarget.read_frame_fix(folder / "freebvh_orientation_correction.json"))
+    return done, robot
+
+
+@pytest.mark.parametrize("fmt,name", [("gmr", "out.pkl"), ("mimickit", "out.pkl"),
+                                      ("seq", "out.seq"), ("bvh", "out.bvh")])
+def test_the_output_reads_back_with_the_same_body_positions(
+        fmt: str, name: str, result: tuple[retarget.Retargeted, Skeleton],
+        tmp_path: Path) -> None:
+    done, robot = result
+    model = str(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
+    options = {"character": model} if fmt in ("gmr", "mimickit") else {}
+    path = tmp_path / name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mk.write(path, done.motion, format=fmt, **options)
+        back = mk.read(path, format=fmt, **options)
+    assert isinstance(back, mk.Motion)
+    expected = link_poses(robot, done.motion)
+    skeleton = back.skeleton if fmt == "bvh" else robot
+    assert skeleton is not None
+    found = link_poses(skeleton, back)
+    names = list(found.labels or [])
+    for k, body in enumerate(expected.labels or []):
+        if body in names:
+            gap = np.abs(found.data[:, names.index(body), :3] - expected.data[:, k, :3]).max()
+            assert gap < METRES, (fmt, body, gap)
+    main = back.main_track
+    assert main is not None and main.timeline.rate is not None
+    assert abs(main.timeline.rate - 30.0) < 1e-9
