@@ -35,6 +35,9 @@ class ShapeView:
     positions: F32
     wxyz: F32
     color: tuple[int, int, int] | None = None
+    #: Each instance's pose in its link's frame (x y z qx qy qz qw), so a player can place
+    #: the shapes from the link poses alone.
+    offsets: NDArray[np.float64] | None = None
 
 
 @dataclass(eq=False)
@@ -160,7 +163,8 @@ def _shapes(skeleton: Skeleton, shown: NDArray[np.float64]) -> list[ShapeView]:
     out = []
     for group in groups(skeleton):
         positions, wxyz = instance_poses(group, shown[..., :3], shown[..., 3:7])
-        out.append(ShapeView(group.vertices, group.faces, group.bodies, positions, wxyz, group.color))
+        out.append(ShapeView(group.vertices, group.faces, group.bodies, positions, wxyz, group.color,
+                             group.offsets))
     return out
 
 
