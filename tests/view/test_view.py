@@ -177,14 +177,16 @@ def test_cli_serves_on_127_0_0_1_and_stops_by_pid(parc: tuple[Path, Path]) -> No
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "motionkit", "view", str(parc[1]), "--model",
                                 str(parc[0]), "--port", str(port)],
-                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    said = ""
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    said = b""
     try:
         assert process.stderr is not None
         deadline = time.monotonic() + 60  # the URL is printed once the scene is up
-        while "open http" not in said and time.monotonic() < deadline:
+        # Raw reads of the pipe: a buffered line reader can hold the URL where select does not
+        # see it (a progress bar's lines arrive in the same chunk).
+        while b"open http" not in said and time.monotonic() < deadline:
             if select.select([process.stderr], [], [], 1.0)[0]:
-                said += process.stderr.readline()
+                said += os.read(process.stderr.fileno(), 65536)
         _wait_for(f"http://127.0.0.1:{port}/")
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True)
         if listening.returncode == 0:
@@ -192,8 +194,8 @@ def test_cli_serves_on_127_0_0_1_and_stops_by_pid(parc: tuple[Path, Path]) -> No
             assert addresses == {f"127.0.0.1:{port}"}
     finally:
         os.kill(process.pid, signal.SIGINT)
-        _, err = process.communicate(timeout=20)
-    assert f"open http://127.0.0.1:{port}/" in said + err
+        said += process.communicate(timeout=20)[1]
+    assert f"open http://127.0.0.1:{port}/" in said.decode(errors="replace")
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass
 
