@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import sys
@@ -89,8 +90,9 @@ def plots(report: Report, rows: int, repeat: int, folder: Path, evo: bool) -> No
     if found and evo:
         report.peer("evo", f"evo {metadata.version('evo')}: `evo_traj tum FILE --save_plot evo.png`, "
                            "Agg backend")
+        runs_so_far = itertools.count()  # evo asks before overwriting its plots: a new name each run
         candidates["evo"] = lambda: timed_process(
-            [found, "tum", str(data), "--save_plot", str(folder / "evo.png")], env)
+            [found, "tum", str(data), "--save_plot", str(folder / f"evo{next(runs_so_far)}.png")], env)
     elif evo:
         report.note("evo_traj not found: install motionkit[bench] to compare.")
     runs = interleaved(candidates, rounds=repeat)
