@@ -1,13 +1,21 @@
 """The live viewer talks only to its own pages: a real WebSocket client on 127.0.0.1 with a
 foreign ``Origin`` (a page of another site in the user's browser), and a request with a
 foreign ``Host`` (a DNS-rebinding page), are refused with 403; the viewer's own pages, also
-through a forwarded port or from another machine by address, are not."""
+through a forwarded port or from another machine by address, are not. The offline page runs
+nothing but its own player and loads nothing."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
+import json
+import re
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import corpus_file, require_peer
@@ -87,3 +95,32 @@ def test_requests_name_the_viewer_or_are_refused(live: LiveView, host: str, orig
 ])
 def test_which_host_headers_name_the_viewer(bound: str, host: str, passes: bool) -> None:
     assert allowed(bound)(host) is passes
+
+
+def test_the_offline_page_runs_only_its_own_player_and_loads_nothing(tmp_path: Path) -> None:
+    """A name that tries to close the data block and open a script stays text: the page's only
+    executable script is the player, whose hash is the only one the Content-Security-Policy
+    allows; no element loads anything (no src, href or url(), no connection allowed)."""
+    require_peer("viser")
+    import motionkit as mk
+    from motionkit.view import write_html
+    from motionkit.view._player import PLAYER_JS
+
+    evil = '</script><script>alert(1)</script>"><img src=https://evil.example/x>&lt;'
+    pose = np.tile([0.0, 0, 0, 0, 0, 0, 1], (3, 1))
+    motion = mk.Motion({"root": mk.Track("root", "pose", pose, mk.Timeline.uniform(10.0, 3))},
+                       meta={"name": evil})
+    text = write_html(build_scene(motion), tmp_path / "evil.html").read_text(encoding="utf-8")
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", text, re.S)
+    kinds = [attributes.strip() for attributes, _ in scripts]
+    assert kinds == ['type="application/json" id="motionkit-scene"',
+                     'type="application/octet-stream" id="motionkit-data"', ""]
+    assert scripts[2][1] == PLAYER_JS
+    digest = base64.b64encode(hashlib.sha256(PLAYER_JS.encode()).digest()).decode()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text)
+    assert policy and f"script-src 'sha256-{digest}'" in policy.group(1)
+    assert "default-src 'none'" in policy.group(1) and "connect-src 'none'" in policy.group(1)
+    markup = text.replace(scripts[0][1], "").replace(html.escape(evil), "")  # escaped text aside
+    assert "evil.example" not in markup and "<img" not in markup
+    assert not re.search(r"\s(src|href)=|url\(|@import|https?:", markup)
+    assert json.loads(scripts[0][1])["actors"][0]["name"] == evil  # the name, as data

@@ -1,6 +1,7 @@
 """The viewer in a real headless Chromium (Debian's ``chromium``, driven by playwright's Python
 package pointed at it; playwright never downloads a browser here). The page and the live server
-show a non-blank scene, and moving the time slider changes the picture.
+show a non-blank scene, both start paused, and moving the time slider changes the picture; the
+page's own player plays by itself and shades the terrain.
 
 Without Chromium (or playwright) these tests skip; ``MOTIONKIT_REQUIRE_BROWSER=1`` (set by
 ``.ci/run``) turns the skip into a failure.
@@ -79,36 +80,58 @@ def _settled(page: Any, seconds: float = 1.5) -> np.ndarray:
 
 
 def _check(before: np.ndarray, after: np.ndarray) -> None:
-    canvas = before[: -60]  # the 3D view, above the bottom controls
+    canvas = before[: -60]  # the 3D view, above the bottom controls (both views)
     assert canvas.std() > 5, "the scene is drawn (not a blank page)"
     changed = np.abs(before.astype(int) - after.astype(int)).max(axis=2) > 24
     assert changed.sum() > 200, "moving the time slider moves the scene"
 
 
-def test_exported_page_plays_in_chromium(browser: Any, parc: tuple[Path, Path], tmp_path: Path) -> None:
-    page_file = write_html(build_scene(parc[1], model=parc[0]), tmp_path / "parc.html")
+def _open_page(browser: Any, page_file: Path) -> Any:
     page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(page_file.as_uri())
-    page.wait_for_selector("canvas", timeout=60_000)
-    slider = page.locator("[role=slider]").first
-    slider.wait_for(state="attached", timeout=60_000)  # the player's thumb shows on hover only
-    value = lambda: float(slider.get_attribute("aria-valuenow") or 0)  # noqa: E731
-    for _ in range(3):  # the player starts playing: pause it (the first button toggles)
-        before = value()
-        time.sleep(0.6)
-        if value() == before:
-            break
-        page.locator("button").first.click()
-    track = page.locator(".mantine-Slider-root").first.bounding_box()
-    assert track is not None
-    middle = track["y"] + track["height"] / 2
-    page.mouse.click(track["x"] + 0.02 * track["width"], middle)
-    start = _settled(page)
-    early = value()
-    page.mouse.click(track["x"] + 0.98 * track["width"], middle)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    assert page.locator("#mk-status").text_content() == "", "the player started"
+    assert errors == []
+    return page
+
+
+def _to_end(page: Any) -> None:
+    page.locator("#mk-step").focus()
+    page.keyboard.press("End")
+
+
+def test_exported_page_plays_in_chromium(browser: Any, parc: tuple[Path, Path], tmp_path: Path) -> None:
+    scene = build_scene(parc[1], model=parc[0])
+    page = _open_page(browser, write_html(scene, tmp_path / "parc.html"))
+    step = lambda: int(page.evaluate("motionkitView.step()"))  # noqa: E731
+    assert page.evaluate("motionkitView.playing()") is False and step() == 0  # starts paused
+    start, head = _settled(page), page.evaluate("motionkitView.pose(0, 0)")
+    _to_end(page)
     end = _settled(page)
-    assert value() > early + 1.0
+    assert step() == len(scene.times) - 1
+    assert page.locator("#mk-clock").text_content().endswith(f"(step {step() + 1} of {len(scene.times)})")
+    moved = np.asarray(page.evaluate("motionkitView.pose(0, 0)")) - np.asarray(head)
+    assert np.linalg.norm(moved[:3]) > 0.1, "the root's transform changes along the timeline"
     _check(start, end)
+    page.locator("#mk-step").focus()
+    page.keyboard.press("Home")
+    page.locator("#mk-play").click()  # plays by itself
+    time.sleep(1.5)
+    assert step() > 0 and page.evaluate("motionkitView.playing()") is True
+    page.close()
+
+
+def test_exported_terrain_is_shaded(browser: Any, parc: tuple[Path, Path], tmp_path: Path) -> None:
+    """The PARC terrain is drawn lit in its own colour (it was white on white), not as the
+    background: many canvas pixels are the terrain's warm grey, at several shades."""
+    page = _open_page(browser, write_html(build_scene(parc[1], model=parc[0]), tmp_path / "t.html"))
+    canvas = _settled(page, 1.0)[:-60].reshape(-1, 3)
+    r, g, b = canvas[:, 0], canvas[:, 1], canvas[:, 2]
+    terrain = (r < 235) & (r > b + 8) & (g > b)  # (170, 160, 140) lit: warm, never white
+    assert terrain.mean() > 0.05
+    assert len(np.unique(r[terrain] // 8)) >= 4, "shaded: the light varies over the slopes"
     page.close()
 
 
@@ -121,6 +144,7 @@ def test_live_server_in_chromium(browser: Any, parc: tuple[Path, Path]) -> None:
         slider = page.locator("[role=slider]").first
         slider.wait_for(timeout=60_000)
         start = _settled(page, 2.0)
+        assert live.playing.value is False and live.slider.value == 0  # starts paused, as the page
         slider.focus()
         page.keyboard.press("End")
         end = _settled(page, 2.0)

@@ -1,55 +1,41 @@
-"""Read back what an exported viewer page embeds: the recorded scene messages and their arrays."""
+"""Read back what an exported viewer page embeds: the scene description and its typed arrays."""
 
 from __future__ import annotations
 
 import base64
+import json
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+_KINDS = {"f": np.float32, "d": np.float64, "u": np.uint32, "i": np.int32}
+
 
 @dataclass
-class Recording:
-    duration: float
-    messages: list[tuple[float, dict[str, Any]]]
-    buffers: list[bytes]
+class PageData:
+    meta: dict[str, Any]
+    blob: bytes
 
-    def array(self, placeholder: dict[str, Any]) -> np.ndarray:
-        return np.frombuffer(self.buffers[placeholder["__binary_index"]], dtype=placeholder["dtype"])
+    def array(self, ref: list[Any]) -> np.ndarray:
+        """The typed array a ``[kind, byte offset, count]`` reference names."""
+        kind, offset, count = ref
+        return np.frombuffer(self.blob, dtype=_KINDS[kind], count=count, offset=offset)
 
-    def values(self, node: str, prop: str) -> list[tuple[float, np.ndarray]]:
-        """(time, array) of every value ``prop`` of scene node ``node`` took, in order."""
-        out = []
-        for time, message in self.messages:
-            if message.get("name") != node:
-                continue
-            props = message.get("props") or message.get("updates") or {}
-            if prop in props:
-                out.append((time, self.array(props[prop])))
-        return out
+    def poses(self, actor: int) -> np.ndarray:
+        """An actor's link poses per shown frame ``(F, L, 7)``: x y z qw qx qy qz."""
+        entry = self.meta["actors"][actor]
+        return self.array(entry["poses"]).reshape(-1, entry["links"], 7)
 
 
-def decode(page: Path) -> Recording:
-    """The scene recording inside a self-contained viewer page (base64 → zstd → msgpack +
-    8-byte-aligned binary buffers)."""
-    import msgspec
-    import zstandard
-
+def decode(page: Path) -> PageData:
+    """The scene inside a self-contained viewer page (JSON + base64 → zlib → typed arrays)."""
     text = page.read_text(encoding="utf-8")
-    found = re.search(r'__VISER_EMBED_DATA__="([A-Za-z0-9+/=]*)"', text)
-    assert found, "the page embeds its scene"
-    data = base64.b64decode(found.group(1))
-    size = int.from_bytes(data[:8], "little")
-    raw = zstandard.ZstdDecompressor().decompress(data[8:], max_output_size=size)
-    head = int.from_bytes(raw[:8], "little")
-    doc = msgspec.msgpack.decode(raw[8:8 + head])
-    offset, buffers = 8 + head, []
-    for length in doc["binaryBufferLengths"]:
-        offset += (8 - offset % 8) % 8
-        buffers.append(raw[offset:offset + length])
-        offset += length
-    return Recording(float(doc["durationSeconds"]), [(float(t), m) for t, m in doc["messages"]],
-                     buffers)
+    found = re.search(r'<script type="application/json" id="motionkit-scene">(.*?)</script>', text, re.S)
+    data = re.search(r'<script type="application/octet-stream" id="motionkit-data">'
+                     r'([A-Za-z0-9+/=]*)</script>', text)
+    assert found and data, "the page embeds its scene"
+    return PageData(json.loads(found.group(1)), zlib.decompress(base64.b64decode(data.group(1))))

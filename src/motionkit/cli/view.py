@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 
@@ -27,13 +29,24 @@ def command(files: tuple[str, ...], model: str | None, html_out: str | None, por
       motionkit view SR1WalkPattern1.seq --model SR1.body --html walk.html
       motionkit view groundtruth.tum estimate.tum --port 8090
     """
-    from ..view import LiveView, build_scene, write_html
+    from tqdm import tqdm
 
-    scene = build_scene(*files, model=model)
+    from ..view import LiveView, build_scene, write_html
+    from ..view.scene import stages
+
+    with tqdm(total=stages(len(files), model is not None), desc="view", unit="stage", delay=1.0,
+              file=sys.stderr, leave=False) as bar:
+        def done(what: str) -> None:
+            bar.set_postfix_str(what, refresh=False)
+            bar.update()
+
+        scene = build_scene(*files, model=model, progress=done)
+        if html_out:
+            bar.total = bar.n + len(scene.actors) + 2  # the page: each actor, packing, writing
+            path = write_html(scene, html_out, progress=done)
     if scene.note:
         click.echo(scene.note, err=True)
     if html_out:
-        path = write_html(scene, html_out)
         click.echo(f"wrote {path}", err=True)
         return
     if host not in ("127.0.0.1", "localhost", "::1"):

@@ -1,4 +1,5 @@
-"""The scene in viser: one node set per actor, updated per step, live or recorded to HTML."""
+"""The live view in viser (one node set per actor, updated per step); the offline page is
+:mod:`.page`, our own player, which draws the same scene alike (:mod:`._style`)."""
 
 from __future__ import annotations
 
@@ -14,23 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._io import atomic_write
 from ..errors import MotionkitError
-from . import _origin
-from .scene import Actor, Scene
+from . import _origin, _style
+from ._style import PALETTE, SPEEDS, light
+from .page import Progress, write_page
+from .scene import Scene
 
 if TYPE_CHECKING:
     import viser
-
-#: Distinct colours per actor (RGB 0-255).
-PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-           (140, 86, 75), (227, 119, 194), (127, 127, 127))
-
-#: Frames drawn along a trajectory's path.
-FRAMES_ALONG = 40
-
-#: Speeds the live view offers.
-SPEEDS = ("0.25", "0.5", "1", "2", "4")
 
 
 def _require_viser() -> None:
@@ -72,7 +64,7 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
     _aim_camera(server, scene)
     if scene.terrain is not None:
         server.scene.add_mesh_simple("/terrain", scene.terrain.vertices, scene.terrain.faces,
-                                     color=(170, 160, 140), flat_shading=False, side="double")
+                                     color=_style.TERRAIN_COLOUR, flat_shading=False, side="double")
     else:
         server.scene.add_grid("/ground", width=10, height=10, plane="xy", cell_size=0.5)
     updates: list[Callable[[int], None]] = []
@@ -81,11 +73,11 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
         prefix = f"/actor{index}"
         if len(actor.path) > 1:
             segments = np.stack([actor.path[:-1], actor.path[1:]], axis=1)
-            server.scene.add_line_segments(f"{prefix}/path", segments, colour, thickness=2.0,
+            server.scene.add_line_segments(f"{prefix}/path", segments, colour, thickness=_style.PATH_PIXELS,
                                            thickness_units="screen")
-        size = 0.05 if actor.kind == "skeleton" else _frame_size(actor)
-        if actor.kind == "trajectory" and len(actor.frames) > 1:  # its frames along the path
-            along = np.unique(np.linspace(0, len(actor.frames) - 1, FRAMES_ALONG).astype(int))
+        size = _style.frame_size(actor)
+        along = _style.frames_along(actor)
+        if len(along):  # a trajectory's frames along its path
             server.scene.add_batched_axes(f"{prefix}/frames", batched_wxyzs=actor.wxyz[along, 0],
                                           batched_positions=actor.positions[along, 0],
                                           axes_length=size / 2, axes_radius=size / 30)
@@ -95,10 +87,11 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
         sticks = None
         if np.any(actor.parents >= 0):
             sticks = server.scene.add_line_segments(f"{prefix}/sticks", actor.sticks(0), colour,
-                                                    thickness=0.008 if actor.shapes else 0.02)
+                                                    thickness=_style.STICK_WITH_SHAPES if actor.shapes
+                                                    else _style.STICK_ALONE)
         shapes = [server.scene.add_batched_meshes_simple(
             f"{prefix}/shape{number}", shape.vertices, shape.faces, batched_wxyzs=shape.wxyz[0],
-            batched_positions=shape.positions[0], batched_colors=shape.color or _light(colour),
+            batched_positions=shape.positions[0], batched_colors=shape.color or light(colour),
             side="double", lod="off") for number, shape in enumerate(actor.shapes)]
         updates.append(_mover(server, scene, index, axes, sticks, shapes))
 
@@ -110,29 +103,10 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
 
 
 def _aim_camera(server: viser.ViserServer, scene: Scene) -> None:
-    """Start looking at the first actor's first frame from the side and above, far enough to
-    see every path."""
-    first = scene.actors[0].positions[0].astype(float)
-    points = np.concatenate([first] + [a.path.astype(float) for a in scene.actors])
-    span = float(np.max(np.ptp(points, axis=0))) if len(points) else 1.0
-    distance = float(np.clip(1.2 * span + 2.0, 2.5, 60.0))
-    target = np.concatenate([a.path.astype(float) for a in scene.actors]).mean(axis=0) \
-        if span > 0.5 else first.mean(axis=0)
-    direction = np.array([0.55, -0.75, 0.45])
+    """Start where the offline page starts (:func:`._style.camera`)."""
+    position, target = _style.camera(scene)
     server.initial_camera.look_at = target
-    server.initial_camera.position = target + distance * direction / np.linalg.norm(direction)
-
-
-def _frame_size(actor: Actor) -> float:
-    """Axes length for a trajectory: a twentieth of its extent, at least 5 cm."""
-    span = float(np.max(np.ptp(actor.path, axis=0))) if len(actor.path) > 1 else 1.0
-    return max(0.05, span / 20)
-
-
-def _light(colour: tuple[int, int, int]) -> tuple[int, int, int]:
-    """A paler shade of an actor's colour, for its shapes."""
-    r, g, b = (int(c + (255 - c) * 0.45) for c in colour)
-    return r, g, b
+    server.initial_camera.position = position
 
 
 def _mover(server: viser.ViserServer, scene: Scene, index: int, axes: viser.BatchedAxesHandle,
@@ -158,36 +132,11 @@ def _mover(server: viser.ViserServer, scene: Scene, index: int, axes: viser.Batc
     return update
 
 
-def write_html(scene: Scene, path: str | Path) -> Path:
-    """One self-contained page that plays the scene offline (viser's player: play/pause, time
-    slider, speed), with a banner naming the inputs and what was subsampled."""
-    server = start_server("127.0.0.1", 0)
-    try:
-        show = populate(server, scene)
-        show(0)
-        recorder = server.get_scene_serializer()
-        for step in range(1, len(scene.times)):
-            recorder.insert_sleep(max(0.0, float(scene.times[step] - scene.times[step - 1])))
-            show(step)
-        page = recorder.as_html()
-    finally:
-        stop_server(server)
-    target = Path(path)
-    with atomic_write(target, "w") as handle:  # never a half-written page
-        handle.write(_with_banner(page, scene))
-    return target
-
-
-def _with_banner(page: str, scene: Scene) -> str:
-    """The page with a small escaped banner (file names are untrusted text) and title."""
-    text = html.escape(scene.title)
-    if scene.note:
-        text += " — " + html.escape(scene.note)
-    banner = ('<div id="motionkit-banner" style="position:fixed;right:8px;top:8px;z-index:1000;'
-              'font:12px sans-serif;background:rgba(255,255,255,.85);padding:4px 8px;'
-              f'border-radius:4px;max-width:45%;pointer-events:none">motionkit view: {text}</div>')
-    page = page.replace("<title>Viser</title>", f"<title>{html.escape(scene.title)}</title>", 1)
-    return page.replace("</body>", banner + "</body>", 1)
+def write_html(scene: Scene, path: str | Path, progress: Progress | None = None) -> Path:
+    """One self-contained page that plays the scene offline (our own player, :mod:`.page`:
+    play/pause, step slider, speed, orbit camera), with a banner naming the inputs and what
+    was subsampled. ``progress`` is told each stage done."""
+    return write_page(scene, path, progress)
 
 
 class LiveView:
@@ -204,7 +153,7 @@ class LiveView:
             gui.add_markdown(_markdown_escape(scene.note))
         last = max(len(scene.times) - 1, 0)
         self.slider = gui.add_slider("step", min=0, max=max(last, 1), step=1, initial_value=0)
-        self.playing = gui.add_checkbox("play", initial_value=False)
+        self.playing = gui.add_checkbox("play", initial_value=_style.START_PLAYING)
         self.speed = gui.add_dropdown("speed", SPEEDS, initial_value="1")
         self.clock = gui.add_markdown(self._clock_text(0))
         self.slider.on_update(lambda _event: self.show(int(self.slider.value)))

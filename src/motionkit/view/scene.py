@@ -4,6 +4,7 @@ HTML export check the same numbers the browser draws."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,9 @@ class ShapeView:
     positions: F32
     wxyz: F32
     color: tuple[int, int, int] | None = None
+    #: Each instance's pose in its link's frame (x y z qx qy qz qw), so a player can place
+    #: the shapes from the link poses alone.
+    offsets: NDArray[np.float64] | None = None
 
 
 @dataclass(eq=False)
@@ -160,7 +164,8 @@ def _shapes(skeleton: Skeleton, shown: NDArray[np.float64]) -> list[ShapeView]:
     out = []
     for group in groups(skeleton):
         positions, wxyz = instance_poses(group, shown[..., :3], shown[..., 3:7])
-        out.append(ShapeView(group.vertices, group.faces, group.bodies, positions, wxyz, group.color))
+        out.append(ShapeView(group.vertices, group.faces, group.bodies, positions, wxyz, group.color,
+                             group.offsets))
     return out
 
 
@@ -180,15 +185,22 @@ def _terrain_mesh(terrain: Terrain) -> TerrainMesh:
     return TerrainMesh(vertices, faces)
 
 
-def build_scene(*sources: Source, model: ModelSource | None = None,
-                max_link_poses: int = MAX_LINK_POSES) -> Scene:
-    """The scene of one or more motions (files or :class:`Motion`), a model file alone, or a
-    motion of joint values through ``model`` (forward kinematics). Several motions are shown
-    side by side on one clock; frames beyond ``max_link_poses`` are subsampled for the view."""
-    if not sources:
-        raise MotionkitError("nothing to view: give at least one file or motion")
+def stages(sources: int, model: bool) -> int:
+    """How many times :func:`build_scene` tells ``progress`` (a file read, a file's poses made)
+    for ``sources`` files, with or without a model file."""
+    return 2 * sources + int(model)
+
+
+def _motions(sources: tuple[Source, ...], model: ModelSource | None,
+             tell: Callable[[str], None]) -> tuple[list[tuple[str, Motion]], Skeleton | None]:
+    """The motions to show (a model alone becomes its rest pose) and the model to move them."""
     skeleton = _skeleton(model)
-    loaded = [_load(source, i) for i, source in enumerate(sources)]
+    if model is not None:
+        tell("read model")
+    loaded = []
+    for i, source in enumerate(sources):
+        loaded.append(_load(source, i))
+        tell(f"read {loaded[-1][0]}")
     motions: list[tuple[str, Motion]] = []
     for name, item in loaded:
         if isinstance(item, Motion):
@@ -206,7 +218,24 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
             motions.append((name, link_motion(rest, zero)))
     if not motions:
         raise MotionkitError("nothing to view: the files hold models only")
-    raw = [(name, motion, *_link_track(name, motion, skeleton)) for name, motion in motions]
+    return motions, skeleton
+
+
+def build_scene(*sources: Source, model: ModelSource | None = None,
+                max_link_poses: int = MAX_LINK_POSES,
+                progress: Callable[[str], None] | None = None) -> Scene:
+    """The scene of one or more motions (files or :class:`Motion`), a model file alone, or a
+    motion of joint values through ``model`` (forward kinematics). Several motions are shown
+    side by side on one clock; frames beyond ``max_link_poses`` are subsampled for the view.
+    ``progress`` is told each stage done (:func:`stages` of them), for a progress bar."""
+    if not sources:
+        raise MotionkitError("nothing to view: give at least one file or motion")
+    tell = progress or (lambda _done: None)
+    motions, skeleton = _motions(sources, model, tell)
+    raw = []
+    for name, motion in motions:
+        raw.append((name, motion, *_link_track(name, motion, skeleton)))
+        tell(f"poses {name}")
     total = sum(poses.shape[0] * poses.shape[1] for _, _, poses, *_ in raw)
     stride = max(1, int(np.ceil(total / max_link_poses)))
     actors: list[Actor] = []

@@ -1,0 +1,63 @@
+"""How the scene looks, shared by the live view (viser) and the offline page (our own player),
+so the two draw the same colours, sizes and camera and start alike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .scene import Actor, Scene
+
+#: Distinct colours per actor (RGB 0-255).
+PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
+           (140, 86, 75), (227, 119, 194), (127, 127, 127))
+
+#: The terrain's colour (RGB 0-255), lit in both views.
+TERRAIN_COLOUR = (170, 160, 140)
+
+#: Frames drawn along a trajectory's path.
+FRAMES_ALONG = 40
+
+#: Speeds both views offer.
+SPEEDS = ("0.25", "0.5", "1", "2", "4")
+
+#: Both views open paused on the first step (press play, or move the slider).
+START_PLAYING = False
+
+#: Path width in screen pixels; stick width in metres with and without shapes.
+PATH_PIXELS = 2.0
+STICK_WITH_SHAPES, STICK_ALONE = 0.008, 0.02
+
+
+def light(colour: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A paler shade of an actor's colour, for its shapes."""
+    r, g, b = (int(c + (255 - c) * 0.45) for c in colour)
+    return r, g, b
+
+
+def frame_size(actor: Actor) -> float:
+    """Axes length: 5 cm on a skeleton's links; for a trajectory a twentieth of its extent, at
+    least 5 cm."""
+    if actor.kind == "skeleton":
+        return 0.05
+    span = float(np.max(np.ptp(actor.path, axis=0))) if len(actor.path) > 1 else 1.0
+    return max(0.05, span / 20)
+
+
+def frames_along(actor: Actor) -> np.ndarray:
+    """The shown frames drawn as small axes along a trajectory's path (none for a skeleton)."""
+    if actor.kind != "trajectory" or len(actor.frames) <= 1:
+        return np.zeros(0, dtype=np.intp)
+    return np.unique(np.linspace(0, len(actor.frames) - 1, FRAMES_ALONG).astype(np.intp))
+
+
+def camera(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
+    """The first camera ``(position, look_at)``: at the first actor's first frame from the
+    side and above, far enough to see every path."""
+    first = scene.actors[0].positions[0].astype(float)
+    points = np.concatenate([first] + [a.path.astype(float) for a in scene.actors])
+    span = float(np.max(np.ptp(points, axis=0))) if len(points) else 1.0
+    distance = float(np.clip(1.2 * span + 2.0, 2.5, 60.0))
+    target = np.concatenate([a.path.astype(float) for a in scene.actors]).mean(axis=0) \
+        if span > 0.5 else first.mean(axis=0)
+    direction = np.array([0.55, -0.75, 0.45])
+    return target + distance * direction / np.linalg.norm(direction), target
