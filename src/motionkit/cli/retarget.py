@@ -20,12 +20,15 @@ Examples:
   motionkit retarget mixamo.bvh --robot g1.xml --map bvh_to_g1.json \\
       --rename mixamo_names.json --frame-fix mixamo_fix.json -o out.pkl --to gmr
   motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --like-gmr -o gmr.pkl
-  motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --height 1.62 -o g1.traj""")
+  motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --height 1.62 -o g1.seq
+  motionkit retarget g1_walk.pkl --character g1.xml --robot h1.xml --by-name -o h1.pkl""")
 @click.argument("source", type=click.Path(dir_okay=False))
 @click.option("--robot", required=True, type=click.Path(dir_okay=False), metavar="MODEL",
               help="The robot: MJCF, URDF, Choreonoid .body or DART .skel.")
-@click.option("--map", "map_path", required=True, type=click.Path(dir_okay=False),
-              metavar="MAP.json", help="The body map: GMR's ik_config JSON.")
+@click.option("--map", "map_path", type=click.Path(dir_okay=False), metavar="MAP.json",
+              help="The body map: GMR's ik_config JSON (or --by-name).")
+@click.option("--by-name", is_flag=True,
+              help="Robot → robot: every body follows the source body of its name.")
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
               help="Where the robot motion goes (its format from --to or the extension).")
 @click.option("--to", "to_format", metavar="FORMAT", help="Format of OUT, e.g. gmr.")
@@ -44,21 +47,32 @@ Examples:
 @click.option("--ground-clearance", type=float, default=0.0, show_default=True,
               metavar="METRES", help="Height of the robot's lowest point over the clip.")
 @click.option("--no-ground", is_flag=True, help="Leave the root height as solved.")
+@click.option("--lock-base", is_flag=True,
+              help="Hold the root at the model's pose (a fixed base, or an upper body only).")
 @click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
-def command(source: str, robot: str, map_path: str, out: str, to_format: str | None,
-            rename: str | None, frame_fix: str | None, character: str | None, like_gmr: bool,
-            height: float | None, ground_clearance: float, no_ground: bool, lossy: bool) -> None:
+def command(source: str, robot: str, map_path: str | None, by_name: bool, out: str,
+            to_format: str | None, rename: str | None, frame_fix: str | None,
+            character: str | None, like_gmr: bool, height: float | None,
+            ground_clearance: float, no_ground: bool, lock_base: bool, lossy: bool) -> None:
     """Retarget SOURCE (BVH, or a motion with --character) onto the robot MODEL with GMR's
     inverse kinematics: GMR's numbers with --like-gmr, its reported defects fixed without."""
     from .. import retarget
     from ..kinematics.motion import model_skeleton
 
+    if (map_path is None) == (not by_name):
+        raise click.UsageError("give the body map: --map MAP.json or --by-name")
     options = {"character": character} if character else {}
     motion = api.read_motion(source, **options)
     robot_skeleton = model_skeleton(api.read(robot), robot)
-    body_map = retarget.read_map(map_path)
+    if map_path is not None:
+        body_map = retarget.read_map(map_path)
+    else:
+        if motion.skeleton is None:
+            raise click.UsageError("--by-name needs the source's skeleton (--character)")
+        body_map = retarget.same_names([b.name for b in motion.skeleton.bodies],
+                                       [b.name for b in robot_skeleton.bodies])
     settings = retarget.Options(like_gmr, height,
-                                None if no_ground or like_gmr else ground_clearance)
+                                None if no_ground or like_gmr else ground_clearance, lock_base)
     refuse_source_as_output(out, source, robot, map_path, rename, frame_fix, character)
     result = retarget.retarget(
         motion, robot_skeleton, body_map,

@@ -11,6 +11,7 @@ starts), and the robot's lowest point over the clip put on the ground (``ground_
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ class Options:
     height: float | None = None
     #: the robot's lowest point over the clip at this height (None: no shift; default mode)
     ground_clearance: float | None = 0.0
+    #: hold the root at the model's pose (an upper body on a fixed stand, a fixed-base arm)
+    lock_base: bool = False
 
 
 @dataclass
@@ -69,7 +72,11 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         raise ConversionError("retargeting needs the source's skeleton (for a PARC or MimicKit "
                               "motion give its character)")
     robot = Robot.of(robot_skeleton)
-    _check_map(robot, body_map)
+    _check_bodies(robot, body_map)
+    if options.lock_base:
+        robot = dataclasses.replace(robot, floating=False)
+    else:
+        _check_map(robot, body_map)
     frames = source_frames(source.skeleton, source, rename)
     if body_map.convention == "gmr-bvh" and source.meta.get("source_format") != "bvh":
         raise ConversionError("a GMR ik_config for BVH holds offsets for GMR's BVH frames: "
@@ -109,15 +116,18 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
 
 
 def _check_map(robot: Robot, body_map: BodyMap) -> None:
+    if not robot.floating and any(task.robot == robot.names[0] and task.position_weight > 0
+                                  for stage in body_map.stages for task in stage):
+        raise ConversionError(f"the body map moves the root {robot.names[0]!r}, but the robot "
+                              "has no free joint (lock the base to keep the root still)")
+
+
+def _check_bodies(robot: Robot, body_map: BodyMap) -> None:
     wanted = {task.robot for stage in body_map.stages for task in stage}
     missing = sorted(wanted - set(robot.names))
     if missing:
         raise ConversionError(f"the body map drives {', '.join(map(repr, missing[:5]))}, which "
                               f"the robot lacks (bodies: {', '.join(robot.names[:12])}…)")
-    if not robot.floating and any(task.robot == robot.names[0] and task.position_weight > 0
-                                  for stage in body_map.stages for task in stage):
-        raise ConversionError(f"the body map moves the root {robot.names[0]!r}, but the robot "
-                              "has no free joint")
 
 
 def _start_at_root(robot: Robot, body_map: BodyMap, names: list[str], first: Array,
