@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from .retarget import plan_of, plan_options
+
 if TYPE_CHECKING:
     from ..dataset.batch import Job, Outcome
 
@@ -96,7 +98,8 @@ Examples:
   motionkit batch convert 'motions/**/*.seq' --out converted --to traj -j 2
   motionkit batch validate data/ --out report
   motionkit batch info 'parc/**/*.pkl' --out info --scheduler tcp://head:8786
-  motionkit batch eval 'runs/**/*.tum' --ref 'gt/{name}' --out results --align se3""")
+  motionkit batch eval 'runs/**/*.tum' --ref 'gt/{name}' --out results --align se3
+  motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out g1 --to gmr""")
 def command() -> None:
     """Work on many files at once on Dask (a local cluster, or --scheduler for one you run).
 
@@ -171,4 +174,24 @@ def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | No
 
     settings: dict[str, Any] = {"reference": reference, "metric": metric, "align": alignment}
     run(Job("eval", Path(out).absolute(), from_format=from_format, force=force, **settings),
+        patterns, jobs, scheduler, (timeout, memory))
+
+
+@command.command("retarget", epilog="""\b
+Examples:
+  motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out out --to gmr
+  motionkit batch retarget mocap/ --robot g1.xml --map bvh_to_g1.json --out g1 --to seq -j 2""")
+@_shared
+@click.option("--to", "to_format", metavar="FORMAT", help="Write this format (e.g. gmr).")
+@click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+@plan_options
+def retarget(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
+             from_format: str | None, force: bool, timeout: float, memory: int,
+             to_format: str | None, lossy: bool, **settings: Any) -> None:
+    """Retarget every motion matched by PATTERNS onto one robot (as ``motionkit retarget``):
+    the frames of a clip in order, clips in parallel, a failed clip alone."""
+    from ..dataset.batch import Job
+
+    plan = plan_of(settings)
+    run(Job("retarget", Path(out).absolute(), to_format, from_format, lossy, force, plan=plan),
         patterns, jobs, scheduler, (timeout, memory))

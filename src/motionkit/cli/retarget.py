@@ -3,15 +3,63 @@
 from __future__ import annotations
 
 import sys
-import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
 from tqdm import tqdm
 
 from .. import api
-from ..errors import MotionkitWarning
+from ..retarget.plan import write_robot_motion
+
+if TYPE_CHECKING:
+    from ..retarget import Plan
 from ._common import clean, refuse_source_as_output
+
+#: The options that make a retargeting plan, shared with ``batch retarget``.
+PLAN_OPTIONS = (
+    click.option("--robot", required=True, type=click.Path(dir_okay=False), metavar="MODEL",
+                 help="The robot: MJCF, URDF, Choreonoid .body or DART .skel."),
+    click.option("--map", "map_path", type=click.Path(dir_okay=False), metavar="MAP.json",
+                 help="The body map: GMR's ik_config JSON (or --by-name)."),
+    click.option("--by-name", is_flag=True,
+                 help="Robot → robot: every body follows the source body of its name."),
+    click.option("--rename", type=click.Path(dir_okay=False), metavar="NAMES.json",
+                 help="Source body names → the names the map uses ({old: new})."),
+    click.option("--frame-fix", type=click.Path(dir_okay=False), metavar="FIX.json",
+                 help="Per-body constant right factors adapting the source's bone frames to "
+                      "the map's offsets (right_factor_wxyz)."),
+    click.option("--like-gmr", is_flag=True,
+                 help="Reproduce GMR exactly: height 1.75 m, 30 fps, frame 0 from the default "
+                      "pose, no ground handling."),
+    click.option("--height", type=click.FloatRange(min=0, min_open=True), metavar="METRES",
+                 help="The source's height (default: measured; 1.75 with --like-gmr)."),
+    click.option("--ground-clearance", type=float, default=0.0, show_default=True,
+                 metavar="METRES", help="Height of the robot's lowest point over the clip."),
+    click.option("--no-ground", is_flag=True, help="Leave the root height as solved."),
+    click.option("--lock-base", is_flag=True,
+                 help="Hold the root at the model's pose (a fixed base, or an upper body only)."),
+)
+
+
+def plan_options(func: Callable[..., None]) -> Callable[..., None]:
+    """The plan's options on a command."""
+    for option in reversed(PLAN_OPTIONS):
+        func = option(func)
+    return func
+
+
+def plan_of(settings: dict[str, Any]) -> Plan:
+    """The Plan of the plan options' values (taken out of ``settings``)."""
+    from ..retarget import Options, Plan
+
+    like_gmr = settings.pop("like_gmr")
+    clearance, no_ground = settings.pop("ground_clearance"), settings.pop("no_ground")
+    options = Options(like_gmr, settings.pop("height"),
+                      None if no_ground or like_gmr else clearance, settings.pop("lock_base"))
+    return Plan(settings.pop("robot"), settings.pop("map_path"), settings.pop("by_name"),
+                settings.pop("rename"), settings.pop("frame_fix"), options)
 
 
 @click.command("retarget", epilog="""\b
@@ -23,68 +71,24 @@ Examples:
   motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --height 1.62 -o g1.seq
   motionkit retarget g1_walk.pkl --character g1.xml --robot h1.xml --by-name -o h1.pkl""")
 @click.argument("source", type=click.Path(dir_okay=False))
-@click.option("--robot", required=True, type=click.Path(dir_okay=False), metavar="MODEL",
-              help="The robot: MJCF, URDF, Choreonoid .body or DART .skel.")
-@click.option("--map", "map_path", type=click.Path(dir_okay=False), metavar="MAP.json",
-              help="The body map: GMR's ik_config JSON (or --by-name).")
-@click.option("--by-name", is_flag=True,
-              help="Robot → robot: every body follows the source body of its name.")
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
               help="Where the robot motion goes (its format from --to or the extension).")
 @click.option("--to", "to_format", metavar="FORMAT", help="Format of OUT, e.g. gmr.")
-@click.option("--rename", type=click.Path(dir_okay=False), metavar="NAMES.json",
-              help="Source body names → the names the map uses ({old: new}).")
-@click.option("--frame-fix", type=click.Path(dir_okay=False), metavar="FIX.json",
-              help="Per-body constant right factors adapting the source's bone frames to the "
-                   "map's offsets (right_factor_wxyz).")
 @click.option("--character", type=click.Path(dir_okay=False),
               help="The source's character (a PARC or MimicKit motion).")
-@click.option("--like-gmr", is_flag=True,
-              help="Reproduce GMR exactly: height 1.75 m, 30 fps, frame 0 from the default "
-                   "pose, no ground handling.")
-@click.option("--height", type=click.FloatRange(min=0, min_open=True), metavar="METRES",
-              help="The source's height (default: measured; 1.75 with --like-gmr).")
-@click.option("--ground-clearance", type=float, default=0.0, show_default=True,
-              metavar="METRES", help="Height of the robot's lowest point over the clip.")
-@click.option("--no-ground", is_flag=True, help="Leave the root height as solved.")
-@click.option("--lock-base", is_flag=True,
-              help="Hold the root at the model's pose (a fixed base, or an upper body only).")
 @click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
-def command(source: str, robot: str, map_path: str | None, by_name: bool, out: str,
-            to_format: str | None, rename: str | None, frame_fix: str | None,
-            character: str | None, like_gmr: bool, height: float | None,
-            ground_clearance: float, no_ground: bool, lock_base: bool, lossy: bool) -> None:
+@plan_options
+def command(source: str, out: str, to_format: str | None, character: str | None, lossy: bool,
+            **settings: Any) -> None:
     """Retarget SOURCE (BVH, or a motion with --character) onto the robot MODEL with GMR's
     inverse kinematics: GMR's numbers with --like-gmr, its reported defects fixed without."""
-    from .. import retarget
-    from ..kinematics.motion import model_skeleton
-
-    if (map_path is None) == (not by_name):
-        raise click.UsageError("give the body map: --map MAP.json or --by-name")
-    options = {"character": character} if character else {}
-    motion = api.read_motion(source, **options)
-    robot_skeleton = model_skeleton(api.read(robot), robot)
-    if map_path is not None:
-        body_map = retarget.read_map(map_path)
-    else:
-        if motion.skeleton is None:
-            raise click.UsageError("--by-name needs the source's skeleton (--character)")
-        body_map = retarget.same_names([b.name for b in motion.skeleton.bodies],
-                                       [b.name for b in robot_skeleton.bodies])
-    settings = retarget.Options(like_gmr, height,
-                                None if no_ground or like_gmr else ground_clearance, lock_base)
-    refuse_source_as_output(out, source, robot, map_path, rename, frame_fix, character)
-    result = retarget.retarget(
-        motion, robot_skeleton, body_map,
-        rename=retarget.read_rename(rename) if rename else None,
-        fix=retarget.read_frame_fix(frame_fix) if frame_fix else None, options=settings,
-        progress=lambda frames: tqdm(frames, desc="retarget", unit="frame", delay=1.0,
-                                     file=sys.stderr, disable=None))
-    extra = {"character": robot} if (to_format or "") == "gmr" or out.endswith(".pkl") else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", MotionkitWarning)
-        api.write(out, result.motion, format=to_format, lossy=lossy, **extra)
-    _report(out, result, like_gmr)
+    plan = plan_of(settings)
+    refuse_source_as_output(out, source, character, *plan.inputs())
+    motion = api.read_motion(source, **({"character": character} if character else {}))
+    result = plan.run(motion, progress=lambda frames: tqdm(
+        frames, desc="retarget", unit="frame", delay=1.0, file=sys.stderr, disable=None))
+    write_robot_motion(out, result.motion, to_format, plan, lossy)
+    _report(out, result, plan.options.like_gmr)
 
 
 def _report(out: str, result: object, like_gmr: bool) -> None:

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from ..evaluation.align import Kind
+    from ..retarget.plan import Plan
 
-Op = Literal["convert", "validate", "info", "catalog", "eval"]
+Op = Literal["convert", "validate", "info", "catalog", "eval", "retarget"]
 Status = Literal["converted", "written", "skipped", "ok", "failed"]
 
 
@@ -53,12 +54,14 @@ class Job:
     align: Kind = "none"
     #: per file: a file over its time or memory limit fails alone (in a child process)
     limits: Limits = field(default_factory=Limits)
+    #: retarget: the robot, the body map and the options (frames in order, clips in parallel)
+    plan: Plan | None = None
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
         if self.out is None or self.op in ("validate", "catalog"):
             return None
-        if self.op == "convert":
+        if self.op in ("convert", "retarget"):
             suffix = None
             if self.to_format:
                 from ..formats import registry
@@ -134,6 +137,9 @@ def _work(job: Job, item: Item) -> Outcome:
 
             registry.for_writing(target, job.to_format).write(target, obj, lossy=job.lossy)
             return Outcome(str(source), "converted", row, output=str(target))
+        if job.op == "retarget":
+            _retarget(job, obj, target)
+            return Outcome(str(source), "written", row, output=str(target))
         if job.op == "info":
             _write_json(target, info_document(str(row["format"]), obj))
         else:
@@ -143,6 +149,17 @@ def _work(job: Job, item: Item) -> Outcome:
     except Exception as exc:  # the file's failure, reported in its outcome
         return _failed(source, row, exc)
     return Outcome(str(source), "written", row, output=str(target))
+
+
+def _retarget(job: Job, obj: object, target: Path) -> None:
+    from ..model import Motion
+    from ..retarget.plan import write_robot_motion
+
+    assert job.plan is not None  # run_batch checked it
+    if not isinstance(obj, Motion):
+        raise MotionkitError(f"holds a {type(obj).__name__}, not a motion")
+    result = job.plan.run(obj)
+    write_robot_motion(target, result.motion, job.to_format, job.plan, job.lossy)
 
 
 def _failed(source: Path, row: Row, exc: BaseException) -> Outcome:
@@ -234,6 +251,8 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
 
         if not registry.by_name(job.to_format).can_write():
             raise MotionkitError(f"format {job.to_format!r} cannot be written")
+    if job.op == "retarget" and job.plan is None:
+        raise MotionkitError("batch retarget needs a robot and a body map")
     if job.op == "eval":
         if job.reference is None:
             raise MotionkitError("batch eval needs a reference pattern (--ref)")

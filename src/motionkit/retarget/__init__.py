@@ -9,8 +9,9 @@ exact numbers) or with its reported defects fixed (the default).
 """
 
 from .maps import BodyMap, Task, read_map, same_names
+from .plan import Plan
 from .run import Options, Retargeted, retarget
 from .source import read_frame_fix, read_rename
 
-__all__ = ["BodyMap", "Options", "Retargeted", "Task", "read_frame_fix", "read_map",
+__all__ = ["BodyMap", "Options", "Plan", "Retargeted", "Task", "read_frame_fix", "read_map",
            "read_rename", "retarget", "same_names"]
