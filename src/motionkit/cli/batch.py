@@ -187,7 +187,7 @@ Examples:
 @plan_options
 def retarget(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
              from_format: str | None, force: bool, timeout: float, memory: int,
-             to_format: str | None, lossy: bool, **settings: Any) -> None:
+             to_format: str | None, lossy: bool, **settings: object) -> None:
     """Retarget every motion matched by PATTERNS onto one robot (as ``motionkit retarget``):
     the frames of a clip in order, clips in parallel, a failed clip alone."""
     from ..dataset.batch import Job

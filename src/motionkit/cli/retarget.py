@@ -50,16 +50,18 @@ def plan_options(func: Callable[..., None]) -> Callable[..., None]:
     return func
 
 
-def plan_of(settings: dict[str, Any]) -> Plan:
+def plan_of(settings: dict[str, object]) -> Plan:
     """The Plan of the plan options' values (taken out of ``settings``)."""
     from ..retarget import Options, Plan
 
-    like_gmr = settings.pop("like_gmr")
-    clearance, no_ground = settings.pop("ground_clearance"), settings.pop("no_ground")
-    options = Options(like_gmr, settings.pop("height"),
-                      None if no_ground or like_gmr else clearance, settings.pop("lock_base"))
-    return Plan(settings.pop("robot"), settings.pop("map_path"), settings.pop("by_name"),
-                settings.pop("rename"), settings.pop("frame_fix"), options)
+    def take(key: str) -> Any:  # click has checked each value's type
+        return settings.pop(key)
+
+    like_gmr, clearance, no_ground = take("like_gmr"), take("ground_clearance"), take("no_ground")
+    options = Options(like_gmr, take("height"), None if no_ground or like_gmr else clearance,
+                      take("lock_base"))
+    return Plan(take("robot"), take("map_path"), take("by_name"), take("rename"),
+                take("frame_fix"), options)
 
 
 @click.command("retarget", epilog="""\b
@@ -79,7 +81,7 @@ Examples:
 @click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
 @plan_options
 def command(source: str, out: str, to_format: str | None, character: str | None, lossy: bool,
-            **settings: Any) -> None:
+            **settings: object) -> None:
     """Retarget SOURCE (BVH, or a motion with --character) onto the robot MODEL with GMR's
     inverse kinematics: GMR's numbers with --like-gmr, its reported defects fixed without."""
     plan = plan_of(settings)
