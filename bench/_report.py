@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -41,16 +40,17 @@ def timed(func: Callable[[], object]) -> Timing:
 
 
 def timed_process(command: Sequence[str], env: Mapping[str, str] | None = None) -> Timing:
-    """Run a whole command; its CPU time and peak memory come from the kernel's accounting."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Run a whole command; its CPU time and peak memory are the kernel's accounting of that
+    child alone (``wait4``), not of every child so far."""
     wall = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL,
-                   env=None if env is None else {**os.environ, **env})
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                             env=None if env is None else {**os.environ, **env})
+    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    # ru_maxrss of children is the largest of any child so far (KiB on Linux).
-    return Timing(cpu, wall, after.ru_maxrss / 1024)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, list(command))
+    return Timing(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024)  # KiB on Linux
 
 
 def interleaved(candidates: Mapping[str, Callable[[], Timing]],
