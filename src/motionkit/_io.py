@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import io
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -99,7 +97,7 @@ def _create_beside(target: Path) -> tuple[int, str]:
     """A new, exclusive temporary file in the target's folder, with the umask's permissions."""
     folder = target.parent
     for _ in range(100):
-        tmp = folder / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+        tmp = folder / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{TMP_SUFFIX}"
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(tmp)
         except FileExistsError:
@@ -162,6 +160,8 @@ def read_bytes(path: PathLike) -> bytes:
 
 def sha256(path: Path) -> tuple[int, str]:
     """Size and SHA-256 (hex) of a file, read in blocks."""
+    import hashlib  # here: a read that hashes nothing need not import it
+
     digest = hashlib.sha256()
     size = 0
     with open(path, "rb") as handle:
