@@ -161,3 +161,21 @@ def test_a_bad_rotation_comes_before_differing_joint_counts() -> None:
         MotionLib(motions)
     with pytest.raises(mk.MotionkitError, match="motion 4: root orientation at frame 0"):
         MotionLib(_with(motions, 4, "root", 0, 0.0))
+
+
+def test_misc_data_is_never_decoded_for_a_library(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library uses root, rotations, contacts, rate, loop mode and terrain: the PARC
+    reader skips misc data (most of a torch-laden file's read time), same library."""
+    from motionkit.formats.shared.pickles import safepickle
+
+    blobs: list[str] = []
+    real = safepickle.loads
+
+    def counted(data: bytes, path: object, what: str, *args: object, **kwargs: object) -> object:
+        blobs.append(what)
+        return real(data, path, what, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(safepickle, "loads", counted)
+    assert _digest(_quiet_load(_corpus_list(tmp_path))) == STATE_DIGESTS["corpus"]
+    assert blobs and "misc_data" not in blobs

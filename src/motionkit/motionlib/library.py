@@ -473,11 +473,13 @@ def _read_motion(path: Path, character: Character | None,
                  options: dict[str, dict[str, object]] | None = None) -> Motion:
     """A read with the character where the format's reader takes one (dispatched here
     unless ``info`` says already; ``options`` keeps each format's reader options, which
-    cost a signature inspection each time they are found)."""
+    cost a signature inspection each time they are found). Misc data is not decoded where
+    a reader can skip it (PARC): a library never uses it, and most of a torch-laden PARC
+    file's read time is there; what is not decoded cannot run."""
     info = info or registry.for_reading(path)
     known = options if options is not None else {}
     if info.name not in known:
-        known[info.name] = info.reader_options(character=character)
+        known[info.name] = info.reader_options(character=character, misc=False)
     obj = info.read(path, **known[info.name])
     if not isinstance(obj, Motion):
         raise FormatError(f"holds a {type(obj).__name__}, not a motion", path)
