@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .lie import jlog6_of_twist, log6_many
+from .lie import hat_many, jlog6_of_twist, log6_many
 from .maps import Task
 from .robot import Poses, Robot, State
 
@@ -189,12 +189,16 @@ def _step_many(robot: Robot, batch: _Batch, error: Array,
                tasks: _Tasks) -> tuple[Array, Array, Array]:
     """One step of every clip of the batch (``error``: its ``_errors_many``)."""
     count, size = len(error), robot.nv
-    world = robot.jacobians_many(tasks.bodies, batch.bodies, batch.axes, batch.anchors)
-    inverse = batch.bodies[:, tasks.bodies][..., :3, :3].swapaxes(-1, -2)  # world → body
-    # J = −jlog6(T_t⁻¹ T_b) · blockdiag(inverse, inverse) · J_world, weighted per row
+    pose = batch.bodies[:, tasks.bodies]
+    inverse = pose[..., :3, :3].swapaxes(-1, -2)  # world → body
+    # J = −jlog6(T_t⁻¹ T_b) · blockdiag(inverse, inverse) · J_world, weighted per row, where
+    # J_world's columns are the twists S (v, ω) moved to the body's origin p: (v + ω × p, ω)
     mix = (jlog6_of_twist(-error).reshape(count, -1, 12, 3) @ inverse).reshape(count, -1, 6, 6)
     mix *= -tasks.weights[:, :, None]
-    weighted = (mix @ world).reshape(count, -1, size)
+    mix[..., 3:] -= mix[..., :3] @ hat_many(pose[..., :3, 3])
+    twists = robot.motion_axes(batch.bodies, batch.axes, batch.anchors)
+    weighted = ((mix @ twists[:, None]) * robot.moved_by[tasks.bodies][:, None, :]) \
+        .reshape(count, -1, size)
     werror = (tasks.weights * error).reshape(count, -1)
     across = weighted.swapaxes(1, 2)
     hessian = across @ weighted

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import ConversionError
 from ..model.skeleton import Joint, Skeleton
-from .lie import cross_many, exp3_many, hat
+from .lie import cross_many, exp3_many, hat, hat_many
 
 Array = NDArray[np.float64]
 _UNIT = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
@@ -63,6 +63,8 @@ class Robot:
     joint_names: list[str]
     floating: bool
     rest: State
+    #: (bodies, nv): whether a velocity coordinate moves the body (the root's always)
+    moved_by: NDArray[np.bool_] = field(init=False)
     #: (bodies, joints): whether the joint moves the body (it is on the body's chain)
     moves: NDArray[np.bool_] = field(init=False)
     revolute: NDArray[np.bool_] = field(init=False)
@@ -80,6 +82,8 @@ class Robot:
                     self.moves[body, coordinate] = True
                 chain = self.parents[chain]
         self.plan = _Plan.of(self)
+        self.moved_by = np.concatenate([np.ones((len(self.names), self.nv - len(self.revolute)),
+                                                dtype=bool), self.moves], axis=1)
 
     @classmethod
     def of(cls, skeleton: Skeleton) -> Robot:
@@ -171,6 +175,22 @@ class Robot:
             out[:, :, :3, 3:6] = cross_many(turn.swapaxes(-1, -2)[:, None],
                                             offset[:, :, None, :]).swapaxes(-1, -2)
             out[:, :, 3:, 3:6] = turn[:, None]
+        return out
+
+    def motion_axes(self, bodies: Array, axes: Array, anchors: Array) -> Array:
+        """``(B, 6, nv)``: every velocity coordinate's world twist about the world origin
+        (linear part first): a point ``p`` moved only by the bodies it moves has velocity
+        ``v + ω × p`` and angular velocity ``ω``; :meth:`jacobians_many` masked per body."""
+        count, shift = len(bodies), 6 if self.floating else 0
+        out = np.zeros((count, 6, self.nv))
+        linear = np.where(self.revolute[:, None], cross_many(anchors, axes), axes)
+        out[:, :3, shift:] = linear.swapaxes(-1, -2)
+        out[:, 3:, shift:] = (axes * self.revolute[:, None]).swapaxes(-1, -2)
+        if self.floating:
+            turn = bodies[:, 0, :3, :3]
+            out[:, :3, :3] = np.eye(3)
+            out[:, :3, 3:6] = hat_many(bodies[:, 0, :3, 3]) @ turn
+            out[:, 3:, 3:6] = turn
         return out
 
     def integrate(self, state: State, step: Array) -> State:
