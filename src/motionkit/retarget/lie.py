@@ -158,22 +158,20 @@ def exp3_many(omega: Array) -> Array:
 
 def log3_many(rotation: Array) -> Array:
     """``(..., 3, 3)`` rotation matrices → ``(..., 3)`` rotation vectors (|ω| ≤ π)."""
-    m = rotation
-    trace = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
+    m = rotation.reshape(-1, 3, 3)
+    trace = m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]
     s = 2.0 * np.sqrt(np.maximum(1.0 + trace, 1e-300))
-    xyz = (m[..., [2, 0, 1], [1, 2, 0]] - m[..., [1, 2, 0], [2, 0, 1]]) / s[..., None]
+    xyz = (m[:, [2, 0, 1], [1, 2, 0]] - m[:, [1, 2, 0], [2, 0, 1]]) / s[:, None]
     w = 0.25 * s
-    if not np.all(trace > 0):  # near a half turn: from the largest diagonal term, one by one
-        flat_xyz, flat_w = xyz.reshape(-1, 3), w.reshape(-1)
-        for k in np.flatnonzero(~(trace > 0).reshape(-1)):
-            x, y, z, ww = _quaternion(m.reshape(-1, 3, 3)[k])
-            flat_xyz[k], flat_w[k] = (x, y, z), ww
+    for k in np.flatnonzero(~(trace > 0)):  # near a half turn: from the largest diagonal
+        x, y, z, w[k] = _quaternion(m[k])
+        xyz[k] = (x, y, z)
     sine = _norm(xyz)
     angle = 2.0 * np.arctan2(sine, w)
     angle = np.where(angle > math.pi, angle - 2.0 * math.pi, angle)
     zero = sine < 1e-300
     out: Array = xyz * np.where(zero, 0.0, angle / np.where(zero, 1.0, sine))[..., None]
-    return out
+    return out.reshape(rotation.shape[:-1])
 
 
 def log6_many(transform: Array) -> Array:
