@@ -14,8 +14,17 @@ from hypothesis.extra.numpy import arrays
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.retarget import ik
-from motionkit.retarget.lie import (exp3, exp3_many, jlog6, jlog6_many, jlog6_of_twist, log3,
-                                    log3_many, log6, log6_many)
+from motionkit.retarget.lie import (
+    exp3,
+    exp3_many,
+    jlog6,
+    jlog6_many,
+    jlog6_of_twist,
+    log3,
+    log3_many,
+    log6,
+    log6_many,
+)
 from motionkit.retarget.maps import _matrix_wxyz, read_map
 from motionkit.retarget.robot import Robot, State
 
