@@ -11,14 +11,15 @@ while the unweighted error norm falls by more than 0.001, at most 10 more.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .lie import jlog6, log6
+from .lie import hat_many, jlog6_of_twist, log6_many
 from .maps import Task
-from .robot import Robot, State
+from .robot import Poses, Robot, State
 
 Array = NDArray[np.float64]
 
@@ -47,65 +48,181 @@ def goals(robot: Robot, tasks: tuple[Task, ...], targets: dict[str, Array]) -> l
 
 def errors(robot: Robot, state: State, stage: list[Goal]) -> Array:
     """Every task's 6-D error, stacked (unweighted)."""
-    bodies = robot.poses(state).bodies
-    return np.concatenate([log6(_relative(bodies[goal.body], goal.target)) for goal in stage])
-
-
-def _relative(a: Array, b: Array) -> Array:
-    """``a⁻¹ · b`` for rigid transforms (the inverse in closed form)."""
-    out = np.empty((4, 4))
-    turn = a[:3, :3].T
-    out[:3, :3] = turn @ b[:3, :3]
-    out[:3, 3] = turn @ (b[:3, 3] - a[:3, 3])
-    out[3] = (0.0, 0.0, 0.0, 1.0)
-    return out
+    tasks = _Tasks.of([stage])
+    return _errors_many(robot.poses(state).bodies[None], tasks.bodies, tasks.targets).ravel()
 
 
 def step(robot: Robot, state: State, stage: list[Goal]) -> State:
     """One damped, limit-bounded step toward the stage's targets."""
+    tasks = _Tasks.of([stage])
     poses = robot.poses(state)
-    bodies = poses.bodies
-    size = robot.nv
-    hessian, gradient, damping = np.zeros((size, size)), np.zeros(size), DAMPING
-    worlds = robot.jacobians([goal.body for goal in stage], poses)
-    for goal, world in zip(stage, worlds, strict=True):
-        pose = bodies[goal.body]
-        error = log6(_relative(pose, goal.target))
-        turn = pose[:3, :3].T
-        local = np.vstack([turn @ world[:3], turn @ world[3:]])
-        jacobian = -jlog6(_relative(goal.target, pose)) @ local
-        weighted, werror = goal.weights[:, None] * jacobian, goal.weights * error
-        hessian += weighted.T @ weighted
-        gradient += weighted.T @ werror
-        damping += float(werror @ werror)
-    hessian[np.diag_indices(size)] += damping
-    low, high = _bounds(robot, state)
-    return robot.integrate(state, box_qp(hessian, gradient, low, high))
-
-
-def _bounds(robot: Robot, state: State) -> tuple[Array, Array]:
-    shift = 6 if robot.floating else 0
-    low, high = np.full(robot.nv, -np.inf), np.full(robot.nv, np.inf)
-    with np.errstate(invalid="ignore"):  # unlimited joints: inf - q
-        low[shift:] = LIMIT_GAIN * (robot.lower - state.q)
-        high[shift:] = LIMIT_GAIN * (robot.upper - state.q)
-    return low, high
+    batch = _Batch(state.root_pos[None], state.root_rot[None], state.q[None],
+                   poses.bodies[None], poses.axes[None], poses.anchors[None])
+    error = _errors_many(batch.bodies, tasks.bodies, tasks.targets)
+    pos, rot, q = _step_many(robot, batch, error, tasks)
+    return State(pos[0], rot[0], q[0])
 
 
 def solve_stage(robot: Robot, state: State, stage: list[Goal], min_drop: float = MIN_DROP,
                 max_repeats: int = MAX_REPEATS) -> tuple[State, int]:
     """GMR's stage loop: the state it ends in and the steps it took (1 to 11 with GMR's
-    settings)."""
-    before = float(np.linalg.norm(errors(robot, state, stage)))
-    state = step(robot, state, stage)
-    after = float(np.linalg.norm(errors(robot, state, stage)))
-    steps = 1
-    while before - after > min_drop and steps <= max_repeats:
-        before = after
-        state = step(robot, state, stage)
-        after = float(np.linalg.norm(errors(robot, state, stage)))
-        steps += 1
-    return state, steps
+    settings). One step, then more while the error norm falls by more than ``min_drop``,
+    at most ``max_repeats`` more."""
+    return solve_stage_many(robot, [state], [stage], min_drop, max_repeats)[0]
+
+
+def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[list[Goal]],
+                     min_drop: float = MIN_DROP,
+                     max_repeats: int = MAX_REPEATS) -> list[tuple[State, int]]:
+    """:func:`solve_stage` of independent problems (one per clip: ``states[k]`` toward
+    ``stages[k]``), all the clips that have not stopped stepped together; each stops by its
+    own rule and ends where it would alone, in as many steps. The stages must drive the same
+    bodies with the same weights (their targets differ)."""
+    tasks = _Tasks.of(stages)
+    batch = _Batch.of(robot, states)
+    error = _errors_many(batch.bodies, tasks.bodies, tasks.targets)
+    before = _norms(error)
+    steps = np.zeros(len(states), dtype=np.int64)
+    active = np.arange(len(states))
+    while len(active):
+        everyone = len(active) == len(states)
+        sub = batch if everyone else batch.take(active)
+        pos, rot, q = _step_many(robot, sub, error if everyone else error[active],
+                                 tasks if everyone else tasks.take(active))
+        moved = _Batch(pos, rot, q, *robot.poses_many(pos, rot, q))
+        new_error = _errors_many(moved.bodies, tasks.bodies, tasks.targets[active])
+        after = _norms(new_error)
+        if everyone:
+            batch, error = moved, new_error
+        else:
+            batch.put(active, moved)
+            error[active] = new_error
+        steps[active] += 1
+        keep = (before[active] - after > min_drop) & (steps[active] <= max_repeats)
+        before[active] = after
+        active = active[keep]
+    return [(batch.state(k), int(steps[k])) for k in range(len(states))]
+
+
+@dataclass
+class _Batch:
+    """States of several clips, stacked, with their poses (:meth:`Robot.poses_many`)."""
+
+    root_pos: Array
+    root_rot: Array
+    q: Array
+    bodies: Array
+    axes: Array
+    anchors: Array
+
+    @classmethod
+    def of(cls, robot: Robot, states: Sequence[State]) -> _Batch:
+        pos = np.array([s.root_pos for s in states])
+        rot, q = np.array([s.root_rot for s in states]), np.array([s.q for s in states])
+        known = [s.poses for s in states]
+        if all(p is not None for p in known):  # made by poses_many: the same numbers
+            return cls(pos, rot, q, np.array([p.bodies for p in known if p is not None]),
+                       np.array([p.axes for p in known if p is not None]),
+                       np.array([p.anchors for p in known if p is not None]))
+        return cls(pos, rot, q, *robot.poses_many(pos, rot, q))
+
+    def take(self, rows: NDArray[np.intp]) -> _Batch:
+        return _Batch(self.root_pos[rows], self.root_rot[rows], self.q[rows], self.bodies[rows],
+                      self.axes[rows], self.anchors[rows])
+
+    def put(self, rows: NDArray[np.intp], other: _Batch) -> None:
+        self.root_pos[rows], self.root_rot[rows], self.q[rows] = \
+            other.root_pos, other.root_rot, other.q
+        self.bodies[rows], self.axes[rows], self.anchors[rows] = \
+            other.bodies, other.axes, other.anchors
+
+    def state(self, row: int) -> State:
+        return State(self.root_pos[row].copy(), self.root_rot[row].copy(), self.q[row].copy(),
+                     Poses(self.bodies[row].copy(), self.axes[row].copy(),
+                           self.anchors[row].copy()))
+
+
+@dataclass(frozen=True)
+class _Tasks:
+    """A stage's tasks over a batch: bodies ``(T,)``, weights ``(T, 6)``, targets
+    ``(B, T, 4, 4)``."""
+
+    bodies: NDArray[np.intp]
+    weights: Array
+    targets: Array
+
+    @classmethod
+    def of(cls, stages: Sequence[list[Goal]]) -> _Tasks:
+        first = stages[0]
+        bodies = np.array([goal.body for goal in first], dtype=np.intp)
+        weights = np.array([goal.weights for goal in first]).reshape(-1, 6)
+        for stage in stages[1:]:
+            if [g.body for g in stage] != list(bodies) or \
+                    not np.array_equal(np.reshape([g.weights for g in stage], (-1, 6)), weights):
+                raise ValueError("solve_stage_many: every stage must drive the same bodies "
+                                 "with the same weights")
+        targets = np.array([[goal.target for goal in stage] for stage in stages])
+        return cls(bodies, weights, targets.reshape(len(stages), len(bodies), 4, 4))
+
+    def take(self, rows: NDArray[np.intp]) -> _Tasks:
+        return _Tasks(self.bodies, self.weights, self.targets[rows])
+
+
+def _norms(error: Array) -> Array:
+    flat = error.reshape(len(error), -1)
+    out: Array = np.sqrt(np.einsum("bi,bi->b", flat, flat))
+    return out
+
+
+def _errors_many(bodies: Array, tasks: NDArray[np.intp], targets: Array) -> Array:
+    """``(B, T, 6)``: ``log6(T_b⁻¹ T_t)`` per clip and task."""
+    pose = bodies[:, tasks]
+    turn = pose[..., :3, :3].swapaxes(-1, -2)
+    relative = np.zeros(targets.shape)
+    relative[..., :3, :3] = turn @ targets[..., :3, :3]
+    relative[..., :3, 3] = (turn @ (targets[..., :3, 3] - pose[..., :3, 3])[..., None])[..., 0]
+    relative[..., 3, 3] = 1.0
+    return log6_many(relative)
+
+
+def _step_many(robot: Robot, batch: _Batch, error: Array,
+               tasks: _Tasks) -> tuple[Array, Array, Array]:
+    """One step of every clip of the batch (``error``: its ``_errors_many``)."""
+    count, size = len(error), robot.nv
+    pose = batch.bodies[:, tasks.bodies]
+    inverse = pose[..., :3, :3].swapaxes(-1, -2)  # world → body
+    # J = −jlog6(T_t⁻¹ T_b) · blockdiag(inverse, inverse) · J_world, weighted per row, where
+    # J_world's columns are the twists S (v, ω) moved to the body's origin p: (v + ω × p, ω)
+    mix = (jlog6_of_twist(-error).reshape(count, -1, 12, 3) @ inverse).reshape(count, -1, 6, 6)
+    mix *= -tasks.weights[:, :, None]
+    mix[..., 3:] -= mix[..., :3] @ hat_many(pose[..., :3, 3])
+    twists = robot.motion_axes(batch.bodies, batch.axes, batch.anchors)
+    weighted = ((mix @ twists[:, None]) * robot.moved_by[tasks.bodies][:, None, :]) \
+        .reshape(count, -1, size)
+    werror = (tasks.weights * error).reshape(count, -1)
+    across = weighted.swapaxes(1, 2)
+    hessian = across @ weighted
+    gradient = (across @ werror[..., None])[..., 0]
+    diagonal = np.arange(size)
+    hessian[:, diagonal, diagonal] += (DAMPING + np.einsum("bi,bi->b", werror, werror))[:, None]
+    shift = size - len(robot.joint_names)
+    low, high = np.full((count, size), -np.inf), np.full((count, size), np.inf)
+    with np.errstate(invalid="ignore"):  # unlimited joints: inf - q
+        low[:, shift:] = LIMIT_GAIN * (robot.lower - batch.q)
+        high[:, shift:] = LIMIT_GAIN * (robot.upper - batch.q)
+    return robot.integrate_many(batch.root_pos, batch.root_rot, batch.q,
+                                _box_qp_many(hessian, gradient, low, high))
+
+
+def _box_qp_many(hessian: Array, gradient: Array, low: Array, high: Array) -> Array:
+    """:func:`box_qp` of each row: where the free solution is inside the box it is the
+    answer (box_qp's first iteration, the same numbers), else box_qp."""
+    target: Array = np.asarray(np.linalg.solve(hessian, -gradient[..., None])[..., 0], np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(target > 0, high / target, np.where(target < 0, low / target, np.inf))
+    for row in np.flatnonzero((room < 1.0).any(axis=1)):
+        target[row] = box_qp(hessian[row], gradient[row], low[row], high[row])
+    return target
 
 
 def box_qp(hessian: Array, gradient: Array, low: Array, high: Array) -> Array:

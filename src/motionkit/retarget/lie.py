@@ -118,3 +118,116 @@ def _barfoot_q(rho: Array, omega: Array) -> Array:
     out: Array = 0.5 * r + a * (wr + rw + wrw) + b * (w @ wr + rw @ w - 3.0 * wrw) \
         + c * (wrw @ w + w @ wrw)
     return out
+
+
+# Batched forms: the same functions over arrays of any leading shape (the series kept).
+
+#: ``hat(v) = v @ _HAT`` reshaped to 3×3: the cross-product matrices of the unit vectors.
+_HAT = np.stack([hat(np.eye(3)[k]).ravel() for k in range(3)])
+
+
+def hat_many(v: Array) -> Array:
+    """``(..., 3)`` → ``(..., 3, 3)`` cross-product matrices."""
+    out: Array = (v @ _HAT).reshape(*v.shape[:-1], 3, 3)
+    return out
+
+
+def cross_many(a: Array, b: Array) -> Array:
+    """Cross products over the last axis (broadcast, without np.cross's axis handling)."""
+    out: Array = a[..., [1, 2, 0]] * b[..., [2, 0, 1]] - a[..., [2, 0, 1]] * b[..., [1, 2, 0]]
+    return out
+
+
+def _norm(v: Array) -> Array:
+    out: Array = np.sqrt(np.einsum("...i,...i->...", v, v))
+    return out
+
+
+def exp3_many(omega: Array) -> Array:
+    """``(..., 3)`` rotation vectors → ``(..., 3, 3)`` rotation matrices."""
+    angle = _norm(omega)
+    small = angle < _SMALL
+    safe = np.where(small, 1.0, angle)
+    t2 = angle * angle
+    a = np.where(small, 1.0 - t2 / 6.0, np.sin(safe) / safe)
+    b = np.where(small, 0.5 - t2 / 24.0, (1.0 - np.cos(safe)) / (safe * safe))
+    w = hat_many(omega)
+    out: Array = np.eye(3) + a[..., None, None] * w + b[..., None, None] * (w @ w)
+    return out
+
+
+def log3_many(rotation: Array) -> Array:
+    """``(..., 3, 3)`` rotation matrices → ``(..., 3)`` rotation vectors (|ω| ≤ π)."""
+    m = rotation.reshape(-1, 3, 3)
+    trace = m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]
+    s = 2.0 * np.sqrt(np.maximum(1.0 + trace, 1e-300))
+    xyz = (m[:, [2, 0, 1], [1, 2, 0]] - m[:, [1, 2, 0], [2, 0, 1]]) / s[:, None]
+    w = 0.25 * s
+    for k in np.flatnonzero(~(trace > 0)):  # near a half turn: from the largest diagonal
+        x, y, z, w[k] = _quaternion(m[k])
+        xyz[k] = (x, y, z)
+    sine = _norm(xyz)
+    angle = 2.0 * np.arctan2(sine, w)
+    angle = np.where(angle > math.pi, angle - 2.0 * math.pi, angle)
+    zero = sine < 1e-300
+    out: Array = xyz * np.where(zero, 0.0, angle / np.where(zero, 1.0, sine))[..., None]
+    return out.reshape(rotation.shape[:-1])
+
+
+def log6_many(transform: Array) -> Array:
+    """``(..., 4, 4)`` rigid transforms → ``(..., 6)`` twists (ρ, ω)."""
+    omega = log3_many(transform[..., :3, :3])
+    angle = _norm(omega)
+    small = angle < _SMALL
+    safe = np.where(small, 1.0, angle)
+    half = 0.5 * safe
+    c = np.where(small, 1.0 / 12.0 + angle * angle / 720.0,
+                 (1.0 - half * np.cos(half) / np.sin(half)) / (safe * safe))
+    t = transform[..., :3, 3]
+    wt = cross_many(omega, t)
+    rho = t - 0.5 * wt + c[..., None] * cross_many(omega, wt)
+    return np.concatenate([rho, omega], axis=-1)
+
+
+def jlog6_many(transform: Array) -> Array:
+    """``(..., 4, 4)`` → ``(..., 6, 6)``: :func:`jlog6` of each transform."""
+    return jlog6_of_twist(log6_many(transform))
+
+
+def jlog6_of_twist(xi: Array) -> Array:
+    """:func:`jlog6` at ``exp(ξ)`` from its twist ``(..., 6)`` (the log need not be taken
+    again: ``jlog6(T⁻¹)`` is ``jlog6_of_twist(−log6(T))``)."""
+    rho, omega = xi[..., :3], xi[..., 3:]
+    angle = _norm(omega)
+    small = angle < _SMALL
+    safe = np.where(small, 1.0, angle)
+    t2 = angle * angle
+    s2 = safe * safe
+    sine, cosine = np.sin(safe), np.cos(safe)
+    c = np.where(small, 1.0 / 12.0 + t2 / 720.0, 1.0 / s2 - (1.0 + cosine) / (2.0 * safe * sine))
+    w = hat_many(omega)
+    ww = w @ w
+    inverse = np.eye(3) + 0.5 * w + c[..., None, None] * ww
+    q = _barfoot_q_many(-rho, -w, ww, angle, small, safe)
+    out = np.zeros((*xi.shape[:-1], 6, 6))
+    out[..., :3, :3] = out[..., 3:, 3:] = inverse
+    out[..., :3, 3:] = -(inverse @ q @ inverse)
+    return out
+
+
+def _barfoot_q_many(rho: Array, w: Array, ww: Array, angle: Array, small: NDArray[np.bool_],
+                    safe: Array) -> Array:
+    """:func:`_barfoot_q` batched; ``w`` is ``hat(ω)`` and ``ww`` its square."""
+    r = hat_many(rho)
+    rw, wr = r @ w, w @ r
+    wrw = wr @ w
+    t2, s2 = angle * angle, safe * safe
+    sine, cosine = np.sin(safe), np.cos(safe)
+    a = np.where(small, 1.0 / 6.0 - t2 / 120.0, (safe - sine) / (s2 * safe))
+    b = np.where(small, 1.0 / 24.0 - t2 / 720.0, (s2 / 2.0 + cosine - 1.0) / (s2 * s2))
+    c = np.where(small, 1.0 / 120.0 - t2 / 2520.0,
+                 (2.0 * safe - 3.0 * sine + safe * cosine) / (2.0 * s2 * s2 * safe))
+    e = (..., None, None)
+    out: Array = 0.5 * r + a[e] * (wr + rw + wrw) + b[e] * (ww @ r + r @ ww - 3.0 * wrw) \
+        + c[e] * (wrw @ w + w @ wrw)
+    return out

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import ConversionError
 from ..model.skeleton import Joint, Skeleton
-from .lie import exp3
+from .lie import cross_many, exp3_many, hat, hat_many
 
 Array = NDArray[np.float64]
 _UNIT = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
@@ -63,9 +63,12 @@ class Robot:
     joint_names: list[str]
     floating: bool
     rest: State
+    #: (bodies, nv): whether a velocity coordinate moves the body (the root's always)
+    moved_by: NDArray[np.bool_] = field(init=False)
     #: (bodies, joints): whether the joint moves the body (it is on the body's chain)
     moves: NDArray[np.bool_] = field(init=False)
     revolute: NDArray[np.bool_] = field(init=False)
+    plan: _Plan = field(init=False)
 
     def __post_init__(self) -> None:
         self.moves = np.zeros((len(self.names), len(self.joint_names)), dtype=bool)
@@ -78,6 +81,9 @@ class Robot:
                 for coordinate, _, _ in self.motions[chain]:
                     self.moves[body, coordinate] = True
                 chain = self.parents[chain]
+        self.plan = _Plan.of(self)
+        self.moved_by = np.concatenate([np.ones((len(self.names), self.nv - len(self.revolute)),
+                                                dtype=bool), self.moves], axis=1)
 
     @classmethod
     def of(cls, skeleton: Skeleton) -> Robot:
@@ -116,60 +122,91 @@ class Robot:
 
     def poses(self, state: State) -> Poses:
         """World poses of every body and joint axis (kept in the state: made once)."""
-        if state.poses is not None:
-            return state.poses
-        count = len(self.names)
-        bodies = np.empty((count, 4, 4))
-        axes, anchors = np.empty((len(self.joint_names), 3)), np.empty((len(self.joint_names), 3))
-        for index in range(count):
-            if index == 0:
-                bodies[0] = _EYE4
-                bodies[0][:3, :3], bodies[0][:3, 3] = state.root_rot, state.root_pos
-                if not self.motions[0]:
-                    continue
-            frame = bodies[self.parents[index]] @ self.before[index] if index else bodies[0]
-            for coordinate, turns, axis in self.motions[index]:
-                axes[coordinate], anchors[coordinate] = frame[:3, :3] @ axis, frame[:3, 3]
-                motion = _EYE4.copy()
-                if turns:
-                    motion[:3, :3] = exp3(axis * state.q[coordinate])
-                else:
-                    motion[:3, 3] = axis * state.q[coordinate]
-                frame = frame @ motion
-            bodies[index] = frame @ self.after[index] if index else frame
-        state.poses = Poses(bodies, axes, anchors)
+        if state.poses is None:
+            bodies, axes, anchors = self.poses_many(state.root_pos[None], state.root_rot[None],
+                                                    state.q[None])
+            state.poses = Poses(bodies[0], axes[0], anchors[0])
         return state.poses
+
+    def poses_many(self, root_pos: Array, root_rot: Array, q: Array) -> tuple[Array, Array, Array]:
+        """:meth:`poses` of a batch of states ``(B, 3)``, ``(B, 3, 3)``, ``(B, joints)``:
+        bodies ``(B, bodies, 4, 4)``, axes and anchors ``(B, joints, 3)``; tree level by tree
+        level, each one batched product."""
+        plan, count = self.plan, len(q)
+        root = np.zeros((count, 4, 4))
+        root[:, :3, :3], root[:, :3, 3], root[:, 3, 3] = root_rot, root_pos, 1.0
+        local, axis, anchor = plan.locals(self, q)
+        bodies = np.empty((count, len(self.names), 4, 4))
+        bodies[:, 0] = root @ local[:, 0]
+        for members, parents in plan.levels:
+            bodies[:, members] = bodies[:, parents] @ local[:, members]
+        parent = np.concatenate([root[:, None], bodies], axis=1)[:, plan.axis_parent]
+        turn = parent[..., :3, :3]
+        axes = (turn @ axis[..., None])[..., 0]
+        anchors = (turn @ anchor[..., None])[..., 0] + parent[..., :3, 3]
+        return bodies, axes, anchors
 
     def jacobians(self, targets: list[int], poses: Poses) -> Array:
         """``(len(targets), 6, nv)``: per body, the world linear velocity of its origin, then
         its world angular velocity, per velocity coordinate (MuJoCo's ``mj_jacBody``)."""
+        out: Array = self.jacobians_many(np.asarray(targets, dtype=np.intp), poses.bodies[None],
+                                         poses.axes[None], poses.anchors[None])[0]
+        return out
+
+    def jacobians_many(self, targets: NDArray[np.intp], bodies: Array, axes: Array,
+                       anchors: Array) -> Array:
+        """:meth:`jacobians` of a batch ``(B, len(targets), 6, nv)`` from
+        :meth:`poses_many`'s arrays."""
         shift = 6 if self.floating else 0
-        out = np.zeros((len(targets), 6, self.nv))
-        axes, anchors = poses.axes, poses.anchors
-        for row, body in enumerate(targets):
-            point = poses.bodies[body][:3, 3]
-            mask = self.moves[body]
-            linear = np.where(self.revolute[:, None], _cross(axes, point - anchors), axes)
-            out[row, :3, shift:] = (linear * mask[:, None]).T
-            out[row, 3:, shift:] = (axes * (mask & self.revolute)[:, None]).T
-            if self.floating:
-                turn = poses.bodies[0][:3, :3]  # the root's angular velocity: its own axes
-                out[row, :3, :3] = np.eye(3)
-                out[row, :3, 3:6] = _cross(turn.T, point - poses.bodies[0][:3, 3]).T
-                out[row, 3:, 3:6] = turn
+        count = len(bodies)
+        out = np.zeros((count, len(targets), 6, self.nv))
+        point = bodies[:, targets][..., :3, 3]  # (B, T, 3)
+        ax = axes[:, None]
+        linear = cross_many(ax, point[:, :, None, :] - anchors[:, None])
+        if not self.revolute.all():
+            linear = np.where(self.revolute[:, None], linear, ax)
+        out[:, :, :3, shift:] = (linear * self.moves[targets][..., None]).swapaxes(-1, -2)
+        out[:, :, 3:, shift:] = (ax * (self.moves & self.revolute)[targets][..., None]) \
+            .swapaxes(-1, -2)
+        if self.floating:
+            turn = bodies[:, 0, :3, :3]  # the root's angular velocity: its own axes
+            out[:, :, :3, :3] = np.eye(3)
+            offset = point - bodies[:, None, 0, :3, 3]
+            out[:, :, :3, 3:6] = cross_many(turn.swapaxes(-1, -2)[:, None],
+                                            offset[:, :, None, :]).swapaxes(-1, -2)
+            out[:, :, 3:, 3:6] = turn[:, None]
+        return out
+
+    def motion_axes(self, bodies: Array, axes: Array, anchors: Array) -> Array:
+        """``(B, 6, nv)``: every velocity coordinate's world twist about the world origin
+        (linear part first): a point ``p`` moved only by the bodies it moves has velocity
+        ``v + ω × p`` and angular velocity ``ω``; :meth:`jacobians_many` masked per body."""
+        count, shift = len(bodies), 6 if self.floating else 0
+        out = np.zeros((count, 6, self.nv))
+        linear = np.where(self.revolute[:, None], cross_many(anchors, axes), axes)
+        out[:, :3, shift:] = linear.swapaxes(-1, -2)
+        out[:, 3:, shift:] = (axes * self.revolute[:, None]).swapaxes(-1, -2)
+        if self.floating:
+            turn = bodies[:, 0, :3, :3]
+            out[:, :3, :3] = np.eye(3)
+            out[:, :3, 3:6] = hat_many(bodies[:, 0, :3, 3]) @ turn
+            out[:, 3:, 3:6] = turn
         return out
 
     def integrate(self, state: State, step: Array) -> State:
         """The state after velocity-coordinate step ``step`` (MuJoCo's ``mj_integratePos``:
         root translation in world axes, rotation in the root's own axes)."""
-        out = state.copy()
-        shift = 0
-        if self.floating:
-            out.root_pos = state.root_pos + step[:3]
-            out.root_rot = _orthonormal(state.root_rot @ exp3(step[3:6]))
-            shift = 6
-        out.q = state.q + step[shift:]
-        return out
+        pos, rot, q = self.integrate_many(state.root_pos[None], state.root_rot[None],
+                                          state.q[None], step[None])
+        return State(pos[0], rot[0], q[0])
+
+    def integrate_many(self, root_pos: Array, root_rot: Array, q: Array,
+                       step: Array) -> tuple[Array, Array, Array]:
+        """:meth:`integrate` over a batch (``step`` ``(B, nv)``)."""
+        if not self.floating:
+            return root_pos.copy(), root_rot.copy(), q + step
+        u, _, vt = np.linalg.svd(root_rot @ exp3_many(step[:, 3:6]))
+        return root_pos + step[:, :3], u @ vt, q + step[:, 6:]
 
 
 def _axes(joint: Joint, body: str, parent: int) -> list[tuple[bool, Array]]:
@@ -189,17 +226,92 @@ def _axes(joint: Joint, body: str, parent: int) -> list[tuple[bool, Array]]:
                           f"euler and translational joints; body {body!r} has a {kind} joint")
 
 
-_EYE4 = np.eye(4)
 
 
-def _cross(a: Array, b: Array) -> Array:
-    """Row-wise cross products of (n, 3) arrays (without np.cross's axis handling)."""
-    out: Array = a[..., [1, 2, 0]] * b[..., [2, 0, 1]] - a[..., [2, 0, 1]] * b[..., [1, 2, 0]]
-    return out
+@dataclass(frozen=True)
+class _Plan:
+    """What the batched FK precomputes. A body of one motion (a hinge or a slide) has
+    ``local = P0 + s·P1 + c·P2`` (``before · motion · after`` expanded: s = sin q,
+    c = 1 − cos q for a hinge, s = q, c = 0 for a slide) and its axis frame is ``before``; a
+    body of several motions multiplies them out. ``axis_parent`` indexes [root pose, bodies]."""
 
+    levels: list[tuple[NDArray[np.intp], NDArray[np.intp]]]
+    before: Array  # the root's is the identity (its pose, then its motions)
+    after: Array
+    single: NDArray[np.intp]  # bodies of one motion
+    single_coord: NDArray[np.intp]
+    single_turns: NDArray[np.bool_]
+    terms: Array  # (3, len(single), 4, 4): P0, P1, P2
+    fixed: NDArray[np.intp]  # bodies of no motion, and their constant local transforms
+    fixed_local: Array
+    multi: list[int]  # bodies of several motions
+    axis_parent: NDArray[np.intp]
+    axis: Array  # (joints, 3): each axis in its parent body's frame (one-motion bodies)
+    anchor: Array  # (joints, 3): its axis frame's origin there
 
-def _orthonormal(rotation: Array) -> Array:
-    """The nearest rotation (rounding drift of repeated products removed)."""
-    u, _, vt = np.linalg.svd(rotation)
-    out: Array = u @ vt
-    return out
+    @classmethod
+    def of(cls, robot: Robot) -> _Plan:
+        count, joints = len(robot.names), len(robot.joint_names)
+        before, after = robot.before.copy(), robot.after.copy()
+        before[0] = after[0] = np.eye(4)
+        depth = np.zeros(count, dtype=np.intp)
+        for body in range(1, count):
+            depth[body] = depth[robot.parents[body]] + 1
+        levels = [(np.flatnonzero(depth == d), robot.parents[depth == d])
+                  for d in range(1, int(depth.max(initial=0)) + 1)]
+        single = [b for b in range(count) if len(robot.motions[b]) == 1]
+        terms = np.zeros((3, len(single), 4, 4))
+        axis, anchor = np.zeros((joints, 3)), np.zeros((joints, 3))
+        axis_parent = np.zeros(joints, dtype=np.intp)
+        for body in range(count):
+            for coordinate, _, unit in robot.motions[body]:
+                axis[coordinate], anchor[coordinate] = before[body][:3, :3] @ unit, \
+                    before[body][:3, 3]
+                axis_parent[coordinate] = robot.parents[body] + 1 if body else 0
+        for k, body in enumerate(single):
+            _, turns, unit = robot.motions[body][0]
+            one, two = np.zeros((4, 4)), np.zeros((4, 4))
+            if turns:
+                one[:3, :3] = hat(unit)
+                two[:3, :3] = one[:3, :3] @ one[:3, :3]
+            else:
+                one[:3, 3] = unit
+            terms[:, k] = [before[body] @ m @ after[body] for m in (np.eye(4), one, two)]
+        fixed = [b for b in range(count) if not robot.motions[b]]
+        coords = [robot.motions[b][0][0] for b in single]
+        return cls(levels, before, after, np.array(single, dtype=np.intp),
+                   np.array(coords, dtype=np.intp), robot.revolute[coords], terms,
+                   np.array(fixed, dtype=np.intp),
+                   np.array([before[b] @ after[b] for b in fixed]).reshape(-1, 4, 4),
+                   [b for b in range(count) if len(robot.motions[b]) > 1], axis_parent, axis,
+                   anchor)
+
+    def locals(self, robot: Robot, q: Array) -> tuple[Array, Array, Array]:
+        """Per state ``(B, bodies, 4, 4)`` body transforms in their parents' frames, and the
+        axes and axis-frame origins in the parent bodies' frames (``(joints, 3)`` when they
+        do not depend on the state, else ``(B, joints, 3)``)."""
+        count = len(q)
+        local = np.empty((count, len(robot.names), 4, 4))
+        if len(self.single):
+            angle = q[:, self.single_coord]
+            s = np.where(self.single_turns, np.sin(angle), angle)[..., None, None]
+            c = np.where(self.single_turns, 1.0 - np.cos(angle), 0.0)[..., None, None]
+            local[:, self.single] = self.terms[0] + s * self.terms[1] + c * self.terms[2]
+        local[:, self.fixed] = self.fixed_local
+        axis, anchor = self.axis, self.anchor
+        if self.multi:
+            axis = np.repeat(axis[None], count, axis=0)
+            anchor = np.repeat(anchor[None], count, axis=0)
+        for body in self.multi:
+            frame = np.repeat(self.before[body][None], count, axis=0)
+            for coordinate, turns, unit in robot.motions[body]:
+                axis[:, coordinate], anchor[:, coordinate] = frame[:, :3, :3] @ unit, \
+                    frame[:, :3, 3]
+                motion = np.repeat(np.eye(4)[None], count, axis=0)
+                if turns:
+                    motion[:, :3, :3] = exp3_many(unit * q[:, coordinate, None])
+                else:
+                    motion[:, :3, 3] = unit * q[:, coordinate, None]
+                frame = frame @ motion
+            local[:, body] = frame @ self.after[body]
+        return local, axis, anchor
