@@ -49,3 +49,31 @@ def test_a_file_over_its_limit_fails_alone_with_one_line(limit: list[str],
     rows = {Path(row["path"]).name: row["status"]
             for row in pl.read_parquet(out / "catalog.parquet").to_dicts()}
     assert rows == {"geoms.xml": "failed", "w.tum": "ok"}
+
+
+def test_a_batch_never_replaces_its_inputs(tmp_path: Path) -> None:
+    """``--out`` the input folder with the input's own format: every output would be its
+    input; refused before anything runs (with --force too)."""
+    source = corpus_file("evo", "fr2_desk_groundtruth.txt")
+    shutil.copy(source, tmp_path / "w.tum")
+    before = (tmp_path / "w.tum").read_bytes()
+    result = run_cli(["batch", "convert", str(tmp_path), "--out", str(tmp_path), "--to", "tum",
+                      "--force", "-j", "1"], source.stat().st_size, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "replaced by its own output" in lines[0]
+    assert (tmp_path / "w.tum").read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [["view", "{src}", "--html", "{src}"],
+                                     ["fk", "{model}", "{src}", "{src}"]])
+def test_view_and_fk_never_write_over_an_input(command: list[str], tmp_path: Path) -> None:
+    source = tmp_path / "w.tum"
+    shutil.copy(corpus_file("evo", "fr2_desk_groundtruth.txt"), source)
+    model = corpus_file("choreonoid", "SR1.body")
+    before = source.read_bytes()
+    args = [part.format(src=source, model=model) for part in command]
+    result = run_cli(args, len(before), timeout=120)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert "is an input of this command" in result.stderr
+    assert source.read_bytes() == before

@@ -60,3 +60,19 @@ def test_the_skeleton_follows_edited_limits(humanoid: Character) -> None:
     humanoid.limits[hinge, 0] = (-0.25, 0.5)
     assert humanoid.skeleton is not before
     assert humanoid.skeleton.bodies[hinge].joint.dofs[0].upper == 0.5
+
+
+def test_a_zero_quaternion_is_refused_on_both_paths() -> None:
+    """Both engine paths would give NaN for a zero joint or root quaternion (the compiled one
+    silently): refused before either runs."""
+    character = load_character(corpus_file("parc", "character", "humanoid.xml"))
+    joints = np.tile([0.0, 0.0, 0.0, 1.0], (2, character.body_count - 1, 1))
+    root_rot = np.tile([0.0, 0.0, 0.0, 1.0], (2, 1))
+    character_poses(character, np.zeros((2, 3)), root_rot, joints)
+    bad_joints = joints.copy()
+    bad_joints[1, 3] = 0.0
+    bad_root = root_rot.copy()
+    bad_root[0] = 0.0
+    for root, given in ((root_rot, bad_joints), (bad_root, joints)):
+        with pytest.raises(ValueError, match="zero quaternion"):
+            character_poses(character, np.zeros((2, 3)), root, given)

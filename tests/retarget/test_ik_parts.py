@@ -128,3 +128,24 @@ def test_box_qp_meets_the_optimality_conditions(seed: int) -> None:
     free = ~(at_low | at_high)
     assert np.abs(pull[free]).max(initial=0) < 1e-8
     assert np.all(pull[at_low] > -1e-8) and np.all(pull[at_high] < 1e-8)
+
+
+@given(st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_box_qp_with_zero_outside_the_box(seed: int) -> None:
+    """A joint outside its range (a rest angle of 0 below a range of [-2.7, -0.8]) gives a
+    box that excludes 0: the answer is still inside it and optimal."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 10))
+    root = rng.normal(size=(size, size))
+    hessian = root @ root.T + 0.1 * np.eye(size)
+    gradient = rng.normal(size=size) * 5
+    low = rng.uniform(-1, 1, size)
+    high = low + rng.uniform(0.01, 1, size)
+    x = box_qp(hessian, gradient, low, high)
+    assert np.all(x >= low - 1e-12) and np.all(x <= high + 1e-12)
+    pull = hessian @ x + gradient
+    at_low, at_high = np.isclose(x, low, atol=1e-12), np.isclose(x, high, atol=1e-12)
+    free = ~(at_low | at_high)
+    assert np.abs(pull[free]).max(initial=0) < 1e-8
+    assert np.all(pull[at_low] > -1e-8) and np.all(pull[at_high] < 1e-8)

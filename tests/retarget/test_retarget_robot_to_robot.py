@@ -63,3 +63,40 @@ def test_a_locked_base_holds_the_root_and_untracked_joints() -> None:
     assert len(legs) == 12 and not joints.data[:, legs].any()
     arms = [k for k, name in enumerate(joints.labels or []) if "shoulder" in name]
     assert np.abs(joints.data[:, arms]).max() > 0.3  # the arms do move
+
+
+ARM = ('<mujoco><compiler angle="radian"/><worldbody><body name="base" pos="0 0 1">'
+       '<joint name="j0" type="hinge" pos="0.1 0 0" axis="0 0 1" range="-2 2"/>'
+       '<geom size="0.05"/><body name="link" pos="0.5 0 0">'
+       '<joint name="j1" axis="0 1 0" range="-1 1"/><geom size="0.05"/>'
+       '<body name="hand" pos="0.4 0 0"><geom size="0.03"/></body></body></body>'
+       "</worldbody></mujoco>")
+
+
+def test_a_fixed_base_whose_root_turns_about_an_offset_joint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The root body of a fixed-base arm has its own hinge, away from its origin: the
+    robot's poses equal motionkit's FK, and the arm retargeted onto itself replays."""
+    from motionkit.retarget.robot import Robot, State
+
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        arm = mk.read(path)
+    assert isinstance(arm, Skeleton)
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-0.9, 0.9, size=(20, 2))
+    motion = mk.Motion()
+    motion.skeleton = arm
+    motion.add(mk.Track("joints", "value", q, mk.Timeline.uniform(30.0, 20), labels=["j0", "j1"]))
+    expected = link_poses(arm, motion).data
+    robot = Robot.of(arm)
+    for frame in range(3):
+        state = State(robot.rest.root_pos, robot.rest.root_rot, q[frame])
+        assert np.abs(robot.poses(state).bodies[:, :3, 3] - expected[frame, :, :3]).max() < 1e-12
+    names = [body.name for body in arm.bodies]
+    done = retarget.retarget(motion, arm, retarget.same_names(names, names),
+                             options=retarget.Options(lock_base=True))
+    assert "root" not in done.motion.tracks
+    replay = link_poses(arm, done.motion).data
+    assert np.abs(replay[:, :, :3] - expected[:, :, :3]).max() < 1e-6

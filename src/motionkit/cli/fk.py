@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from .. import api
 from ..errors import MotionkitWarning
-from ._common import clean
+from ._common import clean, refuse_source_as_output
 
 CHUNK = 20_000
 
@@ -33,6 +33,7 @@ def command(model: str, motion: str, out: str, body_name: str | None,
     """
     from ..kinematics.motion import link_motion, model_skeleton
 
+    refuse_source_as_output(out, model, motion)
     skeleton = model_skeleton(api.read(model), model, skeleton_name)
     source = api.read_motion(motion)
     result = link_motion(skeleton, source, body_name, chunk=CHUNK, progress=lambda starts: tqdm(

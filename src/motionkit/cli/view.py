@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from ._common import clean, refuse_source_as_output
+
 
 @click.command("view")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -34,10 +36,12 @@ def command(files: tuple[str, ...], model: str | None, html_out: str | None, por
     from ..view import LiveView, build_scene, write_html
     from ..view.scene import stages
 
+    if html_out:
+        refuse_source_as_output(html_out, *files, model)
     with tqdm(total=stages(len(files), model is not None), desc="view", unit="stage", delay=1.0,
               file=sys.stderr, leave=False) as bar:
         def done(what: str) -> None:
-            bar.set_postfix_str(what, refresh=False)
+            bar.set_postfix_str(clean(what), refresh=False)  # names come from files
             bar.update()
 
         scene = build_scene(*files, model=model, progress=done)

@@ -296,13 +296,17 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
 
 
 def _refuse_shared_targets(job: Job, items: list[Item]) -> None:
-    """Two inputs that would write one output (``w.seq`` and ``w.tum`` → ``w.traj``) are
-    refused before anything runs, naming both: else the second would silently be skipped."""
+    """Two inputs that would write one output (``w.seq`` and ``w.tum`` → ``w.traj``), and an
+    input that would be its own output (``--out`` its own folder), are refused before
+    anything runs, naming them: else one would silently be skipped or replaced."""
     first: dict[Path, Item] = {}
     for item in items:
         target = job.target(item)
         if target is None:
             continue
+        if target.exists() and os.path.samefile(target, item.source):
+            raise MotionkitError(f"{item.source} would be replaced by its own output; write "
+                                 "to another --out")
         other = first.setdefault(target, item)
         if other is not item:
             raise MotionkitError(f"{other.source} and {item.source} would both be written to "

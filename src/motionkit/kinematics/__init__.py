@@ -81,6 +81,9 @@ def character_poses(character: Character, root_pos: ArrayLike, root_rot: ArrayLi
     root[:, 3:] = np.broadcast_to(np.asarray(root_rot, dtype=float), (*lead, 4)).reshape(frames, 4)
     skeleton = character.skeleton
     given = joints.reshape(frames, character.body_count - 1, 4)  # normalised by the engine
+    for quaternions in (given, root[:, 3:]):  # both engine paths would give NaN for these
+        if not np.einsum("...i,...i->...", quaternions, quaternions).all():
+            raise ValueError("cannot normalise a zero quaternion")
     unused = np.broadcast_to(np.zeros(skeleton.dof_count), (frames, skeleton.dof_count))
     poses = _engine.poses(skeleton, unused, root, given, threads=threads)
     poses = poses.reshape(*lead, character.body_count, 7)

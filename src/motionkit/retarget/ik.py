@@ -218,19 +218,19 @@ def _box_qp_many(hessian: Array, gradient: Array, low: Array, high: Array) -> Ar
     """:func:`box_qp` of each row: where the free solution is inside the box it is the
     answer (box_qp's first iteration, the same numbers), else box_qp."""
     target: Array = np.asarray(np.linalg.solve(hessian, -gradient[..., None])[..., 0], np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(target > 0, high / target, np.where(target < 0, low / target, np.inf))
-    for row in np.flatnonzero((room < 1.0).any(axis=1)):
+    for row in np.flatnonzero(((target < low) | (target > high)).any(axis=1)):
         target[row] = box_qp(hessian[row], gradient[row], low[row], high[row])
     return target
 
 
 def box_qp(hessian: Array, gradient: Array, low: Array, high: Array) -> Array:
-    """``argmin ½ xᵀHx + cᵀx`` with ``low ≤ x ≤ high`` (H positive definite; 0 feasible):
-    a primal active-set method from x = 0, exact at its end."""
+    """``argmin ½ xᵀHx + cᵀx`` with ``low ≤ x ≤ high`` (H positive definite): a primal
+    active-set method from the point of the box nearest 0 (0 itself where the joints are
+    within their limits; a joint outside its range starts at the bound that moves it back),
+    exact at its end."""
     size = len(gradient)
-    x: Array = np.zeros(size)
-    bound = np.zeros(size, dtype=np.int8)  # -1 at low, +1 at high, 0 free
+    x: Array = np.clip(np.zeros(size), low, high)
+    bound = np.where(low > 0, -1, np.where(high < 0, 1, 0)).astype(np.int8)  # -1 low, +1 high
     for _ in range(4 * size + 10):
         free = bound == 0
         target = x.copy()

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._io import read_bytes
+from .._limits import check_bracket_depth
 from ..errors import ConversionError, FormatError
 
 Array = NDArray[np.float64]
@@ -78,6 +79,7 @@ def same_names(source: list[str], robot: list[str], root: str | None = None) -> 
 def read_map(path: str | os.PathLike[str]) -> BodyMap:
     """GMR's ``ik_config`` JSON (e.g. ``bvh_to_g1.json``); a FormatError at its place."""
     data = read_bytes(path)
+    check_bracket_depth(data, path, "JSON")
     try:
         document = json.loads(data)
     except json.JSONDecodeError as exc:
@@ -91,15 +93,26 @@ def read_map(path: str | os.PathLike[str]) -> BodyMap:
     for number in (1, 2):
         if fields.flag(f"use_ik_match_table{number}"):
             stages.append(tuple(fields.tasks(f"ik_match_table{number}")))
+    if not stages:
+        raise FormatError("both use_ik_match_table1 and use_ik_match_table2 are false: no IK",
+                          path)
     first = {task.source: task for task in fields.tasks("ik_match_table1")}
     scales = fields.numbers("human_scale_table")
     lacking = sorted(set(scales) - set(first))
     if lacking:
         raise FormatError(f"human_scale_table names {', '.join(map(repr, lacking[:5]))}, which "
                           "ik_match_table1 does not drive (GMR needs their offsets)", path)
-    return BodyMap(fields.text("human_root_name"), fields.text("robot_root_name"),
-                   fields.number("ground_height"), fields.number("human_height_assumption"),
-                   scales, tuple(stages), first, GMR_BVH_TURN, "gmr-bvh")
+    unscaled = sorted({task.source for stage in stages for task in stage} - set(scales))
+    root = fields.text("human_root_name")
+    if root not in scales or unscaled:
+        names = ", ".join(map(repr, ([] if root in scales else [root]) + unscaled[:5]))
+        raise FormatError(f"human_scale_table lacks {names} (GMR keeps only the bodies it "
+                          "scales, the root among them)", path)
+    assumption = fields.number("human_height_assumption")
+    if assumption <= 0:
+        raise FormatError("human_height_assumption must be a positive height", path)
+    return BodyMap(root, fields.text("robot_root_name"), fields.number("ground_height"),
+                   assumption, scales, tuple(stages), first, GMR_BVH_TURN, "gmr-bvh")
 
 
 @dataclass

@@ -101,6 +101,8 @@ class Robot:
             joint = body.joint
             before[index], after[index] = joint.parent_to_joint, np.linalg.inv(joint.child_to_joint)
             if index == 0 and joint.type in ("free", "weld"):
+                if joint.type == "free":  # the state is the body's own pose (MuJoCo's qpos)
+                    after[0] = np.eye(4)
                 motions.append([])
                 continue
             axes = _axes(joint, body.name, body.parent)
@@ -109,7 +111,10 @@ class Robot:
                 names.append(dof.name)
                 lower.append(dof.lower)
                 upper.append(dof.upper)
-        start = bodies[0].joint.parent_to_joint
+        root = bodies[0].joint
+        # the root state: a free body's own pose at rest; else the root joint's frame
+        start = root.parent_to_joint @ np.linalg.inv(root.child_to_joint) \
+            if root.type == "free" else root.parent_to_joint
         rest = State(start[:3, 3].copy(), start[:3, :3].copy(), np.zeros(len(names)))
         return cls([b.name for b in bodies], np.array([b.parent for b in bodies], dtype=np.intp),
                    before, after, motions, np.array(lower), np.array(upper), names,
@@ -253,7 +258,7 @@ class _Plan:
     def of(cls, robot: Robot) -> _Plan:
         count, joints = len(robot.names), len(robot.joint_names)
         before, after = robot.before.copy(), robot.after.copy()
-        before[0] = after[0] = np.eye(4)
+        before[0] = np.eye(4)  # the root state is the root joint's frame (a free body's pose)
         depth = np.zeros(count, dtype=np.intp)
         for body in range(1, count):
             depth[body] = depth[robot.parents[body]] + 1

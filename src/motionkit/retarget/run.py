@@ -12,6 +12,7 @@ starts), and the robot's lowest point over the clip put on the ground (``ground_
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -49,6 +50,13 @@ class Options:
     #: hold the root at the model's pose (an upper body on a fixed stand, a fixed-base arm)
     lock_base: bool = False
 
+    def __post_init__(self) -> None:
+        if self.height is not None and not (math.isfinite(self.height) and self.height > 0):
+            raise ConversionError(f"the source's height must be a positive number, not "
+                                  f"{self.height}")
+        if self.ground_clearance is not None and not math.isfinite(self.ground_clearance):
+            raise ConversionError("the ground clearance must be a finite number")
+
 
 @dataclass
 class Retargeted:
@@ -81,9 +89,11 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     if body_map.convention == "gmr-bvh" and source.meta.get("source_format") != "bvh":
         raise ConversionError("a GMR ik_config for BVH holds offsets for GMR's BVH frames: "
                               "the source must be a BVH (for a robot source, map by name)")
+    if len(frames.positions) == 0:
+        raise ConversionError("the source has no frames")
     height = options.height or (GMR_HUMAN_HEIGHT if options.like_gmr else 1.0
                                 if body_map.height_assumption is None else
-                                measured_height(frames))
+                                measured_height(source.skeleton, rename))
     names, poses = targets(frames, body_map, height, fix)
     state = robot.rest.copy()
     if not options.like_gmr:
@@ -111,7 +121,7 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         shift = options.ground_clearance - _lowest_point(robot, robot_skeleton, out_root, out_q)
         out_root[:, 2] += shift
     fps = GMR_FPS if options.like_gmr else frames.fps
-    motion = _motion(robot, robot_skeleton, out_root, out_q, fps)
+    motion = _motion(robot_skeleton, robot.joint_names, out_root, out_q, fps)
     return Retargeted(motion, steps, errors, [t.robot for t in last], height, shift)
 
 
@@ -175,10 +185,13 @@ def _shape_bottom(kind: str, params: object, pose: Array) -> float:
     return float(centre[2] - abs(axis_z) * half_height - radius * np.sqrt(max(0.0, 1 - axis_z**2)))
 
 
-def _motion(robot: Robot, skeleton: Skeleton, root: Array, q: Array, fps: float) -> Motion:
+def _motion(skeleton: Skeleton, joints: list[str], root: Array, q: Array, fps: float) -> Motion:
+    """The robot motion: joint values, and the root pose where the root is a free body (a
+    fixed base's root follows its own joint)."""
     timeline = Timeline.uniform(fps, len(q))
     motion = Motion(meta={"name": skeleton.name})
     motion.skeleton = skeleton
-    motion.add(Track("root", "pose", root, timeline))
-    motion.add(Track("joints", "value", q, timeline, labels=list(robot.joint_names)))
+    if skeleton.bodies[0].joint.type == "free":
+        motion.add(Track("root", "pose", root, timeline))
+    motion.add(Track("joints", "value", q, timeline, labels=list(joints)))
     return motion

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._io import read_bytes
+from .._limits import check_bracket_depth
 from ..errors import ConversionError, FormatError
 from ..kinematics.motion import link_poses
 from ..model import Motion
@@ -99,23 +100,31 @@ def read_frame_fix(path: str | os.PathLike[str]) -> dict[str, Array]:
 
 
 def _json(path: str | os.PathLike[str]) -> object:
+    data = read_bytes(path)
+    check_bracket_depth(data, path, "JSON")
     try:
-        return json.loads(read_bytes(path))
+        return json.loads(data)
     except json.JSONDecodeError as exc:
         raise FormatError(f"not JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
     except UnicodeDecodeError:
         raise FormatError("not UTF-8 text", path) from None
 
 
-def measured_height(frames: SourceFrames, frame: int = -1) -> float:
-    """GMR's own estimate (which its loader then discards): ``Head`` z minus the lower
-    foot's z, on one frame."""
-    feet = [frames.index(name) for name in ("LeftFootMod", "RightFootMod") if name in frames.names]
-    if "Head" not in frames.names or not feet:
-        raise ConversionError("measuring the source's height needs bodies Head and "
-                              "Left/RightFootMod (or give the height)")
-    z = frames.positions[frame, :, 2]
-    return float(z[frames.index("Head")] - min(z[k] for k in feet))
+def measured_height(skeleton: Skeleton, rename: dict[str, str] | None = None) -> float:
+    """The source's height from its skeleton at rest (all coordinates 0): ``Head`` z minus
+    the lower foot's z, as GMR's loader measures it (before it overwrites it with 1.75)
+    but on the rest pose, so that no frame of the clip changes every frame's scale."""
+    names = [(rename or {}).get(body.name, body.name) for body in skeleton.bodies]
+    feet = [names.index(f"{side}Foot") for side in ("Left", "Right") if f"{side}Foot" in names]
+    if "Head" not in names or not feet:
+        raise ConversionError("measuring the source's height needs bodies Head and LeftFoot "
+                              "or RightFoot (or give the height)")
+    z = skeleton.rest_poses()[:, 2, 3]
+    height = float(z[names.index("Head")] - min(z[k] for k in feet))
+    if not height > 0:
+        raise ConversionError(f"the source's Head is not above its feet at rest ({height:.3g} "
+                              "m): give the height")
+    return height
 
 
 def targets(frames: SourceFrames, body_map: BodyMap, height: float,
