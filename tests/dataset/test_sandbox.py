@@ -11,9 +11,11 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from conftest import corpus_file
+from motionkit.dataset import sandbox as sandbox_module
 from motionkit.dataset.batch import Job, Outcome, failed_outcome, work
 from motionkit.dataset.files import Item
 from motionkit.dataset.sandbox import Limits, Sandbox, Stopped
+from motionkit.errors import MotionkitError
 
 SLOW = ('<mujoco><worldbody><body name="b"><freejoint/>'
         + '<geom type="box" size="0.1 0.2 0.3"/>' * 100_000 + "</body></worldbody></mujoco>")
@@ -73,6 +75,27 @@ def test_a_child_killed_mid_file_is_said_and_replaced(files: tuple[Item, Item]) 
         threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
         killed = _run(sandbox, slow)
         assert killed.error == f"the reading process died (signal {int(signal.SIGKILL)})"
+        assert _run(sandbox, good).status == "ok"
+    finally:
+        sandbox.close()
+
+
+def test_limits_must_be_positive_numbers() -> None:
+    for seconds, memory in ((float("nan"), None), (0.0, None), (None, -5)):
+        with pytest.raises(MotionkitError):
+            Limits(seconds, memory)
+
+
+def test_a_child_that_cannot_start_fails_the_file_alone(files: tuple[Item, Item],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    good, _ = files
+    sandbox = Sandbox(Limits(60, None))
+    monkeypatch.setattr(sandbox_module, "_CHILD", "raise SystemExit(3)")
+    try:
+        failed = _run(sandbox, good)
+        assert failed.status == "failed"
+        assert failed.error == "the reading process did not start (it ended at once)"
+        monkeypatch.undo()
         assert _run(sandbox, good).status == "ok"
     finally:
         sandbox.close()

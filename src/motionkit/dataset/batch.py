@@ -128,7 +128,7 @@ def _work(job: Job, item: Item) -> Outcome:
         return _failed(source, row, exc)
     if target is None:
         return Outcome(str(source), "ok", row)
-    if not job.force and up_to_date(source, target):
+    if not job.force and job.op != "retarget" and up_to_date(source, target):
         return Outcome(str(source), "skipped", row, output=str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -316,8 +316,8 @@ def _refuse_shared_targets(job: Job, items: list[Item]) -> None:
 def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
     """Files a rerun need not even read: their output is newer than them, and the last
     catalog in ``out`` has an ``ok`` row of the same size and modification time."""
-    if job.out is None or job.force:
-        return []
+    if job.out is None or job.force or job.op == "retarget":
+        return []  # a retargeted clip depends on the robot, the map and the options too
     previous = read_catalog(job.out / "catalog.parquet")
     found = []
     for index, item in enumerate(items):

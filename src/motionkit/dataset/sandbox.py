@@ -13,9 +13,11 @@ of the job, the item and the outcome, between this process and its own child onl
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -24,6 +26,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
+
+from ..errors import MotionkitError
 
 T = TypeVar("T")
 
@@ -45,6 +49,12 @@ class Limits:
     seconds: float | None = 600.0
     memory_mb: int | None = 4096
 
+    def __post_init__(self) -> None:
+        for value in (self.seconds, self.memory_mb):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise MotionkitError(f"a time or memory limit must be a positive number, not "
+                                     f"{value}")
+
     @property
     def any(self) -> bool:
         return self.seconds is not None or self.memory_mb is not None
@@ -60,10 +70,10 @@ class Sandbox:
     def run(self, call: Callable[..., T], *args: object) -> T | Stopped:
         """``call(*args)`` in the child (a module-level function: it goes by name), or why
         it gave no result."""
-        child = self.child if self.child is not None and self.child.poll() is None \
-            else self._start()
-        assert child.stdin is not None and child.stdout is not None
         try:
+            child = self.child if self.child is not None and self.child.poll() is None \
+                else self._start()
+            assert child.stdin is not None and child.stdout is not None
             _send(child.stdin, (call, args))
             answer: T | Stopped = _receive(child, self.limits)
             if isinstance(answer, Stopped):
@@ -74,7 +84,9 @@ class Sandbox:
 
     def _stopped(self, exc: BaseException) -> str:
         """Why the child gave no outcome; it is stopped (the next file gets a new one)."""
-        assert self.child is not None
+        if self.child is None or isinstance(exc, _NotStarted):
+            self.close()
+            return f"the reading process did not start ({exc})"
         if isinstance(exc, TimeoutError):
             why = f"took longer than {self.limits.seconds:g} s (--timeout); stopped"
         elif isinstance(exc, OverMemory):
@@ -89,12 +101,17 @@ class Sandbox:
     def _start(self) -> subprocess.Popen[bytes]:
         self.close()
         child = self.child = subprocess.Popen([sys.executable, "-c", _CHILD],
-                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              preexec_fn=_die_with_parent)
         assert child.stdout is not None
         # the limits count from here: the child's start-up (its imports) is not the file's
         ready = Limits(_START_SECONDS, None)
-        header = _read_exactly(child.stdout, _HEADER.size, *_watching(child, ready))
-        _read_exactly(child.stdout, _HEADER.unpack(header)[0], *_watching(child, ready))
+        try:
+            header = _read_exactly(child.stdout, _HEADER.size, *_watching(child, ready))
+            _read_exactly(child.stdout, _HEADER.unpack(header)[0], *_watching(child, ready))
+        except (TimeoutError, EOFError) as exc:
+            raise _NotStarted(f"no answer within {_START_SECONDS:g} s" if isinstance(
+                exc, TimeoutError) else "it ended at once") from None
         return child
 
     def close(self) -> None:
@@ -132,6 +149,10 @@ def _send(pipe: IO[bytes], value: object) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     pipe.write(_HEADER.pack(len(data)) + data)
     pipe.flush()
+
+
+class _NotStarted(OSError):
+    """The child did not come up (its imports failed, or hung)."""
 
 
 class OverMemory(Exception):
@@ -202,12 +223,24 @@ def _read_exactly(pipe: IO[bytes], size: int, deadline: float | None, watch: _Wa
 # ---------------------------------------------------------------------- the child
 
 
+def _die_with_parent() -> None:
+    """In the child before it runs: killed when its worker dies (Linux), not left working
+    on a file with no one to watch its limits."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def serve() -> None:
     """The child: answer (call, args) requests on stdin with results on stdout."""
     requests, answers = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to stderr, never into the answers
     import motionkit.api  # noqa: F401  (start-up, not a call's time)
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the worker's to handle
     _send(answers, "ready")
     while True:
         try:

@@ -232,13 +232,16 @@ static inline void body_pose(const Plan *plan, Py_ssize_t body, const double *q,
     for (int i = 3; i < 7; i++) pose[i] *= sign;
 }
 
+/* Most bodies, coordinates or row stride a plan may have (far beyond any model). */
+#define MAX_SIZE ((Py_ssize_t)1 << 24)
+
 static void run_frames(const Plan *plan, Py_ssize_t start, Py_ssize_t stop) {
     Py_ssize_t bodies = plan->bodies;
     for (Py_ssize_t f = start; f < stop; f++) {
         const double *q = plan->q + f * plan->stride;
         double *poses = plan->out + f * bodies * 7;
         const double *given = plan->given ? plan->given + f * (bodies - 1) * 4 : NULL;
-        if (given == NULL || f == 0 || plan->stride != 0) {
+        if (given == NULL || f == start || plan->stride != 0) {
             half_sincos_all(q, plan->dofs, plan->sines, plan->cosines);
             for (Py_ssize_t j = 0; j < plan->vectors; j++) {
                 const double *v = q + plan->vector_dofs[j];
@@ -284,9 +287,9 @@ static int check_plan(const Plan *plan) {
         const int *i = plan->ints + b * PLAN_INTS;
         int width[ROT_KINDS] = {0, 1, 2, 3, 3};
         if (i[I_PARENT] >= b || i[I_PARENT] < -1 || i[I_ROT_KIND] < 0 || i[I_ROT_KIND] >= ROT_KINDS ||
-            i[I_ROT_DOF] < 0 || i[I_ROT_DOF] + width[i[I_ROT_KIND]] > plan->dofs ||
+            i[I_ROT_DOF] < 0 || (Py_ssize_t)i[I_ROT_DOF] + width[i[I_ROT_KIND]] > plan->dofs ||
             i[I_MOVE_COUNT] < 0 || i[I_MOVE_COUNT] > 3 || i[I_MOVE_DOF] < 0 ||
-            i[I_MOVE_DOF] + i[I_MOVE_COUNT] > plan->dofs) {
+            (Py_ssize_t)i[I_MOVE_DOF] + i[I_MOVE_COUNT] > plan->dofs) {
             PyErr_Format(PyExc_ValueError, "bad plan row %zd", b);
             return 0;
         }
@@ -302,6 +305,12 @@ static PyObject *run(PyObject *self, PyObject *args) {
         return NULL;
     if (bodies < 0 || dofs < 0 || stride < 0 || start < 0 || stop < start) {
         PyErr_SetString(PyExc_ValueError, "negative size or range");
+        return NULL;
+    }
+    /* every size product below stays far from overflow (2^62 items) */
+    if (bodies > MAX_SIZE || dofs > MAX_SIZE || stride > MAX_SIZE ||
+        stop > ((Py_ssize_t)1 << 62) / (bodies * 7 + stride + dofs + 8)) {
+        PyErr_SetString(PyExc_ValueError, "sizes too large");
         return NULL;
     }
     Py_buffer views[6];
