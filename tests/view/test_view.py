@@ -237,3 +237,14 @@ def test_model_shapes_ride_on_their_links(parc: tuple[Path, Path], tmp_path: Pat
     xyzw = link[[4, 5, 6, 3]].astype(float)
     np.testing.assert_allclose(link[:3] + rotate(xyzw, offset[:3].astype(float)),
                                sphere.positions[90, list(sphere.links).index(head)], atol=1e-5)
+
+
+def test_a_path_with_nan_and_huge_values_still_makes_a_page(tmp_path: Path) -> None:
+    """Non-finite and 1e308 rows are drawn as they are; the camera and the axes are sized
+    from the others (the page's JSON has no NaN)."""
+    source = tmp_path / "odd.tum"
+    source.write_text("1 0 0 0 0 0 0 1\n2 nan 0 0 0 0 0 1\n3 1 1 0 0 0 0 1\n"
+                      "4 1e308 0 0 0 0 0 1\n")
+    page = write_html(build_scene(str(source)), tmp_path / "odd.html")
+    assert Path(page).stat().st_size > 0
+    assert "NaN" not in Path(page).read_text()

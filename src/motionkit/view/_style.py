@@ -39,8 +39,9 @@ def frame_size(actor: Actor) -> float:
     least 5 cm."""
     if actor.kind == "skeleton":
         return 0.05
-    span = float(np.max(np.ptp(actor.path, axis=0))) if len(actor.path) > 1 else 1.0
-    return max(0.05, span / 20)
+    path = _finite(actor.path)
+    span = float(np.max(np.ptp(path, axis=0))) if len(path) > 1 else 1.0
+    return float(np.clip(span / 20, 0.05, _FAR))
 
 
 def frames_along(actor: Actor) -> np.ndarray:
@@ -53,11 +54,25 @@ def frames_along(actor: Actor) -> np.ndarray:
 def camera(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
     """The first camera ``(position, look_at)``: at the first actor's first frame from the
     side and above, far enough to see every path."""
-    first = scene.actors[0].positions[0].astype(float)
-    points = np.concatenate([first] + [a.path.astype(float) for a in scene.actors])
+    first = _finite(scene.actors[0].positions[0])
+    paths = _finite(np.concatenate([a.path.astype(float) for a in scene.actors]))
+    points = np.concatenate([first, paths])
     span = float(np.max(np.ptp(points, axis=0))) if len(points) else 1.0
     distance = float(np.clip(1.2 * span + 2.0, 2.5, 60.0))
-    target = np.concatenate([a.path.astype(float) for a in scene.actors]).mean(axis=0) \
-        if span > 0.5 else first.mean(axis=0)
+    chosen = paths if span > 0.5 else first
+    target = np.clip(chosen.mean(axis=0), -_FAR, _FAR) if len(chosen) else np.zeros(3)
     direction = np.array([0.55, -0.75, 0.45])
     return target + distance * direction / np.linalg.norm(direction), target
+
+
+#: Beyond this (m) a file's points are not looked at or scaled for (they stay in the data).
+_FAR = 1e6
+
+
+def _finite(points: np.ndarray) -> np.ndarray:
+    """The rows of ``points`` the camera and the axes are sized from: finite and within
+    ``_FAR`` (a file's NaN or 1e308 rows are drawn as they are, not aimed at)."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    keep = np.isfinite(points).all(axis=1) & (np.abs(points) <= _FAR).all(axis=1)
+    rows: np.ndarray = points[keep]
+    return rows

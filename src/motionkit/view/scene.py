@@ -249,10 +249,11 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
         path = root[:: max(1, -(-len(root) // MAX_PATH_POINTS))]
         kind = "trajectory" if model is None and len(labels) == 1 and labels[0] == "pose" \
             else "skeleton"
-        actors.append(Actor(name, times[frames] - (times[0] if len(times) else 0.0),
-                            shown[..., :3].astype(np.float32), wxyz.astype(np.float32),
-                            parents, labels, path.astype(np.float32), frames, kind,
-                            _shapes(model, shown) if model is not None else []))
+        with np.errstate(over="ignore"):  # a file's 1e308 is drawn as inf (float32)
+            actors.append(Actor(name, times[frames] - (times[0] if len(times) else 0.0),
+                                shown[..., :3].astype(np.float32), wxyz.astype(np.float32),
+                                parents, labels, path.astype(np.float32), frames, kind,
+                                _shapes(model, shown) if model is not None else []))
     longest = max(actors, key=lambda a: float(a.times[-1]) if len(a.times) else 0.0)
     note = ""
     if stride > 1:
