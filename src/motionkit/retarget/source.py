@@ -20,9 +20,9 @@ from numpy.typing import NDArray
 
 from .._io import read_bytes
 from .._limits import check_bracket_depth
-from ..errors import ConversionError, FormatError
+from ..errors import ConversionError, FormatError, warn
 from ..kinematics.motion import link_poses
-from ..model import Motion
+from ..model import Motion, Timeline
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from .maps import BodyMap, _matrix_wxyz
@@ -69,8 +69,19 @@ def source_frames(skeleton: Skeleton, motion: Motion,
     if extra_pos:
         positions = np.concatenate([positions, np.stack(extra_pos, 1)], 1)
         rotations = np.concatenate([rotations, np.stack(extra_rot, 1)], 1)
-    fps = track.timeline.rate if track.timeline.rate else 30.0
-    return SourceFrames(names, positions, rotations, float(fps))
+    return SourceFrames(names, positions, rotations, _rate(track.timeline))
+
+
+def _rate(timeline: Timeline) -> float:
+    """The source's frame rate; a stamped source's from its median frame interval (said)."""
+    if timeline.rate:
+        return float(timeline.rate)
+    steps = np.diff(timeline.times)
+    steps = steps[steps > 0]
+    rate = 1.0 / float(np.median(steps)) if len(steps) else 30.0
+    warn(f"the source is time-stamped: the robot motion is written at {rate:g} fps, its frames "
+         "one per source frame (resample the source first for even steps)")
+    return rate
 
 
 def read_rename(path: str | os.PathLike[str]) -> dict[str, str]:
