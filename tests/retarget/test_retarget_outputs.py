@@ -59,3 +59,22 @@ def test_the_output_reads_back_with_the_same_body_positions(
     main = back.main_track
     assert main is not None and main.timeline.rate is not None
     assert abs(main.timeline.rate - 30.0) < 1e-9
+
+
+def test_a_joint_speed_limit_holds_between_output_frames(
+        result: tuple[retarget.Retargeted, Skeleton]) -> None:
+    """GMR's velocity limit never reaches its solver (spec §7); this one narrows the box of
+    every frame to the previous frame ± speed / fps."""
+    done, robot = result
+    free = np.abs(np.diff(done.motion.tracks["joints"].data, axis=0)).max() * 30.0
+    limit = 2.0
+    assert free > limit  # without the limit some joint is faster: the test can fail
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    limited = retarget.retarget(
+        mk.read(corpus_file("bvh", "test_freebvh.bvh")), robot,
+        retarget.read_map(folder / "bvh_to_g1.json"),
+        rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"),
+        fix=retarget.read_frame_fix(folder / "freebvh_orientation_correction.json"),
+        options=retarget.Options(max_joint_speed=limit))
+    speed = np.abs(np.diff(limited.motion.tracks["joints"].data, axis=0)) * 30.0
+    assert speed.max() <= limit + 1e-9

@@ -40,6 +40,8 @@ PLAN_OPTIONS = (
     click.option("--no-ground", is_flag=True, help="Leave the root height as solved."),
     click.option("--lock-base", is_flag=True,
                  help="Hold the root at the model's pose (a fixed base, or an upper body only)."),
+    click.option("--max-joint-speed", type=float, metavar="RAD/S",
+                 help="The most any joint may move per second between output frames."),
 )
 
 
@@ -59,7 +61,7 @@ def plan_of(settings: dict[str, object]) -> Plan:
 
     like_gmr, clearance, no_ground = take("like_gmr"), take("ground_clearance"), take("no_ground")
     options = Options(like_gmr, take("height"), None if no_ground or like_gmr else clearance,
-                      take("lock_base"))
+                      take("lock_base"), take("max_joint_speed"))
     return Plan(take("robot"), take("map_path"), take("by_name"), take("rename"),
                 take("frame_fix"), options)
 

@@ -11,9 +11,10 @@ starts), and the robot's lowest point over the clip put on the ground (``ground_
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from . import ik
 from .lie import exp3
-from .maps import BodyMap
+from .maps import BodyMap, Task
 from .robot import Robot, State
 from .source import GMR_HUMAN_HEIGHT, measured_height, source_frames, targets
 
@@ -49,6 +50,8 @@ class Options:
     ground_clearance: float | None = 0.0
     #: hold the root at the model's pose (an upper body on a fixed stand, a fixed-base arm)
     lock_base: bool = False
+    #: the most any joint may move per second between output frames (rad/s, m/s)
+    max_joint_speed: float | None = None
 
     def __post_init__(self) -> None:
         if self.height is not None and not (math.isfinite(self.height) and self.height > 0):
@@ -56,6 +59,9 @@ class Options:
                                   f"{self.height}")
         if self.ground_clearance is not None and not math.isfinite(self.ground_clearance):
             raise ConversionError("the ground clearance must be a finite number")
+        if self.max_joint_speed is not None and not (math.isfinite(self.max_joint_speed)
+                                                     and self.max_joint_speed > 0):
+            raise ConversionError("the joint speed limit must be a positive number")
 
 
 @dataclass
@@ -98,31 +104,72 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     state = robot.rest.copy()
     if not options.like_gmr:
         state = _start_at_root(robot, body_map, names, poses[0], state)
-    count = len(poses)
-    out_q, out_root = np.empty((count, len(robot.joint_names))), np.empty((count, 7))
-    steps = np.zeros((count, len(body_map.stages)), dtype=np.int64)
-    last = tuple(task for task in body_map.stages[-1] if task.position_weight > 0)
-    errors = np.zeros((count, len(last)))
-    for frame in progress(range(count)) if progress is not None else range(count):
+    fps = GMR_FPS if options.like_gmr else frames.fps
+    solved = _Solved.of(robot, body_map, len(poses))
+    rows = range(len(poses))
+    for frame in progress(rows) if progress is not None else rows:
         by_name = dict(zip(names, poses[frame], strict=True))
-        for number, tasks in enumerate(body_map.stages):
-            stage = ik.goals(robot, tasks, by_name)
-            state, steps[frame, number] = ik.solve_stage(
-                robot, state, stage, *(() if options.like_gmr else (CONVERGED_DROP,
-                                                                    CONVERGED_STEPS)))
-        bodies = robot.poses(state).bodies
-        errors[frame] = [np.linalg.norm(bodies[goal.body][:3, 3] - goal.target[:3, 3])
-                         for goal in ik.goals(robot, last, by_name)]
-        out_q[frame] = state.q
-        out_root[frame, :3] = state.root_pos
-        out_root[frame, 3:] = quaternion.from_matrix(state.root_rot)
+        with _speed_window(robot, options.max_joint_speed, fps,
+                           solved.q[frame - 1] if frame else None):
+            for number, tasks in enumerate(body_map.stages):
+                state, solved.steps[frame, number] = ik.solve_stage(
+                    robot, state, ik.goals(robot, tasks, by_name),
+                    *(() if options.like_gmr else (CONVERGED_DROP, CONVERGED_STEPS)))
+        solved.keep(frame, robot, state, ik.goals(robot, solved.last, by_name))
     shift = 0.0
     if not options.like_gmr and options.ground_clearance is not None and robot.floating:
-        shift = options.ground_clearance - _lowest_point(robot, robot_skeleton, out_root, out_q)
-        out_root[:, 2] += shift
-    fps = GMR_FPS if options.like_gmr else frames.fps
-    motion = _motion(robot_skeleton, robot.joint_names, out_root, out_q, fps)
-    return Retargeted(motion, steps, errors, [t.robot for t in last], height, shift)
+        shift = options.ground_clearance - _lowest_point(robot, robot_skeleton, solved.root,
+                                                         solved.q)
+        solved.root[:, 2] += shift
+    motion = _motion(robot_skeleton, robot.joint_names, solved.root, solved.q, fps)
+    return Retargeted(motion, solved.steps, solved.errors, [t.robot for t in solved.last],
+                      height, shift)
+
+
+@dataclass
+class _Solved:
+    """What the frames' solutions fill in: joints, root poses, steps, tracking errors."""
+
+    q: Array
+    root: Array
+    steps: NDArray[np.int64]
+    errors: Array
+    last: tuple[Task, ...]  # the position tasks of the last stage
+
+    @classmethod
+    def of(cls, robot: Robot, body_map: BodyMap, count: int) -> _Solved:
+        last = tuple(task for task in body_map.stages[-1] if task.position_weight > 0)
+        return cls(np.empty((count, len(robot.joint_names))), np.empty((count, 7)),
+                   np.zeros((count, len(body_map.stages)), dtype=np.int64),
+                   np.zeros((count, len(last))), last)
+
+    def keep(self, frame: int, robot: Robot, state: State, goals: list[ik.Goal]) -> None:
+        bodies = robot.poses(state).bodies
+        self.errors[frame] = [np.linalg.norm(bodies[goal.body][:3, 3] - goal.target[:3, 3])
+                              for goal in goals]
+        self.q[frame] = state.q
+        self.root[frame, :3] = state.root_pos
+        self.root[frame, 3:] = quaternion.from_matrix(state.root_rot)
+
+
+@contextlib.contextmanager
+def _speed_window(robot: Robot, speed: float | None, fps: float,
+                  previous: Array | None) -> Iterator[None]:
+    """Within the block, the joint limits narrowed to ``previous ± speed / fps`` (the solver's
+    0.95 box then keeps every step inside): a joint-velocity limit that applies per output
+    frame. A joint outside its range may move toward it by that much."""
+    if speed is None or previous is None:
+        yield
+        return
+    lower, upper = robot.lower, robot.upper
+    reach = speed / fps
+    robot.upper = np.minimum(upper, previous + reach)
+    robot.lower = np.minimum(np.maximum(lower, previous - reach), robot.upper)
+    robot.upper = np.maximum(robot.upper, robot.lower)
+    try:
+        yield
+    finally:
+        robot.lower, robot.upper = lower, upper
 
 
 def _check_map(robot: Robot, body_map: BodyMap) -> None:
