@@ -68,9 +68,10 @@ def test_like_gmr_writes_gmr_output(case: str, tmp_path: Path,
 def test_default_mode_stands_on_the_ground_within_the_limits(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out.pkl"
-    code, err = _run(_command(out), capsys)
+    code, err = _run(_command(out, "--plot-errors", str(tmp_path / "errors.png")), capsys)
     assert code == 0, err
     assert "source height 1.495 m" in err  # Head above the feet in the rest pose
+    assert (tmp_path / "errors.png").read_bytes().startswith(b"\x89PNG")
     robot = corpus_file("retarget", "g1_mocap_29dof_nomesh.xml")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

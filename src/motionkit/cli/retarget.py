@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -81,18 +82,29 @@ Examples:
 @click.option("--character", type=click.Path(dir_okay=False),
               help="The source's character (a PARC or MimicKit motion).")
 @click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
+@click.option("--plot-errors", type=click.Path(dir_okay=False), metavar="FIGURE",
+              help="Draw each tracked body's distance to its target over time (.png, .svg).")
 @plan_options
 def command(source: str, out: str, to_format: str | None, character: str | None, lossy: bool,
-            **settings: object) -> None:
+            plot_errors: str | None, **settings: object) -> None:
     """Retarget SOURCE (BVH, or a motion with --character) onto the robot MODEL with GMR's
     inverse kinematics: GMR's numbers with --like-gmr, its reported defects fixed without."""
     plan = plan_of(settings)
     refuse_source_as_output(out, source, character, *plan.inputs())
+    if plot_errors:
+        refuse_source_as_output(plot_errors, source, character, *plan.inputs())
     motion = api.read_motion(source, **({"character": character} if character else {}))
     result = plan.run(motion, progress=lambda frames: tqdm(
         frames, desc="retarget", unit="frame", delay=1.0, file=sys.stderr, disable=None))
     write_robot_motion(out, result.motion, to_format, plan, lossy)
     _report(out, result, plan.options.like_gmr)
+    if plot_errors:
+        from ..plot.tracking import save_tracking
+
+        times = result.motion.tracks["joints"].timeline.times
+        drawn = save_tracking(result.tracked, times, result.position_errors, plot_errors,
+                              f"tracking error: {Path(source).name} onto {Path(plan.robot).name}")
+        click.echo(f"drew {clean(drawn)}", err=True)
 
 
 def _report(out: str, result: object, like_gmr: bool) -> None:
