@@ -78,3 +78,23 @@ def test_a_joint_speed_limit_holds_between_output_frames(
         options=retarget.Options(max_joint_speed=limit))
     speed = np.abs(np.diff(limited.motion.tracks["joints"].data, axis=0)) * 30.0
     assert speed.max() <= limit + 1e-9
+
+
+def test_the_source_and_the_robot_show_side_by_side(
+        result: tuple[retarget.Retargeted, Skeleton], tmp_path: Path) -> None:
+    """``motionkit view human.bvh out.pkl --model g1.xml``: the BVH moves its own skeleton,
+    the model moves the robot's joint values."""
+    from motionkit.view import build_scene
+
+    done, robot = result
+    model = str(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
+    out = tmp_path / "out.pkl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mk.write(out, done.motion, format="gmr", character=model)
+        scene = build_scene(str(corpus_file("bvh", "test_freebvh.bvh")), str(out), model=model)
+    human, machine = scene.actors
+    assert human.labels[0] == "mixamorig:Hips"
+    assert machine.labels == [body.name for body in robot.bodies]
+    expected = link_poses(robot, done.motion).data[:, :, :3]
+    assert np.abs(machine.positions - expected[machine.frames]).max() < 1e-5

@@ -130,10 +130,12 @@ def _skeleton(model: ModelSource | None) -> Skeleton | None:
 def _link_track(name: str, motion: Motion, skeleton: Skeleton | None) -> tuple[
         NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], list[str], Skeleton | None]:
     """Link poses ``(F, L, 7)``, times, parents, labels and the skeleton they belong to (None
-    for a trajectory) for one motion."""
+    for a trajectory) for one motion. A motion with its own skeleton (a BVH) moves it; the
+    model moves the others (a robot's joint values), so a human and the robot it was
+    retargeted onto show side by side."""
     from .. import kinematics
 
-    skeleton = skeleton or motion.skeleton
+    skeleton = motion.skeleton or skeleton
     links = motion.tracks.get("links")
     if links is not None and links.kind == "pose" and links.data.ndim == 3:
         labels = list(links.labels or [f"link {i}" for i in range(links.part_count)])
