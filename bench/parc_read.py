@@ -1,6 +1,7 @@
 """Safe PARC read vs plain ``pickle.load`` of the same generated 100,000-frame MS file.
 
-Run: ``.venv/bin/python bench/parc_read.py [frames] [rounds]``. Three readers of one file
+Run: ``.venv/bin/python bench/parc_read.py [frames] [rounds]``; its section goes to
+bench/RESULTS.md with ``make bench``. Three readers of one file
 (31.7 MB at 100,000 frames), all in this process:
 
 * unsafe: what PARC's ``load_ms_file`` does — ``pickle.load`` of the outer dict, then
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import Report
 
 from motionkit.formats.parc import ms
 from motionkit.formats.shared.pickles import safepickle, writepickle
@@ -110,20 +112,27 @@ def main() -> None:
                                "safe decode (same dicts)": lambda: safe_load(path),
                                "motionkit.read -> Motion": lambda: ms.read(path)}, rounds)
         write = min(timed(lambda: ms.encode(ms.read(path)))[0] for _ in range(3))
-    print(f"file: {frames} frames, {size:.1f} MB; {rounds} interleaved rounds")
-    print(f"{'':30s} {'best':>8s} {'median':>8s} {'faults':>8s}   ratio best / median")
-    unsafe_best = unsafe_median = 0.0
-    for index, (name, samples) in enumerate(results.items()):
+    report = Report("parc_read", "safe PARC read vs plain pickle.load")
+    report.peer("plain pickle", f"CPython {sys.version.split()[0]} pickle.load + pickle.loads "
+                "of each blob (PARC's load_ms_file; unsafe)")
+    rows, unsafe = [], results["plain pickle.load (unsafe)"]
+    unsafe_best = min(t for t, _ in unsafe)
+    unsafe_median = statistics.median(t for t, _ in unsafe)
+    for name, samples in results.items():
         times = [t for t, _ in samples]
         best, median = min(times), statistics.median(times)
         faults = statistics.median(f for _, f in samples)
-        line = f"{name:30s} {best * 1e3:5.1f} ms {median * 1e3:5.1f} ms {faults:8.0f}"
-        if index == 0:
-            unsafe_best, unsafe_median = best, median
-        else:
-            line += f"   {unsafe_best / best:.2f}x / {unsafe_median / median:.2f}x"
-        print(line)
-    print(f"{'read + byte-exact encode':30s} {write * 1e3:5.1f} ms (best of 3)")
+        rows.append([name, f"{best * 1e3:.1f} ms", f"{median * 1e3:.1f} ms", f"{faults:.0f}",
+                     f"{unsafe_best / best:.2f}× / {unsafe_median / median:.2f}×"])
+        if name != "plain pickle.load (unsafe)":
+            report.row(f"{name}, {frames:,} frames ({size:.1f} MB), speed vs plain pickle "
+                       "(best / median wall)", rows[-1][-1], "≥ 0.8×",
+                       unsafe_median / median >= 0.8)
+    rows.append(["read + byte-exact encode", f"{write * 1e3:.1f} ms (best of 3)", "", "", ""])
+    report.table(["reader", "best", "median", "page faults", "plain pickle / this"], rows)
+    report.note(f"{rounds} interleaved rounds after a warm-up round, order rotating; wall "
+                "time (the readers are single-threaded and run in this process).")
+    report.finish()
 
 
 if __name__ == "__main__":

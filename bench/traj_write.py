@@ -26,10 +26,11 @@ def writers(source: Path, out: Path, report: Report) -> dict[str, Callable[[], T
     import motionkit as mk
 
     motion = mk.read(source)
+    tum_motion = mk.read(source.with_suffix(".tum"))  # what evo writes from, too
     found: dict[str, Callable[[], object]] = {
         "motionkit .traj (full)": lambda: mk.write(out / "mk.traj", motion),
         "motionkit .traj (9 decimals)": lambda: mk.write(out / "mk9.traj", motion, precision=9),
-        "motionkit TUM": lambda: mk.write(out / "mk.tum", motion),
+        "motionkit TUM": lambda: mk.write(out / "mk.tum", tum_motion),
     }
     import trajectopy
     from evo.tools import file_interface
