@@ -99,3 +99,24 @@ def test_a_child_that_cannot_start_fails_the_file_alone(files: tuple[Item, Item]
         assert _run(sandbox, good).status == "ok"
     finally:
         sandbox.close()
+
+
+def test_each_thread_has_its_own_child(files: tuple[Item, Item]) -> None:
+    """A worker of several threads does as many files at once (one child each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from motionkit.dataset.batch import Job, work
+    from motionkit.dataset.sandbox import _close_all, _sandboxes, run_limited
+
+    good, _ = files
+    limits = Limits(60, 1024)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            done = list(pool.map(lambda _: run_limited(limits, work, Job("validate"), good),
+                                 range(4)))
+        assert all(not isinstance(outcome, Stopped) and outcome.status == "ok" for outcome in done)
+        children = {sandbox.child.pid for key, sandbox in _sandboxes.items()
+                    if key[1] == limits and sandbox.child is not None}
+        assert len(children) == 2
+    finally:
+        _close_all()

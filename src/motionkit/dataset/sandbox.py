@@ -126,22 +126,27 @@ class Sandbox:
             self.child = None
 
 
-_sandboxes: dict[Limits, Sandbox] = {}
+#: One sandbox per thread and set of limits: a worker of several threads runs as many
+#: files at once, each in its own child.
+_sandboxes: dict[tuple[int, Limits], Sandbox] = {}
 _lock = threading.Lock()
 
 
 def run_limited(limits: Limits, call: Callable[..., T], *args: object) -> T | Stopped:
-    """``call(*args)`` within ``limits``, in this process's sandbox for them."""
-    with _lock:  # one call at a time per sandbox (a worker may run several threads)
-        sandbox = _sandboxes.get(limits)
+    """``call(*args)`` within ``limits``, in this thread's sandbox for them."""
+    key = (threading.get_ident(), limits)
+    with _lock:
+        sandbox = _sandboxes.get(key)
         if sandbox is None:
-            sandbox = _sandboxes[limits] = Sandbox(limits)
-        return sandbox.run(call, *args)
+            sandbox = _sandboxes[key] = Sandbox(limits)
+    return sandbox.run(call, *args)
 
 
 @atexit.register
 def _close_all() -> None:
-    for sandbox in _sandboxes.values():
+    with _lock:
+        sandboxes = list(_sandboxes.values())
+    for sandbox in sandboxes:
         sandbox.close()
 
 
