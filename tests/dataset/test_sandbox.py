@@ -11,8 +11,9 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from conftest import corpus_file
+from motionkit.dataset import batch
 from motionkit.dataset import sandbox as sandbox_module
-from motionkit.dataset.batch import Job, Outcome, failed_outcome, work
+from motionkit.dataset.batch import Job, Outcome, failed_outcome
 from motionkit.dataset.files import Item
 from motionkit.dataset.sandbox import Limits, Sandbox, Stopped
 from motionkit.errors import MotionkitError
@@ -22,8 +23,13 @@ SLOW = ('<mujoco><worldbody><body name="b"><freejoint/>'
 
 
 def _run(sandbox: Sandbox, item: Item) -> Outcome:
-    outcome = sandbox.run(work, Job("validate"), item)
-    return failed_outcome(item.source, outcome.reason) if isinstance(outcome, Stopped) else outcome
+    """What a batch worker does with one file, in this sandbox."""
+    answer = sandbox.run(batch.WORK, {"job": batch._job_json(Job("validate")),
+                                      "item": batch._item_json(item)})
+    if isinstance(answer, Stopped):
+        return failed_outcome(item.source, answer.reason)
+    assert isinstance(answer, dict)
+    return Outcome(**answer)
 
 
 def _item(path: Path) -> Item:
@@ -105,18 +111,32 @@ def test_each_thread_has_its_own_child(files: tuple[Item, Item]) -> None:
     """A worker of several threads does as many files at once (one child each)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from motionkit.dataset.batch import Job, work
-    from motionkit.dataset.sandbox import _close_all, _sandboxes, run_limited
+    from motionkit.dataset.sandbox import _close_all, _sandboxes
 
     good, _ = files
     limits = Limits(60, 1024)
+    job = Job("validate", limits=limits)
     try:
         with ThreadPoolExecutor(2) as pool:
-            done = list(pool.map(lambda _: run_limited(limits, work, Job("validate"), good),
-                                 range(4)))
-        assert all(not isinstance(outcome, Stopped) and outcome.status == "ok" for outcome in done)
+            done = list(pool.map(lambda _: batch._limited(job, good), range(4)))
+        assert all(outcome.status == "ok" for outcome in done)
         children = {sandbox.child.pid for key, sandbox in _sandboxes.items()
                     if key[1] == limits and sandbox.child is not None}
         assert len(children) == 2
     finally:
         _close_all()
+
+
+def test_the_pipe_carries_json_and_only_named_handlers(files: tuple[Item, Item]) -> None:
+    """No pickle crosses the pipe (an answer comes from a process that has just read an
+    untrusted file), and a child runs only the handlers of HANDLERS."""
+    good, _ = files
+    sandbox = Sandbox(Limits(60, None))
+    try:
+        with pytest.raises(ValueError):
+            sandbox.run("os:system", "true")
+        outcome = _run(sandbox, good)
+        assert outcome.status == "ok" and isinstance(outcome.row["size"], int)
+    finally:
+        sandbox.close()
+    assert "import pickle" not in Path(sandbox_module.__file__).read_text()

@@ -12,6 +12,7 @@ output newer than its input is kept unless the job says ``force``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -100,9 +101,62 @@ def work_chunk(job: Job, items: list[Item]) -> list[Outcome]:
     return [_unlimited(job, item) for item in items]
 
 
+#: The sandbox handler that does one file (JSON in and out: see :func:`work_json`).
+WORK = "motionkit.dataset.batch:work_json"
+
+
 def _limited(job: Job, item: Item) -> Outcome:
-    outcome = run_limited(job.limits, work, job, item)
-    return failed_outcome(item.source, outcome.reason) if isinstance(outcome, Stopped) else outcome
+    answer = run_limited(job.limits, WORK, {"job": _job_json(job), "item": _item_json(item)})
+    if isinstance(answer, Stopped):
+        return failed_outcome(item.source, answer.reason)
+    try:
+        return Outcome(**answer)  # type: ignore[arg-type]
+    except TypeError:  # not a mapping of Outcome's fields
+        return failed_outcome(item.source, "the reading process gave no outcome")
+
+
+def work_json(payload: dict[str, dict[str, object]]) -> dict[str, object]:
+    """:func:`work` in a sandbox child: the job and the item as JSON, the outcome as JSON
+    (numbers, text, lists and mappings only: nothing of it can run when it is read)."""
+    outcome = work(_job_of(payload["job"]), _item_of(payload["item"]))
+    plain: dict[str, object] = json.loads(json.dumps(dataclasses.asdict(outcome),
+                                                     default=_plain))
+    return plain
+
+
+def _plain(value: object) -> object:
+    """A value of a catalog row JSON cannot hold as is (a NumPy number, a path)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else str(value)
+
+
+def _job_json(job: Job) -> dict[str, object]:
+    out = dataclasses.asdict(job)
+    out["out"] = None if job.out is None else str(job.out)
+    return out
+
+
+def _job_of(values: dict[str, object]) -> Job:
+    from ..retarget.plan import Plan
+    from ..retarget.run import Options
+
+    fields = dict(values)
+    settings, plan = fields.pop("plan"), None
+    if isinstance(settings, dict):
+        plan = Plan(**{**settings, "options": Options(**settings["options"])})
+    limits = fields.pop("limits")
+    assert isinstance(limits, dict)
+    out = fields.pop("out")
+    return Job(**fields, out=None if out is None else Path(str(out)),  # type: ignore[arg-type]
+               limits=Limits(**limits), plan=plan)
+
+
+def _item_json(item: Item) -> dict[str, object]:
+    return {"source": str(item.source), "relative": str(item.relative)}
+
+
+def _item_of(values: dict[str, object]) -> Item:
+    return Item(Path(str(values["source"])), PurePosixPath(str(values["relative"])))
 
 
 def _unlimited(job: Job, item: Item) -> Outcome:

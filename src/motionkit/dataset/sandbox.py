@@ -6,16 +6,18 @@ start). While it waits, at most the time limit, the worker looks at the child's 
 memory every 50 ms (Linux's /proc; an address-space rlimit would break the thread pools
 of polars and OpenBLAS, which reserve far more than they use). A file over either limit
 fails alone, with one line, and the child is replaced for the next file; a child that
-dies (a crash, the kernel's OOM killer) is reported the same way. The pipe carries pickles
-of the job, the item and the outcome, between this process and its own child only.
+dies (a crash, the kernel's OOM killer) is reported the same way. The pipe carries JSON
+only (never a pickle: an answer comes from a process that has just read an untrusted
+file), and the child runs only the handlers named in :data:`HANDLERS`.
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib
+import json
 import math
 import os
-import pickle
 import select
 import signal
 import struct
@@ -23,16 +25,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, TypeVar
+from typing import IO
 
 from ..errors import MotionkitError
 
-T = TypeVar("T")
-
 _HEADER = struct.Struct("<Q")
 _CHILD = "from motionkit.dataset.sandbox import serve; serve()"
+#: What a child may run: ``module:function`` taking and returning JSON values.
+HANDLERS = frozenset({"motionkit.dataset.batch:work_json"})
+#: Largest answer read from a child (an outcome is a few KB).
+MAX_ANSWER = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -67,19 +70,25 @@ class Sandbox:
         self.limits = limits
         self.child: subprocess.Popen[bytes] | None = None
 
-    def run(self, call: Callable[..., T], *args: object) -> T | Stopped:
-        """``call(*args)`` in the child (a module-level function: it goes by name), or why
-        it gave no result."""
+    def run(self, handler: str, payload: object) -> object | Stopped:
+        """``handler(payload)`` in the child (one of :data:`HANDLERS`; JSON in and out), or
+        why it gave no result."""
+        if handler not in HANDLERS:
+            raise ValueError(f"not a sandbox handler: {handler!r}")
         try:
             child = self.child if self.child is not None and self.child.poll() is None \
                 else self._start()
             assert child.stdin is not None and child.stdout is not None
-            _send(child.stdin, (call, args))
-            answer: T | Stopped = _receive(child, self.limits)
-            if isinstance(answer, Stopped):
+            _send(child.stdin, {"handler": handler, "payload": payload})
+            answer = _receive(child, self.limits)
+            if not isinstance(answer, dict) or not ("value" in answer or "stopped" in answer):
+                raise EOFError  # not an answer of ours: the child is not trusted further
+            if "stopped" in answer:
                 self.close()  # the child stopped itself (its memory ran out)
-            return answer
-        except (OSError, EOFError, TimeoutError, OverMemory) as exc:
+                return Stopped(str(answer["stopped"]))
+            value: object = answer["value"]
+            return value
+        except (OSError, EOFError, TimeoutError, OverMemory, ValueError) as exc:
             return Stopped(self._stopped(exc))
 
     def _stopped(self, exc: BaseException) -> str:
@@ -132,14 +141,14 @@ _sandboxes: dict[tuple[int, Limits], Sandbox] = {}
 _lock = threading.Lock()
 
 
-def run_limited(limits: Limits, call: Callable[..., T], *args: object) -> T | Stopped:
-    """``call(*args)`` within ``limits``, in this thread's sandbox for them."""
+def run_limited(limits: Limits, handler: str, payload: object) -> object | Stopped:
+    """``handler(payload)`` within ``limits``, in this thread's sandbox for them."""
     key = (threading.get_ident(), limits)
     with _lock:
         sandbox = _sandboxes.get(key)
         if sandbox is None:
             sandbox = _sandboxes[key] = Sandbox(limits)
-    return sandbox.run(call, *args)
+    return sandbox.run(handler, payload)
 
 
 @atexit.register
@@ -151,7 +160,7 @@ def _close_all() -> None:
 
 
 def _send(pipe: IO[bytes], value: object) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    data = json.dumps(value, allow_nan=False).encode()
     pipe.write(_HEADER.pack(len(data)) + data)
     pipe.flush()
 
@@ -164,14 +173,18 @@ class OverMemory(Exception):
     """The child's resident memory went over the limit."""
 
 
-def _receive(child: subprocess.Popen[bytes], limits: Limits) -> Any:
+def _receive(child: subprocess.Popen[bytes], limits: Limits) -> object:
     """The child's next answer: TimeoutError past the time limit, OverMemory past the
     memory limit (its resident size, looked at every ``_TICK`` s), EOFError if it died."""
     assert child.stdout is not None
     watching = _watching(child, limits)
     header = _read_exactly(child.stdout, _HEADER.size, *watching)
-    data = _read_exactly(child.stdout, _HEADER.unpack(header)[0], *watching)
-    return pickle.loads(data)
+    size = _HEADER.unpack(header)[0]
+    if size > MAX_ANSWER:
+        raise EOFError  # no answer of ours is that big
+    data = _read_exactly(child.stdout, size, *watching)
+    answer: object = json.loads(data)
+    return answer
 
 
 _TICK = 0.05
@@ -252,12 +265,15 @@ def serve() -> None:
             header = requests.read(_HEADER.size)
             if len(header) < _HEADER.size:
                 return
-            call, args = pickle.loads(requests.read(_HEADER.unpack(header)[0]))
-        except (EOFError, OSError):
+            request = json.loads(requests.read(_HEADER.unpack(header)[0]))
+        except (EOFError, OSError, ValueError):
             return
+        if request.get("handler") not in HANDLERS:
+            return
+        module, name = request["handler"].split(":")
         try:
-            _send(answers, call(*args))
+            value = getattr(importlib.import_module(module), name)(request["payload"])
+            _send(answers, {"value": value})
         except MemoryError:  # the machine's memory, not our limit: the next call gets a new child
-            _send(answers, Stopped("MemoryError: out of memory"))
+            _send(answers, {"stopped": "MemoryError: out of memory"})
             return
-
