@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from .._io import read_bytes
 from .._limits import check_bracket_depth
 from ..errors import ConversionError, FormatError
+from ..spatial import quaternion as quat
 
 Array = NDArray[np.float64]
 
@@ -76,16 +77,23 @@ def same_names(source: list[str], robot: list[str], root: str | None = None) -> 
                    {task.source: task for task in tasks})
 
 
-def read_map(path: str | os.PathLike[str]) -> BodyMap:
-    """GMR's ``ik_config`` JSON (e.g. ``bvh_to_g1.json``); a FormatError at its place."""
+def read_json(path: str | os.PathLike[str]) -> object:
+    """A JSON file of the retargeting options (maps, name maps, frame fixes): its nesting
+    bounded before it is parsed, every fault a FormatError at its place."""
     data = read_bytes(path)
     check_bracket_depth(data, path, "JSON")
     try:
-        document = json.loads(data)
+        document: object = json.loads(data)
     except json.JSONDecodeError as exc:
         raise FormatError(f"not JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
     except UnicodeDecodeError:
         raise FormatError("not UTF-8 text", path) from None
+    return document
+
+
+def read_map(path: str | os.PathLike[str]) -> BodyMap:
+    """GMR's ``ik_config`` JSON (e.g. ``bvh_to_g1.json``); a FormatError at its place."""
+    document = read_json(path)
     if not isinstance(document, dict):
         raise FormatError("a body map is a JSON object", path)
     fields = _Fields(document, path)
@@ -178,7 +186,4 @@ class _Fields:
 
 def _matrix_wxyz(quaternion: Array) -> Array:
     """The rotation matrix of a (w, x, y, z) quaternion (normalised first)."""
-    w, x, y, z = quaternion / np.linalg.norm(quaternion)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return quat.to_matrix(quat.wxyz_to_xyzw(quaternion / np.linalg.norm(quaternion)))

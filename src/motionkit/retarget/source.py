@@ -11,21 +11,18 @@ orientation, so every map keeps the offsets GMR's users wrote.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._io import read_bytes
-from .._limits import check_bracket_depth
 from ..errors import ConversionError, FormatError, warn
 from ..kinematics.motion import link_poses
 from ..model import Motion, Timeline
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
-from .maps import BodyMap, _matrix_wxyz
+from .maps import BodyMap, _matrix_wxyz, read_json
 
 Array = NDArray[np.float64]
 
@@ -86,7 +83,7 @@ def _rate(timeline: Timeline) -> float:
 
 def read_rename(path: str | os.PathLike[str]) -> dict[str, str]:
     """A name map file: ``{"old": "new"}``, or ``{"joint_names": {...}}`` as in the corpus."""
-    document = _json(path)
+    document = read_json(path)
     table = document.get("joint_names", document) if isinstance(document, dict) else None
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                               for k, v in table.items()):
@@ -96,7 +93,7 @@ def read_rename(path: str | os.PathLike[str]) -> dict[str, str]:
 
 def read_frame_fix(path: str | os.PathLike[str]) -> dict[str, Array]:
     """Per-body constant right factors: ``{"right_factor_wxyz": {body: [w, x, y, z]}}``."""
-    document = _json(path)
+    document = read_json(path)
     table = document.get("right_factor_wxyz") if isinstance(document, dict) else None
     if not isinstance(table, dict):
         raise FormatError("a frame fix needs \"right_factor_wxyz\": {body: [w, x, y, z]}", path)
@@ -108,17 +105,6 @@ def read_frame_fix(path: str | os.PathLike[str]) -> dict[str, Array]:
             raise FormatError(f"right_factor_wxyz.{body}: four numbers, not all zero", path)
         out[str(body)] = _matrix_wxyz(np.array(value, dtype=float))
     return out
-
-
-def _json(path: str | os.PathLike[str]) -> object:
-    data = read_bytes(path)
-    check_bracket_depth(data, path, "JSON")
-    try:
-        return json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"not JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
-    except UnicodeDecodeError:
-        raise FormatError("not UTF-8 text", path) from None
 
 
 def measured_height(skeleton: Skeleton, rename: dict[str, str] | None = None) -> float:
