@@ -43,6 +43,12 @@ PLAN_OPTIONS = (
                  help="Hold the root at the model's pose (a fixed base, or an upper body only)."),
     click.option("--max-joint-speed", type=float, metavar="RAD/S",
                  help="The most any joint may move per second between output frames."),
+    click.option("--no-plant-feet", is_flag=True,
+                 help="Let the robot's feet follow the source's while planted (GMR's way) "
+                      "instead of holding them still, flat and on the ground."),
+    click.option("--feet", metavar="BODY,BODY", callback=lambda _c, _p, v: tuple(
+                     name.strip() for name in v.split(",")) if v else None,
+                 help="The robot's feet to plant (default: the mapped bodies lowest at rest)."),
 )
 
 
@@ -62,7 +68,8 @@ def plan_of(settings: dict[str, object]) -> Plan:
 
     like_gmr, clearance, no_ground = take("like_gmr"), take("ground_clearance"), take("no_ground")
     options = Options(like_gmr, take("height"), None if no_ground or like_gmr else clearance,
-                      take("lock_base"), take("max_joint_speed"))
+                      take("lock_base"), take("max_joint_speed"),
+                      plant_feet=not take("no_plant_feet"), feet=take("feet"))
     return Plan(take("robot"), take("map_path"), take("by_name"), take("rename"),
                 take("frame_fix"), options)
 
@@ -117,6 +124,10 @@ def _report(out: str, result: object, like_gmr: bool) -> None:
                f"({'GMR mode' if like_gmr else 'default mode'}; source height "
                f"{result.height:.3f} m; root shifted {result.ground_shift * 1000:+.1f} mm)",
                err=True)
+    if result.planted_frames:
+        click.echo("feet held while planted: " + ", ".join(
+            f"{clean(foot)} {count} frames" for foot, count in result.planted_frames.items()),
+            err=True)
     mean = result.position_errors.mean(axis=0) * 1000
     worst = np.argsort(mean)[::-1][:3]
     click.echo("tracking error (mean, mm): " + ", ".join(

@@ -25,6 +25,7 @@ from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from . import ik
+from .ground import Foot, find_feet, lowest_point, planted, stance_targets
 from .lie import exp3
 from .maps import BodyMap, Task
 from .robot import Robot, State
@@ -37,6 +38,8 @@ GMR_FPS = 30.0
 #: The default mode solves every frame until a step lowers the error by less than this (or
 #: this many steps): a converged frame is the same whatever the frames before it led to.
 CONVERGED_DROP, CONVERGED_STEPS = 1e-9, 200
+#: A planted foot's task weights (position ×3, rotation ×3): above every task of GMR's maps.
+STANCE_WEIGHTS = np.repeat([500.0, 100.0], 3)
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,11 @@ class Options:
     lock_base: bool = False
     #: the most any joint may move per second between output frames (rad/s, m/s)
     max_joint_speed: float | None = None
+    #: hold each robot foot still, flat and on the ground while the source's foot is planted
+    #: (default mode, with the ground on; see ``ground``)
+    plant_feet: bool = True
+    #: the robot's feet (None: the mapped bodies whose shapes are lowest at rest)
+    feet: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.height is not None and not (math.isfinite(self.height) and self.height > 0):
@@ -75,6 +83,8 @@ class Retargeted:
     tracked: list[str]  # the robot bodies of those tasks
     height: float
     ground_shift: float
+    #: per robot foot held while the source's was planted: how many frames
+    planted_frames: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
@@ -105,25 +115,85 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     if not options.like_gmr:
         state = _start_at_root(robot, body_map, names, poses[0], state)
     fps = GMR_FPS if options.like_gmr else frames.fps
-    solved = _Solved.of(robot, body_map, len(poses))
-    rows = range(len(poses))
-    for frame in progress(rows) if progress is not None else rows:
-        by_name = dict(zip(names, poses[frame], strict=True))
-        with _speed_window(robot, options.max_joint_speed, fps,
-                           solved.q[frame - 1] if frame else None):
-            for number, tasks in enumerate(body_map.stages):
-                state, solved.steps[frame, number] = ik.solve_stage(
-                    robot, state, ik.goals(robot, tasks, by_name),
-                    *(() if options.like_gmr else (CONVERGED_DROP, CONVERGED_STEPS)))
-        solved.keep(frame, robot, state, ik.goals(robot, solved.last, by_name))
-    shift = 0.0
+    clip = _Clip(robot, body_map, _FrameGoals(robot, body_map, names, poses), options, fps,
+                 progress)
+    solved, shift, held = clip.solve(state), 0.0, {}
     if not options.like_gmr and options.ground_clearance is not None and robot.floating:
-        shift = options.ground_clearance - _lowest_point(robot, robot_skeleton, solved.root,
-                                                         solved.q)
+        clearance = options.ground_clearance
+        shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
+        feet = find_feet(robot, robot_skeleton, body_map, frames, source.skeleton, rename,
+                         options.feet) if options.plant_feet else []
+        if feet:
+            stances = [planted(frames, foot.point) for foot in feet]
+            solved = clip.plant(solved, feet, stances, clearance - shift)
+            held = {robot.names[foot.body]: int(stance.sum())
+                    for foot, stance in zip(feet, stances, strict=True)}
+            shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
         solved.root[:, 2] += shift
     motion = _motion(robot_skeleton, robot.joint_names, solved.root, solved.q, fps)
     return Retargeted(motion, solved.steps, solved.errors, [t.robot for t in solved.last],
-                      height, shift)
+                      height, shift, held)
+
+
+class _FrameGoals:
+    """Each frame's goals per stage: the map's tasks toward the frame's targets, a planted
+    foot's replaced by its stance pose (weights ``STANCE_WEIGHTS``)."""
+
+    def __init__(self, robot: Robot, body_map: BodyMap, names: list[str], poses: Array):
+        self.robot, self.body_map, self.names, self.poses = robot, body_map, names, poses
+        self.held: dict[int, dict[int, Array]] = {}  # frame → body → target
+
+    def hold(self, foot: Foot, targets: dict[int, Array]) -> None:
+        for frame, target in targets.items():
+            self.held.setdefault(frame, {})[foot.body] = target
+
+    def mapped(self, frame: int, tasks: tuple[Task, ...]) -> list[ik.Goal]:
+        """The tasks toward the frame's targets from the source."""
+        return ik.goals(self.robot, tasks, dict(zip(self.names, self.poses[frame], strict=True)))
+
+    def __call__(self, frame: int, tasks: tuple[Task, ...]) -> list[ik.Goal]:
+        held = self.held.get(frame, {})
+        return [ik.Goal(goal.body, held[goal.body], STANCE_WEIGHTS) if goal.body in held
+                else goal for goal in self.mapped(frame, tasks)]
+
+
+@dataclass
+class _Clip:
+    """One clip's problem: the robot, the map, each frame's goals, and how to solve them."""
+
+    robot: Robot
+    body_map: BodyMap
+    goals: _FrameGoals
+    options: Options
+    fps: float
+    progress: Callable[[Iterable[int]], Iterable[int]] | None
+
+    def solve(self, state: State) -> _Solved:
+        """Every frame in order, each from the one before (frame 0 from ``state``)."""
+        robot, options = self.robot, self.options
+        solved = _Solved.of(robot, self.body_map, len(self.goals.poses))
+        rows = range(len(self.goals.poses))
+        for frame in self.progress(rows) if self.progress is not None else rows:
+            with _speed_window(robot, options.max_joint_speed, self.fps,
+                               solved.q[frame - 1] if frame else None):
+                for number, tasks in enumerate(self.body_map.stages):
+                    state, solved.steps[frame, number] = ik.solve_stage(
+                        robot, state, self.goals(frame, tasks),
+                        *(() if options.like_gmr else (CONVERGED_DROP, CONVERGED_STEPS)))
+            solved.keep(frame, robot, state, self.goals.mapped(frame, solved.last))
+        return solved
+
+    def plant(self, solved: _Solved, feet: list[Foot], stances: list[NDArray[np.bool_]],
+              ground: float) -> _Solved:
+        """The clip solved again with each foot held through its stances, placed where
+        ``solved`` had it on average, flat, its lowest point at ``ground`` (the steps
+        counted are both solves')."""
+        placed = solved.states()
+        for foot, stance in zip(feet, stances, strict=True):
+            self.goals.hold(foot, stance_targets(self.robot, foot, placed, stance, ground))
+        again = self.solve(solved.state(0))
+        again.steps += solved.steps
+        return again
 
 
 @dataclass
@@ -150,6 +220,13 @@ class _Solved:
         self.q[frame] = state.q
         self.root[frame, :3] = state.root_pos
         self.root[frame, 3:] = quaternion.from_matrix(state.root_rot)
+
+    def state(self, frame: int) -> State:
+        return State(self.root[frame, :3].copy(), quaternion.to_matrix(self.root[frame, 3:]),
+                     self.q[frame].copy())
+
+    def states(self) -> list[State]:
+        return [self.state(frame) for frame in range(len(self.q))]
 
 
 @contextlib.contextmanager
@@ -198,38 +275,6 @@ def _start_at_root(robot: Robot, body_map: BodyMap, names: list[str], first: Arr
             upright = exp3(np.array([0.0, 0.0, heading]))
             return State(target[:3, 3].copy(), upright, state.q.copy())
     return state
-
-
-def _lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array) -> float:
-    """The lowest point of the robot's spheres, capsules, cylinders and boxes over the clip."""
-    lowest = np.inf
-    shapes = [(index, shape) for index, body in enumerate(skeleton.bodies)
-              for shape in body.shapes if shape.kind in ("sphere", "capsule", "cylinder", "box")]
-    if not shapes:
-        raise ConversionError("the robot has no primitive shapes to put on the ground "
-                              "(pass ground_clearance=None / --no-ground)")
-    for frame in range(len(q)):
-        state = State(root[frame, :3], quaternion.to_matrix(root[frame, 3:]), q[frame])
-        bodies = robot.poses(state).bodies
-        for index, shape in shapes:
-            pose = bodies[index] @ shape.transform
-            lowest = min(lowest, _shape_bottom(shape.kind, shape.params, pose))
-    return float(lowest)
-
-
-def _shape_bottom(kind: str, params: object, pose: Array) -> float:
-    size = dict(params)  # type: ignore[call-overload]
-    centre, turn = pose[:3, 3], pose[:3, :3]
-    if kind == "sphere":
-        return float(centre[2] - size["radius"])
-    if kind == "box":
-        half = np.asarray(size["size"]) / 2
-        return float(centre[2] - np.abs(turn[2]) @ half)
-    radius, half_height = float(size["radius"]), float(size.get("height", 0.0)) / 2
-    axis_z = turn[2, 2]
-    if kind == "capsule":
-        return float(centre[2] - abs(axis_z) * half_height - radius)
-    return float(centre[2] - abs(axis_z) * half_height - radius * np.sqrt(max(0.0, 1 - axis_z**2)))
 
 
 def _motion(skeleton: Skeleton, joints: list[str], root: Array, q: Array, fps: float) -> Motion:

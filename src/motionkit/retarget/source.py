@@ -28,6 +28,9 @@ Array = NDArray[np.float64]
 
 #: The height GMR's BVH loader reports whatever the skeleton (``lafan1.py``).
 GMR_HUMAN_HEIGHT = 1.75
+#: GMR's synthetic bodies (the foot's position, the toe's orientation) and the foot each
+#: one's position is.
+FOOT_MODS = {f"{side}FootMod": (f"{side}Foot", f"{side}Toe") for side in ("Left", "Right")}
 
 
 @dataclass
@@ -58,15 +61,20 @@ def source_frames(skeleton: Skeleton, motion: Motion,
     data = np.asarray(track.data, dtype=np.float64)
     positions, rotations = data[:, :, :3], quaternion.to_matrix(data[:, :, 3:7])
     extra_pos, extra_rot = [], []
-    for side in ("Left", "Right"):
-        if f"{side}Foot" in names and f"{side}Toe" in names:
-            names.append(f"{side}FootMod")
-            extra_pos.append(positions[:, names.index(f"{side}Foot")])
-            extra_rot.append(rotations[:, names.index(f"{side}Toe")])
+    for synthetic, (foot, toe) in FOOT_MODS.items():
+        if foot in names and toe in names:
+            extra_pos.append(positions[:, names.index(foot)])
+            extra_rot.append(rotations[:, names.index(toe)])
+            names.append(synthetic)
     if extra_pos:
         positions = np.concatenate([positions, np.stack(extra_pos, 1)], 1)
         rotations = np.concatenate([rotations, np.stack(extra_rot, 1)], 1)
     return SourceFrames(names, positions, rotations, _rate(track.timeline))
+
+
+def measured_body(name: str) -> str:
+    """The source body whose position a (possibly synthetic) target body has."""
+    return FOOT_MODS[name][0] if name in FOOT_MODS else name
 
 
 def _rate(timeline: Timeline) -> float:
