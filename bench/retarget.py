@@ -29,7 +29,7 @@ import motionkit as mk
 from motionkit import retarget
 from motionkit.retarget import ik
 from motionkit.retarget.robot import Robot
-from motionkit.retarget.source import GMR_HUMAN_HEIGHT, source_frames, targets
+from motionkit.retarget.source import GMR_HUMAN_HEIGHT, size_ratio, source_frames, targets
 
 CORPUS = os.environ.get("MOTIONKIT_CORPUS", os.path.join(os.path.dirname(__file__), "..", "..",
                                                          "shared", "corpus"))
@@ -53,7 +53,7 @@ def frame_targets(source: mk.Motion, body_map: retarget.BodyMap, rename: dict,
     """The clip's target poses per frame, as GMR mode makes them."""
     assert source.skeleton is not None
     names, poses = targets(source_frames(source.skeleton, source, rename), body_map,
-                           GMR_HUMAN_HEIGHT, fix)
+                           size_ratio(body_map, GMR_HUMAN_HEIGHT, like_gmr=True), fix)
     return [dict(zip(names, frame, strict=True)) for frame in poses]
 
 

@@ -3,8 +3,10 @@
 A source foot is *planted* between two frames when its contact point moves less than
 ``PLANTED_SPEED`` horizontally and one of the two frames has it within ``PLANTED_HEIGHT``
 of the clip's lowest height for that point (spec §7: 31 left and 35 right frame pairs
-of the corpus clip). The contact point is the lowest body at rest of the subtree the foot's
-task follows (a BVH's toe). While planted, the robot's foot keeps one pose per stance: the
+of the corpus clip). Both are for a human of ``PLANTED_FOR_HEIGHT`` and scale with the
+source's height, so that a source in other units or of another size plants the same
+frames. The contact point is the lowest body at rest of the subtree the foot's task
+follows (a BVH's toe). While planted, the robot's foot keeps one pose per stance: the
 stance's mean position on the ground plane, flat (its rest orientation turned about the
 vertical only), its lowest shape point on the ground.
 """
@@ -27,7 +29,7 @@ from .source import SourceFrames, measured_body
 Array = NDArray[np.float64]
 
 #: The source's planted rule (spec §7).
-PLANTED_SPEED, PLANTED_HEIGHT = 0.1, 0.02
+PLANTED_SPEED, PLANTED_HEIGHT, PLANTED_FOR_HEIGHT = 0.1, 0.02, 1.75
 #: Robot feet: mapped bodies whose lowest shape point at rest is this close to the lowest.
 FOOT_BAND = 0.02
 _PRIMITIVES = ("sphere", "capsule", "cylinder", "box")
@@ -81,12 +83,15 @@ def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: Sourc
     return feet
 
 
-def planted(frames: SourceFrames, point: int) -> NDArray[np.bool_]:
-    """Per frame: whether the source point is planted there (it is in a planted pair)."""
+def planted(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT
+            ) -> NDArray[np.bool_]:
+    """Per frame: whether the source point is planted there (it is in a planted pair), for
+    a source ``height`` tall."""
+    scale = height / PLANTED_FOR_HEIGHT
     path = frames.positions[:, point]
     speed = np.linalg.norm(np.diff(path[:, :2], axis=0), axis=1) * frames.fps
-    low = path[:, 2] - path[:, 2].min() <= PLANTED_HEIGHT
-    pairs = (speed < PLANTED_SPEED) & (low[:-1] | low[1:])
+    low = path[:, 2] - path[:, 2].min() <= PLANTED_HEIGHT * scale
+    pairs = (speed < PLANTED_SPEED * scale) & (low[:-1] | low[1:])
     out = np.zeros(len(path), dtype=bool)
     out[:-1] |= pairs
     out[1:] |= pairs

@@ -63,17 +63,40 @@ def step(robot: Robot, state: State, stage: list[Goal]) -> State:
     return State(pos[0], rot[0], q[0])
 
 
-def solve_stage(robot: Robot, state: State, stage: list[Goal], min_drop: float = MIN_DROP,
-                max_repeats: int = MAX_REPEATS) -> tuple[State, int]:
-    """GMR's stage loop: the state it ends in and the steps it took (1 to 11 with GMR's
-    settings). One step, then more while the error norm falls by more than ``min_drop``,
-    at most ``max_repeats`` more."""
-    return solve_stage_many(robot, [state], [stage], min_drop, max_repeats)[0]
+@dataclass(frozen=True)
+class Rule:
+    """How a stage steps and when it stops: one step, then more while the error norm falls
+    by more than ``min_drop``, at most ``max_repeats`` more.
+
+    GMR's rule: the norm of the unweighted errors (which a step may raise while it lowers
+    what the step minimises), every step taken, damped by ``DAMPING`` plus mink's
+    Levenberg–Marquardt term ``Σ‖W_i e_i‖²`` (steps crawl while targets stay out of reach).
+    ``adaptive``: the weighted errors' norm, and a damping that shrinks (÷ 3, down to
+    ``DAMPING``) after each step that lowers it and grows (× 4) on a step that would not,
+    which is not taken. Both paths end at the same least-squares minimum where they end."""
+
+    min_drop: float = MIN_DROP
+    max_repeats: int = MAX_REPEATS
+    adaptive: bool = False
+
+
+#: GMR's stage loop.
+GMR = Rule()
+#: Until converged: a stage ends where a step lowers the weighted errors by less than 1e-7,
+#: or no damping up to ``MAX_DAMPING`` finds a lower point (or after 200 steps).
+CONVERGED = Rule(1e-7, 200, adaptive=True)
+MAX_DAMPING = 1e8
+
+
+def solve_stage(robot: Robot, state: State, stage: list[Goal],
+                rule: Rule = GMR) -> tuple[State, int]:
+    """A stage's loop: the state it ends in and the steps it took (1 to 11 with GMR's
+    rule; tried steps, taken or not, with an adaptive one)."""
+    return solve_stage_many(robot, [state], [stage], rule)[0]
 
 
 def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[list[Goal]],
-                     min_drop: float = MIN_DROP,
-                     max_repeats: int = MAX_REPEATS) -> list[tuple[State, int]]:
+                     rule: Rule = GMR) -> list[tuple[State, int]]:
     """:func:`solve_stage` of independent problems (one per clip: ``states[k]`` toward
     ``stages[k]``), all the clips that have not stopped stepped together; each stops by its
     own rule and ends where it would alone, in as many steps. The stages must drive the same
@@ -81,25 +104,33 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
     tasks = _Tasks.of(stages)
     batch = _Batch.of(robot, states)
     error = _errors_many(batch.bodies, tasks.bodies, tasks.targets)
-    before = _norms(error)
+    scale = tasks.weights if rule.adaptive else np.ones_like(tasks.weights)
+    before = _norms(scale * error)
     steps = np.zeros(len(states), dtype=np.int64)
+    damping = np.full(len(states), DAMPING)
     active = np.arange(len(states))
     while len(active):
         everyone = len(active) == len(states)
         sub = batch if everyone else batch.take(active)
         pos, rot, q = _step_many(robot, sub, error if everyone else error[active],
-                                 tasks if everyone else tasks.take(active))
+                                 tasks if everyone else tasks.take(active),
+                                 damping[active] if rule.adaptive else None)
         moved = _Batch(pos, rot, q, *robot.poses_many(pos, rot, q))
         new_error = _errors_many(moved.bodies, tasks.bodies, tasks.targets[active])
-        after = _norms(new_error)
-        if everyone:
+        after = _norms(scale * new_error)
+        steps[active] += 1
+        taken = after < before[active] if rule.adaptive else np.ones(len(active), dtype=bool)
+        if everyone and taken.all():
             batch, error = moved, new_error
         else:
-            batch.put(active, moved)
-            error[active] = new_error
-        steps[active] += 1
-        keep = (before[active] - after > min_drop) & (steps[active] <= max_repeats)
-        before[active] = after
+            batch.put(active[taken], moved.take(np.flatnonzero(taken)))
+            error[active[taken]] = new_error[taken]
+        going = np.where(taken, before[active] - after > rule.min_drop,
+                         damping[active] < MAX_DAMPING)
+        keep = going & (steps[active] <= rule.max_repeats)
+        before[active[taken]] = after[taken]
+        damping[active] = np.where(taken, np.maximum(damping[active] / 3, DAMPING),
+                                   damping[active] * 4)
         active = active[keep]
     return [(batch.state(k), int(steps[k])) for k in range(len(states))]
 
@@ -185,9 +216,10 @@ def _errors_many(bodies: Array, tasks: NDArray[np.intp], targets: Array) -> Arra
     return log6_many(relative)
 
 
-def _step_many(robot: Robot, batch: _Batch, error: Array,
-               tasks: _Tasks) -> tuple[Array, Array, Array]:
-    """One step of every clip of the batch (``error``: its ``_errors_many``)."""
+def _step_many(robot: Robot, batch: _Batch, error: Array, tasks: _Tasks,
+               damping: Array | None = None) -> tuple[Array, Array, Array]:
+    """One step of every clip of the batch (``error``: its ``_errors_many``), damped by
+    ``damping`` per clip (None: GMR's, ``DAMPING + Σ‖W_i e_i‖²``)."""
     count, size = len(error), robot.nv
     pose = batch.bodies[:, tasks.bodies]
     inverse = pose[..., :3, :3].swapaxes(-1, -2)  # world → body
@@ -204,7 +236,9 @@ def _step_many(robot: Robot, batch: _Batch, error: Array,
     hessian = across @ weighted
     gradient = (across @ werror[..., None])[..., 0]
     diagonal = np.arange(size)
-    hessian[:, diagonal, diagonal] += (DAMPING + np.einsum("bi,bi->b", werror, werror))[:, None]
+    if damping is None:
+        damping = DAMPING + np.einsum("bi,bi->b", werror, werror)
+    hessian[:, diagonal, diagonal] += damping[:, None]
     shift = size - len(robot.joint_names)
     low, high = np.full((count, size), -np.inf), np.full((count, size), np.inf)
     with np.errstate(invalid="ignore"):  # unlimited joints: inf - q

@@ -4,9 +4,13 @@
 Two modes. ``like_gmr`` reproduces GMR (commit 4f9e8b7) exactly, its defects included: human
 height 1.75 m, 30 fps written, frame 0 solved from the model's default pose in at most 11
 steps per stage, no ground handling. The default fixes what GMR's users report: the source's
-own height and frame rate, frame 0 started upright at the root target's position and
-heading, every frame solved to convergence (so a clip's frames do not depend on where it
-starts), and the robot's lowest point over the clip put on the ground (``ground_clearance``).
+own height (scaled so that its size and unit do not matter) and frame rate, frame 0 started
+upright at the root target's position and heading, every frame solved to convergence
+(``ik.CONVERGED``: a clip's frames do not depend on where it starts), the robot's lowest
+point over the clip put on the ground (``ground_clearance``), and each foot held still,
+flat and on the ground while the source's is planted (``plant_feet``; see ``ground``).
+Grounding and planting look at the whole clip: the shift and a stance cut by the clip's
+start are the clip's own.
 """
 
 from __future__ import annotations
@@ -29,15 +33,12 @@ from .ground import Foot, find_feet, lowest_point, planted, stance_targets
 from .lie import exp3
 from .maps import BodyMap, Task
 from .robot import Robot, State
-from .source import GMR_HUMAN_HEIGHT, measured_height, source_frames, targets
+from .source import GMR_HUMAN_HEIGHT, measured_height, size_ratio, source_frames, targets
 
 Array = NDArray[np.float64]
 
 #: What GMR writes whatever the source (``bvh_to_robot.py``).
 GMR_FPS = 30.0
-#: The default mode solves every frame until a step lowers the error by less than this (or
-#: this many steps): a converged frame is the same whatever the frames before it led to.
-CONVERGED_DROP, CONVERGED_STEPS = 1e-9, 200
 #: A planted foot's task weights (position ×3, rotation ×3): above every task of GMR's maps.
 STANCE_WEIGHTS = np.repeat([500.0, 100.0], 3)
 
@@ -47,7 +48,8 @@ class Options:
     """How to retarget; see the module's docstring for the two modes."""
 
     like_gmr: bool = False
-    #: the source's height in metres (None: GMR's 1.75 m, or measured in the default mode)
+    #: the source's height in metres (None: GMR's 1.75 m, or measured in the default mode;
+    #: see ``source.size_ratio`` for how each mode scales by it)
     height: float | None = None
     #: the robot's lowest point over the clip at this height (None: no shift; default mode)
     ground_clearance: float | None = 0.0
@@ -110,7 +112,8 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     height = options.height or (GMR_HUMAN_HEIGHT if options.like_gmr else 1.0
                                 if body_map.height_assumption is None else
                                 measured_height(source.skeleton, rename))
-    names, poses = targets(frames, body_map, height, fix)
+    names, poses = targets(frames, body_map,
+                           size_ratio(body_map, height, like_gmr=options.like_gmr), fix)
     state = robot.rest.copy()
     if not options.like_gmr:
         state = _start_at_root(robot, body_map, names, poses[0], state)
@@ -124,7 +127,8 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         feet = find_feet(robot, robot_skeleton, body_map, frames, source.skeleton, rename,
                          options.feet) if options.plant_feet else []
         if feet:
-            stances = [planted(frames, foot.point) for foot in feet]
+            stances = [planted(frames, foot.point, *(
+                () if body_map.height_assumption is None else (height,))) for foot in feet]
             solved = clip.plant(solved, feet, stances, clearance - shift)
             held = {robot.names[foot.body]: int(stance.sum())
                     for foot, stance in zip(feet, stances, strict=True)}
@@ -179,7 +183,7 @@ class _Clip:
                 for number, tasks in enumerate(self.body_map.stages):
                     state, solved.steps[frame, number] = ik.solve_stage(
                         robot, state, self.goals(frame, tasks),
-                        *(() if options.like_gmr else (CONVERGED_DROP, CONVERGED_STEPS)))
+                        ik.GMR if options.like_gmr else ik.CONVERGED)
             solved.keep(frame, robot, state, self.goals.mapped(frame, solved.last))
         return solved
 

@@ -28,6 +28,9 @@ Array = NDArray[np.float64]
 
 #: The height GMR's BVH loader reports whatever the skeleton (``lafan1.py``).
 GMR_HUMAN_HEIGHT = 1.75
+#: The Head joint's height above the lower foot joint, at rest, of a human GMR's 1.75 m is
+#: for (the corpus Mixamo clip: 1.495 m; GMR's loader measures 1.473 m on its last frame).
+GMR_HEAD_ABOVE_FEET = 1.5
 #: GMR's synthetic bodies (the foot's position, the toe's orientation) and the foot each
 #: one's position is.
 FOOT_MODS = {f"{side}FootMod": (f"{side}Foot", f"{side}Toe") for side in ("Left", "Right")}
@@ -116,9 +119,11 @@ def read_frame_fix(path: str | os.PathLike[str]) -> dict[str, Array]:
 
 
 def measured_height(skeleton: Skeleton, rename: dict[str, str] | None = None) -> float:
-    """The source's height from its skeleton at rest (all coordinates 0): ``Head`` z minus
-    the lower foot's z, as GMR's loader measures it (before it overwrites it with 1.75)
-    but on the rest pose, so that no frame of the clip changes every frame's scale."""
+    """The source's standing height, estimated from its skeleton at rest (all coordinates
+    0): ``Head`` z minus the lower foot's z, as GMR's loader measures it (before it
+    overwrites it with 1.75), times ``GMR_HUMAN_HEIGHT / GMR_HEAD_ABOVE_FEET`` (joints are
+    not the top of the head and the sole). On the rest pose, so that no frame of the clip
+    changes every frame's scale."""
     names = [(rename or {}).get(body.name, body.name) for body in skeleton.bodies]
     feet = [names.index(f"{side}Foot") for side in ("Left", "Right") if f"{side}Foot" in names]
     if "Head" not in names or not feet:
@@ -129,15 +134,28 @@ def measured_height(skeleton: Skeleton, rename: dict[str, str] | None = None) ->
     if not height > 0:
         raise ConversionError(f"the source's Head is not above its feet at rest ({height:.3g} "
                               "m): give the height")
-    return height
+    return height * GMR_HUMAN_HEIGHT / GMR_HEAD_ABOVE_FEET
 
 
-def targets(frames: SourceFrames, body_map: BodyMap, height: float,
+def size_ratio(body_map: BodyMap, height: float, *, like_gmr: bool) -> float:
+    """The factor on the map's scales for a source ``height`` tall. GMR multiplies by
+    height / the map's assumed height, so a taller source is made larger (harmless in GMR,
+    whose BVH height is always 1.75 m). motionkit gives a source of GMR's 1.75 m GMR's
+    factor and scales the rest as 1 / height, so that neither the source's size nor its
+    unit changes the robot motion."""
+    assumed = body_map.height_assumption
+    if assumed is None:
+        return 1.0
+    gmr = GMR_HUMAN_HEIGHT / assumed
+    return gmr * height / GMR_HUMAN_HEIGHT if like_gmr else gmr * GMR_HUMAN_HEIGHT / height
+
+
+def targets(frames: SourceFrames, body_map: BodyMap, ratio: float,
             fix: dict[str, Array] | None = None) -> tuple[list[str], Array]:
     """The target poses ``(frames, bodies, 4, 4)`` of every body in the map's scale table,
-    scaled about the source root and offset as GMR does."""
+    scaled about the source root (the map's scales times ``ratio``, see :func:`size_ratio`)
+    and offset as GMR does."""
     names = list(body_map.scales)
-    ratio = 1.0 if body_map.height_assumption is None else height / body_map.height_assumption
     turn = body_map.turn
     root = frames.positions[:, frames.index(body_map.source_root)]
     scaled_root = root * body_map.scales[body_map.source_root] * ratio
