@@ -489,6 +489,7 @@ def _vector(model: Array, scale: float, file_axes: tuple[tuple[int, float], ...]
 
 
 def _offset_text(metres: float, scale: float) -> str:
+    """One offset number as :func:`_vector` writes it."""
     value = float(invert(np.array([metres]), scale)[0])
     if len(repr(value).lstrip("-").split("e")[0].replace(".", "").strip("0")) > 15:
         value = float(f"{value:.15g}")

@@ -33,6 +33,7 @@ from ..shared.chains import (
     MOTION_HOLDS,
     Link,
     Step,
+    base_is_body,
     dof_losses,
     expand,
     extras,
@@ -100,7 +101,7 @@ def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion, *,
 def _start_pose_loss(skeleton: Skeleton) -> list[str]:
     """The starting pose of a free root that is the root link itself (URDF loaders put a
     root link at the origin), when it is not the origin."""
-    if expand(skeleton).root != link_name(skeleton, 0):
+    if not base_is_body(skeleton, False):
         return []
     from ...kinematics import forward
 
@@ -110,7 +111,7 @@ def _start_pose_loss(skeleton: Skeleton) -> list[str]:
         return []
     turned = f", turned {angle:.6g}°" if angle > 1e-10 else ""
     return [f"the starting pose of the free root link {link_name(skeleton, 0)!r} (at "
-            f"{' '.join(f'{v:.6g}' for v in pose[:3])} m{turned}; a URDF root link is at the "
+            f"{' '.join(f'{v + 0.0:.6g}' for v in pose[:3])} m{turned}; a URDF root link is at the "
             "origin: floating_base=world (-O floating_base=world) keeps it)"]
 
 
