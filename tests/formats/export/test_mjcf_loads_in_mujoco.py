@@ -98,6 +98,26 @@ def test_a_zero_thickness_box_is_written_thin_and_named(tmp_path: Path) -> None:
     np.testing.assert_array_equal(model.geom_size[0], [1.0, 1.0, 1e-6])
 
 
+_PLANE_BODY = """format: ChoreonoidBody
+formatVersion: 1.0
+name: plane
+links:
+  - name: PLANE
+    jointType: fixed
+    elements:
+      Shape:
+        geometry: { type: Box, size: [ 10, 10, 0 ] }
+"""
+
+
+def test_a_choreonoid_floor_plate_loads_in_mujoco(tmp_path: Path) -> None:
+    """The shape of Choreonoid's ``plane.body`` (a box 0 thick), read and written lossy."""
+    (tmp_path / "plane.body").write_text(_PLANE_BODY)
+    with pytest.warns(mk.MotionkitWarning, match="zero box sizes .* on 'PLANE'"):
+        mk.convert(tmp_path / "plane.body", tmp_path / "plane.xml", lossy=True)
+    _load_and_step(tmp_path / "plane.xml")
+
+
 _URDF = """<?xml version="1.0"?>
 <robot name="arm">
   <link name="base"><inertial><mass value="1"/>
