@@ -58,7 +58,8 @@ def _check_dart(skeleton: Skeleton, path: Path) -> float:
 def test_every_joint_type_matches_yourdfpy_and_dart(tmp_path: Path) -> None:
     skeleton = every_joint()
     path = tmp_path / "every.urdf"
-    mk.write(path, skeleton)
+    with pytest.warns(mk.MotionkitWarning, match="starting pose of the free root link 'root_link'"):
+        mk.write(path, skeleton, lossy=True)  # the root link is at the origin: a named loss
     assert _check_yourdfpy(skeleton, path) <= 1e-9
     assert _check_dart(skeleton, path) <= 1e-9
     text = path.read_text()
@@ -110,7 +111,7 @@ def test_a_world_of_several_skeletons_writes_the_first_only_when_lossy(tmp_path:
 
 
 def test_names_from_files_are_escaped(tmp_path: Path) -> None:
-    skeleton = every_joint()
+    skeleton = _rooted_at_origin()
     skeleton.bodies[1].name = 'a<b>&"c'
     skeleton.name = "<robot>"
     path = tmp_path / "e.urdf"
@@ -136,7 +137,7 @@ def _mapped_error(skeleton: Skeleton, back: Skeleton, seed: int = 0) -> float:
 
 
 def test_read_back_every_joint_type_with_values_mapped_by_name(tmp_path: Path) -> None:
-    skeleton = every_joint()
+    skeleton = _rooted_at_origin()
     path = tmp_path / "every.urdf"
     mk.write(path, skeleton)
     back = mk.read(path)
@@ -242,6 +243,45 @@ def test_a_floating_base_hangs_from_world_and_reads_back_free(tmp_path: Path) ->
     for number in range(len(skeleton.bodies)):
         pose = model.getBodyNode(link_name(skeleton, number)).getWorldTransform().matrix()
         assert np.abs(pose - expected[number]).max() <= 1e-9
+
+
+@pytest.mark.corpus
+@pytest.mark.filterwarnings("ignore::motionkit.errors.MotionkitWarning")  # SR1's sensors
+def test_a_free_roots_starting_pose_is_kept_on_world_or_named(tmp_path: Path) -> None:
+    """SR1 stands 0.7135 m up: yourdfpy and pinocchio put its root link there with
+    floating_base=world; as the root link itself it would sink, which is a named loss."""
+    skeleton = mk.read(corpus_file("choreonoid", "SR1.body"))
+    assert isinstance(skeleton, Skeleton)
+    start = world_poses(skeleton, skeleton.initial_positions)[0]
+    assert start[2, 3] == 0.7135
+    with pytest.raises(mk.ConversionError, match=r"starting pose of the free root link 'WAIST' "
+                                                 r"\(at 0 0 0\.7135 m;.*floating_base=world"):
+        mk.write(tmp_path / "sr1.urdf", skeleton)
+    path = tmp_path / "world.urdf"
+    with pytest.warns(mk.MotionkitWarning) as caught:
+        mk.write(path, skeleton, floating_base="world", lossy=True)
+    assert not any("starting pose" in str(w.message) for w in caught)
+    model = yourdfpy.URDF.load(str(path), load_meshes=False, load_collision_meshes=False)
+    np.testing.assert_allclose(model.get_transform("WAIST", "world"), start, rtol=0, atol=1e-12)
+    pin = require_peer("pinocchio")
+    robot = pin.buildModelFromUrdf(str(path))
+    data = robot.createData()
+    pin.forwardKinematics(robot, data, pin.neutral(robot))
+    pin.updateFramePlacements(robot, data)
+    frame = robot.getFrameId("WAIST", pin.FrameType.BODY)
+    np.testing.assert_allclose(data.oMf[frame].homogeneous, start, rtol=0, atol=1e-12)
+
+
+def _rooted_at_origin(seed: int = 7) -> Skeleton:
+    """:func:`every_joint` with its free root's frames the identity: nothing lost in URDF."""
+    skeleton = every_joint(seed)
+    skeleton.bodies[0].joint.parent_to_joint = np.eye(4)
+    skeleton.bodies[0].joint.child_to_joint = np.eye(4)
+    return skeleton
+
+
+def test_a_root_at_the_origin_loses_nothing(tmp_path: Path) -> None:
+    mk.write(tmp_path / "origin.urdf", _rooted_at_origin())  # refused if anything were lost
 
 
 def test_floating_base_takes_root_or_world(tmp_path: Path) -> None:

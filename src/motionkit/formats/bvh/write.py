@@ -4,7 +4,11 @@ One BVH joint per body, in depth-first order (``specs/character-bridges.md`` §3
 body whose joint only rotates about the principal axes, with no rest rotation and no
 child frame (every skeleton read from BVH, most hinges of a robot), gets one channel per
 coordinate, written from the coordinates themselves: exact, so read → write → read gives
-the same numbers. Any other body gets three rotation channels in ``order`` holding its
+the same numbers. By default (``hinge_channels=3``) every joint then has 0 or 3 rotation
+channels, one about each axis, as Blender's importer demands (it refuses 1 or 2): a hinge
+gets its angle in its axis's channel and zeros in the two others (a joint whose axes
+repeat one is written from forward kinematics); ``hinge_channels=1`` keeps one channel
+per coordinate. Any other body gets three rotation channels in ``order`` holding its
 local rotation from forward kinematics (rest rotations baked in); a body whose child frame
 is offset gets an extra joint ``<name>__joint`` at its joint frame. The root has six
 channels (position, then rotation). Joints that translate (prismatic, screw, planar, inner
@@ -28,7 +32,7 @@ from ...errors import ConversionError
 from ...model import Motion, Skeleton
 from ...spatial import quaternion
 from ..loss import Holds, tracks
-from ..shared.textcolumns import Fixed, shortest, write_rows
+from ..shared.textcolumns import Fixed, exact, shortest, write_rows
 from ._axes import AXES, RADIANS, invert, rate_of, to_file, unit_scale
 
 Array = NDArray[np.float64]
@@ -45,7 +49,7 @@ HOLDS = Holds(tracks=tracks(root="pose", joints="value", joint_rotations="quater
 
 
 def holds(unit: str | float = "cm", up: str = "y", order: str = "zxy",
-          precision: int | None = None) -> Holds:
+          precision: int | None = None, hinge_channels: int = 3) -> Holds:
     """:data:`HOLDS`, once the writer's options are known to be good (a ConversionError
     naming a bad one comes before any loss is weighed)."""
     try:
@@ -59,6 +63,9 @@ def holds(unit: str | float = "cm", up: str = "y", order: str = "zxy",
                                   or not 0 <= precision <= 17):
         raise ConversionError(f"precision must be a whole number of decimals from 0 to 17, "
                               f"not {precision!r}")
+    if hinge_channels not in (1, 3) or isinstance(hinge_channels, bool):
+        raise ConversionError(f"hinge_channels must be 3 (every joint 0 or 3 rotation channels, "
+                              f"as Blender reads) or 1 (one per coordinate), not {hinge_channels!r}")
     return HOLDS
 
 
@@ -73,6 +80,7 @@ class _Node:
     #: direct channels: (coordinate column, model axis, sign); None: rotation from FK
     direct: list[tuple[int, int, float]] | None = None
     child_frame: bool = False  # the joint frame of a body with an offset child frame
+    zeros: str = ""  # file axes of the zero rotation channels after the direct ones
     end_sites: list[Array] = field(default_factory=list)
 
 
@@ -134,11 +142,13 @@ def describe(obj: Motion) -> list[str]:
 
 
 def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm",
-          up: str = "y", order: str = "zxy", precision: int | None = None) -> None:
+          up: str = "y", order: str = "zxy", precision: int | None = None,
+          hinge_channels: int = 3) -> None:
     """Write a BVH file in ``unit`` with ``up`` as the up axis; ``order``: the rotation
     channel order (file axes, ``zxy`` = Zrotation Xrotation Yrotation) of joints written
     from forward kinematics; ``precision``: fixed decimals
-    (default: every digit, so the numbers read back exactly)."""
+    (default: every digit, so the numbers read back exactly); ``hinge_channels``: 3 pads
+    every joint to 0 or 3 rotation channels (Blender), 1 writes one per coordinate."""
     scale, file_axes = unit_scale(unit), to_file(up)
     if sorted(order.lower()) != ["x", "y", "z"]:
         raise ValueError(f"order must be a permutation of xyz, got {order!r}")
@@ -152,6 +162,8 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
         skeleton = Skeleton(str(obj.meta.get("name") or "root"), [])
     q = _coordinates(skeleton, obj) if skeleton.bodies else np.zeros((frames, 0))
     nodes = _layout(skeleton, q, file_axes)
+    if hinge_channels != 1:
+        _pad(nodes, file_axes, order)
     columns, header = _channels(nodes, skeleton, q, root_pose, frames, scale, file_axes, order)
     rate = timeline.rate
     if not timeline.is_uniform:  # stamps dropped under lossy: their mean rate
@@ -245,6 +257,19 @@ def _layout(skeleton: Skeleton, q: Array, file_axes: tuple[tuple[int, float], ..
     return nodes
 
 
+def _pad(nodes: list[_Node], file_axes: tuple[tuple[int, float], ...], order: str) -> None:
+    """Give every direct joint 0 or 3 rotation channels about distinct axes: the missing
+    axes (in ``order``) as zero channels; a joint whose axes repeat goes to FK."""
+    for node in nodes:
+        if node.direct is None:
+            continue
+        used = [AXES[file_axes[axis][0]] for _, axis, sign in node.direct if sign != 0.0]
+        if len(set(used)) != len(used):
+            node.direct = None
+        elif used:
+            node.zeros = "".join(c for c in order if c not in used)
+
+
 def _position_axes(attrs: dict[str, object], offset: Array, moving: tuple[int, ...],
                    file_axes: tuple[tuple[int, float], ...]) -> list[int]:
     """The model axes that get a position channel: those the source file had (when the
@@ -321,6 +346,8 @@ def _channels(nodes: list[_Node], skeleton: Skeleton, q: Array, root_pose: NDArr
                 else:
                     own.append(f"{'XYZ'[file_axis]}rotation")
                     columns.append(invert(file_sign * sign * q[:, column], RADIANS))
+            own += [f"{c.upper()}rotation" for c in node.zeros]
+            columns.extend(np.zeros(frames) for _ in node.zeros)
         else:
             assert world is not None
             mine = _node_quaternion(nodes, index, skeleton, world)
@@ -418,9 +445,9 @@ def _hierarchy(nodes: list[_Node], header: list[list[str]], scale: float,
     lines = ["HIERARCHY"]
     if not nodes:
         name = _name(skeleton.name, set())
-        lines += [f"ROOT {name}", "{", "\tOFFSET 0.0 0.0 0.0",
+        lines += [f"ROOT {name}", "{", "\tOFFSET 0 0 0",
                   f"\tCHANNELS {len(header[0])} {' '.join(header[0])}",
-                  "\tEnd Site", "\t{", "\t\tOFFSET 0.0 0.0 0.0", "\t}", "}"]
+                  "\tEnd Site", "\t{", "\t\tOFFSET 0 0 0", "\t}", "}"]
         return "\n".join(lines) + "\n"
     depth: list[int] = []
     open_nodes: list[int] = []
@@ -450,10 +477,20 @@ def _close(lines: list[str], nodes: list[_Node], index: int, level: int, scale: 
 
 
 def _vector(model: Array, scale: float, file_axes: tuple[tuple[int, float], ...]) -> str:
+    """An offset in file units: per number the exact inverse of the reader's scaling when
+    it has at most 15 significant digits (every offset read from BVH), else the
+    15-digit text, which reads back to within 1e-15 relative (``17.6``, not
+    ``17.599999999999998``); zero is ``0`` (never ``-0.0``)."""
     out = np.zeros(3)
     for axis in range(3):
         file_axis, sign = file_axes[axis]
-        out[file_axis] = invert(np.array([sign * model[axis]]), scale)[0]
-    return " ".join(repr(float(v)) for v in out)
+        out[file_axis] = sign * model[axis]
+    return " ".join(_offset_text(float(v), scale) for v in out)
 
 
+def _offset_text(metres: float, scale: float) -> str:
+    """One offset number as :func:`_vector` writes it."""
+    value = float(invert(np.array([metres]), scale)[0])
+    if len(repr(value).lstrip("-").split("e")[0].replace(".", "").strip("0")) > 15:
+        value = float(f"{value:.15g}")
+    return exact(value)

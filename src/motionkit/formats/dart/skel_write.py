@@ -6,7 +6,10 @@ consistently), joint ``<transformation>`` = child→joint, full inertia always, 
 17 significant digits. What DART cannot build (screw and translational2d joints, Euler
 orders other than xyz/zyx, invalid actuator names, duplicate names, meshes DART cannot
 load) is listed by ``losses``: the registry refuses it unless ``lossy=True``, and the
-nearest DART form is written.
+nearest DART form is written. A world that names no collision detector but collides with
+shapes DART's default (FCL) does not support (capsules, multi-spheres: a character's limbs)
+is written with ``<collision_detector>bullet</collision_detector>``, which dartpy 6.20
+builds every shape kind with.
 """
 
 from __future__ import annotations
@@ -66,6 +69,24 @@ def transformation(matrix: Array) -> str:
     return exact_vector(np.concatenate([matrix[:3, 3], euler_xyz(matrix[:3, :3])]))
 
 
+#: Collision shapes DART's default detector (FCL) replaces by a sphere, with an error at
+#: every step (dartpy 6.20); Bullet supports them and every other kind written here.
+FCL_UNSUPPORTED = ("capsule", "multi_sphere")
+#: The detector named for a world that has such shapes and names none.
+DETECTOR = "bullet"
+
+
+def collision_detector(world: World) -> str | None:
+    """The detector to name in ``<physics>``: the world's own, else :data:`DETECTOR` when
+    a collision shape needs it, else none (DART's default)."""
+    if world.collision_detector:
+        return world.collision_detector
+    needs = any(shape.role == "collision" and shape.kind in FCL_UNSUPPORTED
+                for skeleton in world.skeletons for body in skeleton.bodies
+                for shape in body.shapes)
+    return DETECTOR if needs else None
+
+
 #: Mesh files dartpy 6.20 loads as an empty shape (checked: a VRML box gives no shape).
 _UNLOADABLE_MESHES = frozenset([".wrl", ".wrz", ".vrml", ".scen"])
 
@@ -87,9 +108,9 @@ class _Writer:
         self.add(2, "<physics>")
         self.add(3, f"<time_step>{exact(world.time_step)}</time_step>")
         self.add(3, f"<gravity>{exact_vector(world.gravity)}</gravity>")
-        if world.collision_detector:
-            self.add(3, f"<collision_detector>{escape(world.collision_detector)}"
-                     "</collision_detector>")
+        detector = collision_detector(world)
+        if detector:
+            self.add(3, f"<collision_detector>{escape(detector)}</collision_detector>")
         self.add(2, "</physics>")
         names = [s.name for s in world.skeletons]
         for name in sorted({n for n in names if names.count(n) > 1}):

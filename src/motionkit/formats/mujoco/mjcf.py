@@ -15,6 +15,11 @@ two hinges, translational → three slides, planar → two slides and a hinge, a
 joint → ``<freejoint>``, a free joint below the root → three slides and a ball, weld → no
 joint; markers become sites. Screw joints, limits on ball or free rotations, massless
 moving leaves, meshes MuJoCo cannot load and shapes it has no geom for are listed by ``losses``.
+
+Nothing MuJoCo refuses is written: a geom dimension of zero (a flat plate ``box``) becomes
+:data:`MIN_SIZE`, and a range whose ends are equal (what urdfdom reads for a URDF
+``<limit effort velocity/>`` without ``lower``/``upper``; MuJoCo's own URDF import makes
+that joint unlimited) is left out; both are named losses.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ BIG = 1e16
 #: Mesh files MuJoCo loads.
 MESH_EXTENSIONS = (".stl", ".obj", ".msh")
 _NO_GEOM = ("cone", "pyramid", "plane")
+#: Written for a geom half-size of zero (MuJoCo refuses sizes that are not positive).
+MIN_SIZE = 1e-6
 
 
 def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
@@ -94,19 +101,57 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
             elif body.inertia.mass > 0 and not _balanced(body.inertia.moment):
                 problems.setdefault("inertias breaking the triangle inequality (written with "
                                     "balanceinertia)", []).append(body.name)
-            for dof in joint.dofs:
+            for number, dof in enumerate(joint.dofs):
                 if dof.lower > dof.upper:
                     problems.setdefault("inverted ranges (left out)", []).append(dof.name)
+                elif dof.lower == dof.upper and _ranged(joint, number):
+                    problems.setdefault("ranges of zero width (MuJoCo refuses them; written "
+                                        "unlimited, as MuJoCo reads such a URDF joint)",
+                                        []).append(dof.name)
             if joint.type != "weld" and body.inertia.mass <= 0:
                 problems.setdefault("massless moving bodies (written with 1e-6 kg)",
                                     []).append(body.name)
             for shape in body.shapes:
+                if shape.kind in _GEOM and np.any(_half_sizes(shape) <= 0):
+                    problems.setdefault(f"zero {shape.kind} sizes (written as {MIN_SIZE:g} m, "
+                                        "MuJoCo refuses 0)", []).append(body.name)
                 if shape.kind in _NO_GEOM:
                     problems.setdefault(f"{shape.kind} shapes (left out)", []).append(body.name)
                 elif shape.kind == "mesh" and _mesh_problem(shape):
                     problems.setdefault("meshes MuJoCo cannot load (left out)", []).append(
                         body.name)
     return found + grouped(problems)
+
+
+#: Shapes written as one geom with a ``size`` (multi-spheres: one sphere each).
+_GEOM = ("box", "ellipsoid", "sphere", "cylinder", "capsule", "multi_sphere")
+
+
+def _half_sizes(shape: Shape) -> Array:
+    """The ``size`` numbers of a shape's geom (half sizes, radii; every sphere's radius
+    for a multi-sphere)."""
+    p = shape.params
+    if shape.kind in ("box", "ellipsoid"):
+        return np.asarray(p["size"], dtype=float).reshape(3) / 2
+    if shape.kind == "sphere":
+        return np.array([float(p["radius"])])
+    if shape.kind in ("cylinder", "capsule"):
+        return np.array([float(p["radius"]), float(p["height"]) / 2])
+    return np.array([float(radius) for radius, _ in p["spheres"]])
+
+
+def _sizes(shape: Shape) -> str:
+    """The geom's ``size`` text, a zero raised to :data:`MIN_SIZE`."""
+    half = _half_sizes(shape)
+    return exact_vector(np.where(half > 0, half, MIN_SIZE))
+
+
+def _ranged(joint: Joint, number: int) -> bool:
+    """True when coordinate ``number`` has a limit on either side and is one the writer
+    gives a range (ball and free rotations get none; their loss is named apart)."""
+    dof = joint.dofs[number]
+    rotation = joint.type in ("ball", "free") and number < 3
+    return not rotation and (math.isfinite(dof.lower) or math.isfinite(dof.upper))
 
 
 def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
@@ -251,7 +296,7 @@ class _Writer:
                 unit = tilt @ (np.asarray(axis, dtype=float) / np.linalg.norm(axis))
                 text += f' axis="{exact_vector(unit)}"'
             dof = dofs[k] if k is not None else None
-            if dof is not None and dof.lower <= dof.upper and (
+            if dof is not None and dof.lower < dof.upper and (
                     math.isfinite(dof.lower) or math.isfinite(dof.upper)):
                 lower = dof.lower if math.isfinite(dof.lower) else -BIG
                 upper = dof.upper if math.isfinite(dof.upper) else BIG
@@ -285,16 +330,13 @@ class _Writer:
         kind = shape.kind
         frame = f'pos="{exact_vector(shape.transform[:3, 3])}" quat="{_quat(shape.transform[:3, :3])}"'
         role = ' contype="0" conaffinity="0" group="1"' if shape.role != "collision" else ""
-        if kind in ("box", "ellipsoid"):
-            size = exact_vector(np.asarray(p["size"], dtype=float) / 2)
-        elif kind == "sphere":
-            size = exact(p["radius"])
-        elif kind in ("cylinder", "capsule"):
-            size = f'{exact(p["radius"])} {exact(float(p["height"]) / 2)}'
+        if kind in ("box", "ellipsoid", "sphere", "cylinder", "capsule"):
+            size = _sizes(shape)
         elif kind == "multi_sphere":
-            for radius, position in p["spheres"]:
+            radii = _sizes(shape).split()
+            for radius, (_, position) in zip(radii, p["spheres"], strict=True):
                 at = shape.transform[:3, :3] @ np.asarray(position) + shape.transform[:3, 3]
-                self.add(depth, f'<geom type="sphere" size="{exact(radius)}" pos="{exact_vector(at)}"'
+                self.add(depth, f'<geom type="sphere" size="{radius}" pos="{exact_vector(at)}"'
                                 f"{role}/>")
             return
         elif kind == "mesh" and not _mesh_problem(shape):

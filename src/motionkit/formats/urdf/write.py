@@ -1,8 +1,10 @@
 """Write a Skeleton as URDF 1.0 (``specs/character-bridges.md`` §5.1–5.4).
 
 Joints become chains of one-coordinate URDF joints (:mod:`.chain`); a free root is the
-root link itself (loaders add their own floating base), any other root hangs from a
-``world`` link. Limits are never ``inf`` (urdfdom refuses it): a revolute joint without
+root link itself (loaders add their own floating base, at the origin: the root's starting
+pose is a named loss), or with ``floating_base="world"`` hangs from a ``world`` link by a
+``floating`` joint whose origin keeps that pose; any other root hangs from a ``world``
+link. Limits are never ``inf`` (urdfdom refuses it): a revolute joint without
 limits is ``continuous``, an infinite side of any other limit is written as ±1e16.
 Dummy links carry mass 1e-6 kg and inertia 1e-9 (MuJoCo refuses massless moving links,
 DART would give a link without ``<inertial>`` 1 kg). URDF has no capsule: a capsule is
@@ -31,10 +33,12 @@ from ..shared.chains import (
     MOTION_HOLDS,
     Link,
     Step,
+    base_is_body,
     dof_losses,
     expand,
     extras,
     grouped,
+    link_name,
     mesh_file,
     model_of,
     require_finite,
@@ -61,7 +65,10 @@ def losses(obj: World | Skeleton | Motion, floating_base: str = "root") -> list[
     """What URDF cannot express (written in the nearest form under ``lossy``)."""
     skeleton, found = single(model_of(obj), "URDF")
     require_finite(skeleton)
-    found += chain_losses(skeleton, "URDF", _floating(floating_base))
+    floating = _floating(floating_base)
+    found += chain_losses(skeleton, "URDF", floating)
+    if not floating:
+        found += _start_pose_loss(skeleton)
     problems = extras(skeleton)
     problems.update(dof_losses(skeleton.joints, (
         "initial positions", "initial velocities", "springs", "acceleration limits",
@@ -89,6 +96,23 @@ def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion, *,
     text = to_text(skeleton, folder, _floating(floating_base))
     with atomic_write(path, "w") as handle:
         handle.write(text)
+
+
+def _start_pose_loss(skeleton: Skeleton) -> list[str]:
+    """The starting pose of a free root that is the root link itself (URDF loaders put a
+    root link at the origin), when it is not the origin."""
+    if not base_is_body(skeleton, False):
+        return []
+    from ...kinematics import forward
+
+    pose = forward(skeleton, skeleton.initial_positions)[0]
+    angle = 2.0 * math.degrees(math.atan2(float(np.linalg.norm(pose[3:6])), abs(float(pose[6]))))
+    if np.abs(pose[:3]).max() <= 1e-12 and angle <= 1e-10:
+        return []
+    turned = f", turned {angle:.6g}°" if angle > 1e-10 else ""
+    return [f"the starting pose of the free root link {link_name(skeleton, 0)!r} (at "
+            f"{' '.join(f'{v + 0.0:.6g}' for v in pose[:3])} m{turned}; a URDF root link is at the "
+            "origin: floating_base=world (-O floating_base=world) keeps it)"]
 
 
 def _floating(floating_base: str) -> bool:
