@@ -1,0 +1,100 @@
+"""The documentation site builds as ``make docs`` builds it (``mkdocs build --strict``), says
+what the code says, and fails on what a reader would trip over.
+
+The docs extra is in requirements.lock, so the build always runs here (no skip).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from motionkit.cli import COMMANDS
+from motionkit.formats import registry
+
+
+def _build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def _text(page: Path) -> str:
+    """A built page's text, tags removed and entities of interest decoded."""
+    return re.sub(r"<[^>]+>", "", page.read_text()).replace("&gt;", ">").replace("&lt;", "<")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    result = _build(REPO / "mkdocs.yml", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_every_command_has_its_help_on_the_cli_page(site: Path) -> None:
+    page = _text(site / "cli" / "index.html")
+    for name in COMMANDS:
+        assert f"Usage: motionkit {name} " in page, name
+    assert "Usage: motionkit batch convert " in page  # subcommands of groups too
+    assert "Usage: motionkit eval ape " in page
+
+
+@pytest.mark.parametrize("info", registry.formats(), ids=lambda info: info.name)
+def test_every_format_has_a_page_with_its_options(site: Path, info: registry.Format) -> None:
+    page = _text(site / "formats" / info.name / "index.html")
+    assert all(ext in page for ext in info.extensions)
+    for option in info.read_options():
+        assert f"{option}=" in page or option in page, option
+
+
+def test_the_api_pages_are_rendered_from_the_docstrings(site: Path) -> None:
+    model = (site / "api" / "model" / "index.html").read_text()
+    assert 'id="motionkit.model.Motion"' in model
+    assert 'id="motionkit.evaluation.ape"' in (site / "api" / "evaluation" / "index.html").read_text()
+
+
+def test_the_architecture_page_is_the_repository_file(site: Path) -> None:
+    """Included, not forked: the page is built from docs/architecture.md itself."""
+    first_paragraph = (REPO / "docs" / "architecture.md").read_text().split("\n\n")[1]
+    words = " ".join(re.sub(r"[`*]", "", first_paragraph).split())
+    assert words in " ".join(_text(site / "architecture" / "index.html").split())
+
+
+@pytest.fixture()
+def docs_copy(tmp_path: Path) -> Path:
+    """mkdocs.yml and docs/ in tmp_path, the API still read from the repository's src/."""
+    shutil.copytree(REPO / "docs", tmp_path / "docs")
+    config = (REPO / "mkdocs.yml").read_text()
+    assert "paths: [src]" in config
+    (tmp_path / "mkdocs.yml").write_text(config.replace("paths: [src]", f"paths: [{REPO / 'src'}]"))
+    return tmp_path / "mkdocs.yml"
+
+
+def test_the_copy_builds(docs_copy: Path) -> None:
+    """The control for the tests below: the copy as it is builds."""
+    assert _build(docs_copy, docs_copy.parent / "site").returncode == 0
+
+
+@pytest.mark.parametrize("breakage", [
+    "[a page](no-such-page.md)",
+    "[an anchor](getting-started.md#no-such-heading)",
+    "::: motionkit.no_such_module",
+])
+def test_a_broken_reference_fails_the_build(docs_copy: Path, breakage: str) -> None:
+    index = docs_copy.parent / "docs" / "index.md"
+    index.write_text(index.read_text() + f"\n{breakage}\n")
+    assert _build(docs_copy, docs_copy.parent / "site").returncode != 0
+
+
+def test_a_page_left_out_of_the_nav_fails_the_build(docs_copy: Path) -> None:
+    (docs_copy.parent / "docs" / "orphan.md").write_text("# Orphan\n")
+    assert _build(docs_copy, docs_copy.parent / "site").returncode != 0
