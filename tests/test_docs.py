@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from conftest import REPO
-from motionkit.cli import COMMANDS
+from motionkit.cli import COMMANDS, cli
 from motionkit.formats import registry
 
 
@@ -98,3 +100,53 @@ def test_a_broken_reference_fails_the_build(docs_copy: Path, breakage: str) -> N
 def test_a_page_left_out_of_the_nav_fails_the_build(docs_copy: Path) -> None:
     (docs_copy.parent / "docs" / "orphan.md").write_text("# Orphan\n")
     assert _build(docs_copy, docs_copy.parent / "site").returncode != 0
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    """``(file, line)`` for every ``motionkit …`` line in the README's and the pages' code blocks."""
+    found = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for block in re.findall(r"^```[a-z]*\n(.*?)^```", path.read_text(), re.MULTILINE | re.DOTALL):
+            for line in block.splitlines():
+                line = line.removeprefix("$ ").strip()
+                if line.startswith("motionkit "):
+                    found.append((str(path.relative_to(REPO)), line))
+    return found
+
+
+DOCUMENTED = _documented_commands()
+
+
+def test_the_pages_show_commands() -> None:
+    assert len(DOCUMENTED) > 40
+    assert {file for file, _ in DOCUMENTED} >= {"README.md", "docs/getting-started.md", "docs/evaluation.md"}
+
+
+@pytest.mark.parametrize(("file", "line"), DOCUMENTED, ids=[f"{f}:{line}" for f, line in DOCUMENTED])
+def test_every_documented_command_and_option_exists(file: str, line: str) -> None:
+    """A stale page (a renamed command or option) fails here, not in a reader's shell."""
+    words = shlex.split(line, comments=True)[1:]
+    command: click.Command = cli
+    ctx = click.Context(cli, info_name="motionkit")
+    while isinstance(command, click.Group) and words and not words[0].startswith("-"):
+        sub = command.get_command(ctx, words[0])
+        assert sub is not None, f"{file}: no command {words[0]!r} in {line!r}"
+        ctx = click.Context(sub, info_name=words.pop(0), parent=ctx)
+        command = sub
+    options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+    options |= {"-h", "--help"} | ({"--debug"} if command is cli else set())
+    for word in words:
+        if word.startswith("-") and word != "-":
+            assert word.split("=", 1)[0] in options, f"{file}: {ctx.command_path} has no {word} ({line!r})"
+
+
+def test_the_documented_shell_completion_works() -> None:
+    """The README's completion line: click's variable for the ``motionkit`` entry point."""
+    readme = (REPO / "README.md").read_text()
+    assert 'eval "$(_MOTIONKIT_COMPLETE=bash_source motionkit)"' in readme
+    script = Path(sys.executable).with_name("motionkit")
+    env = {**os.environ, "_MOTIONKIT_COMPLETE": "bash_complete", "COMP_WORDS": "motionkit conv",
+           "COMP_CWORD": "1"}
+    done = subprocess.run([str(script)], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0
+    assert "plain,convert" in done.stdout.splitlines()
