@@ -150,3 +150,24 @@ def test_the_documented_shell_completion_works() -> None:
     done = subprocess.run([str(script)], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert done.returncode == 0
     assert "plain,convert" in done.stdout.splitlines()
+
+
+def _tour() -> list[str]:
+    """The ``motionkit`` lines of docs/tour.md, which promises that each runs on the corpus."""
+    return [line for file, line in DOCUMENTED if file == "docs/tour.md"]
+
+
+def test_the_tour_has_commands() -> None:
+    assert len(_tour()) >= 15
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("line", _tour())
+def test_the_tour_runs_on_the_corpus(corpus: Path, tmp_path: Path, line: str) -> None:
+    """As a new user runs it: from the corpus folder, outputs in $OUT, exit 0, no traceback."""
+    env = {**os.environ, "OUT": str(tmp_path),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", line], cwd=corpus, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
