@@ -8,6 +8,9 @@ one row per registered format. ``<!-- cli -->`` becomes every command's ``--help
 click prints it, under a heading per command (the group is walked through
 ``list_commands``/``get_command``, so lazily loaded commands are found under the names the
 group gives them).
+
+The docstrings cross-reference in Sphinx's roles (``:class:`~motionkit.model.Motion```), which
+Markdown leaves as ``:class:`` before the code: the pages show the name alone, as Sphinx does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from motionkit.cli import cli
 from motionkit.formats import registry
 
 _MARK = re.compile(r"^<!-- (format: ([\w-]+)|formats|cli) -->$", re.MULTILINE)
+_ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc):<code>(~?)([^<]*)</code>")
 #: The width of the help text on the page (click wraps to it).
 _WIDTH = 100
 
@@ -29,6 +33,15 @@ _WIDTH = 100
 def on_page_markdown(markdown: str, **_: object) -> str:
     """Expand the marks of one page."""
     return _MARK.sub(_expand, markdown)
+
+
+def on_page_content(html: str, **_: object) -> str:
+    """Sphinx roles in the rendered docstrings: the name alone (``~`` keeps its last part)."""
+    def name(match: re.Match[str]) -> str:
+        target = match.group(2)
+        return f"<code>{target.rsplit('.', 1)[-1] if match.group(1) else target}</code>"
+
+    return _ROLE.sub(name, html)
 
 
 def _expand(match: re.Match[str]) -> str:

@@ -62,6 +62,8 @@ def test_the_api_pages_are_rendered_from_the_docstrings(site: Path) -> None:
     model = (site / "api" / "model" / "index.html").read_text()
     assert 'id="motionkit.model.Motion"' in model
     assert 'id="motionkit.evaluation.ape"' in (site / "api" / "evaluation" / "index.html").read_text()
+    for page in (site / "api").rglob("index.html"):  # Sphinx roles show the name alone
+        assert not re.search(r":(class|func|meth|mod|data|attr|exc):", _text(page)), page
 
 
 def test_the_architecture_page_is_the_repository_file(site: Path) -> None:
