@@ -6,6 +6,7 @@ The docs extra is in requirements.lock, so the build always runs here (no skip).
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -64,6 +65,21 @@ def test_the_api_pages_are_rendered_from_the_docstrings(site: Path) -> None:
     assert 'id="motionkit.evaluation.ape"' in (site / "api" / "evaluation" / "index.html").read_text()
     for page in (site / "api").rglob("index.html"):  # Sphinx roles show the name alone
         assert not re.search(r":(class|func|meth|mod|data|attr|exc):", _text(page)), page
+
+
+@pytest.mark.parametrize("package", ["model", "kinematics", "ops", "evaluation", "motionlib", "dataset",
+                                     "retarget", "plot", "view"])
+def test_every_public_name_has_its_entry(site: Path, package: str) -> None:
+    """Each name of a package's ``__all__`` is on the API pages (also where a submodule of the
+    same name, such as ``evaluation.align``, hides the function from mkdocstrings)."""
+    ids = set()
+    for page in (site / "api").rglob("index.html"):
+        ids |= set(re.findall(r'id="(motionkit[\w.]*)"', page.read_text()))
+    names = importlib.import_module(f"motionkit.{package}").__all__
+    prefix = f"motionkit.{package}."
+    missing = [name for name in names
+               if not any(i.startswith(prefix) and i.endswith(f".{name}") for i in ids)]
+    assert missing == []
 
 
 def test_the_architecture_page_is_the_repository_file(site: Path) -> None:
