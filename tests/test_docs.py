@@ -44,7 +44,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_command_has_its_help_on_the_cli_page(site: Path) -> None:
-    page = _text(site / "cli" / "index.html")
+    page = _text(site / "cli.html")
     for name in COMMANDS:
         assert f"Usage: motionkit {name} " in page, name
     assert "Usage: motionkit batch convert " in page  # subcommands of groups too
@@ -53,17 +53,17 @@ def test_every_command_has_its_help_on_the_cli_page(site: Path) -> None:
 
 @pytest.mark.parametrize("info", registry.formats(), ids=lambda info: info.name)
 def test_every_format_has_a_page_with_its_options(site: Path, info: registry.Format) -> None:
-    page = _text(site / "formats" / info.name / "index.html")
+    page = _text(site / "formats" / f"{info.name}.html")
     assert all(ext in page for ext in info.extensions)
     for option in info.read_options():
         assert f"{option}=" in page or option in page, option
 
 
 def test_the_api_pages_are_rendered_from_the_docstrings(site: Path) -> None:
-    model = (site / "api" / "model" / "index.html").read_text()
+    model = (site / "api" / "model.html").read_text()
     assert 'id="motionkit.model.Motion"' in model
-    assert 'id="motionkit.evaluation.ape"' in (site / "api" / "evaluation" / "index.html").read_text()
-    for page in (site / "api").rglob("index.html"):  # Sphinx roles show the name alone
+    assert 'id="motionkit.evaluation.ape"' in (site / "api" / "evaluation.html").read_text()
+    for page in (site / "api").glob("*.html"):  # Sphinx roles show the name alone
         assert not re.search(r":(class|func|meth|mod|data|attr|exc):", _text(page)), page
 
 
@@ -73,7 +73,7 @@ def test_every_public_name_has_its_entry(site: Path, package: str) -> None:
     """Each name of a package's ``__all__`` is on the API pages (also where a submodule of the
     same name, such as ``evaluation.align``, hides the function from mkdocstrings)."""
     ids = set()
-    for page in (site / "api").rglob("index.html"):
+    for page in (site / "api").glob("*.html"):
         ids |= set(re.findall(r'id="(motionkit[\w.]*)"', page.read_text()))
     names = importlib.import_module(f"motionkit.{package}").__all__
     prefix = f"motionkit.{package}."
@@ -86,7 +86,7 @@ def test_the_architecture_page_is_the_repository_file(site: Path) -> None:
     """Included, not forked: the page is built from docs/architecture.md itself."""
     first_paragraph = (REPO / "docs" / "architecture.md").read_text().split("\n\n")[1]
     words = " ".join(re.sub(r"[`*]", "", first_paragraph).split())
-    assert words in " ".join(_text(site / "architecture" / "index.html").split())
+    assert words in " ".join(_text(site / "architecture.html").split())
 
 
 @pytest.fixture()
@@ -189,3 +189,16 @@ def test_the_tour_runs_on_the_corpus(corpus: Path, tmp_path: Path, line: str) ->
                           timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_readme_quick_start_is_two_make_targets() -> None:
+    """Exactly two set-up commands, and every ``make X`` the README and the pages name is a target."""
+    readme = (REPO / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    assert [line.split("#")[0].strip() for line in quick.splitlines()] == ["make demo", "make test"]
+    targets = set(re.findall(r"^([\w.-]+):", (REPO / "Makefile").read_text(), re.MULTILINE))
+    named = set()
+    for path in [REPO / "README.md", *(REPO / "docs").rglob("*.md")]:
+        named |= set(re.findall(r"`make ([\w-]+)`|^make ([\w-]+)", path.read_text(), re.MULTILINE))
+    assert {"demo", "test", "docs", "lock"} <= {name for pair in named for name in pair if name}
+    assert {name for pair in named for name in pair if name} <= targets
