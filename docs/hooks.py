@@ -72,18 +72,29 @@ def _options(function: Callable[..., object] | None, skip: int) -> str:
     return ", ".join(shown) or "none"
 
 
+def _writer_options(info: registry.Format) -> str:
+    """The writer's own options with defaults, then those the registry adds (``lossy``, …)."""
+    write = info.load().write
+    own = _options(write, 2)
+    added = sorted(info.write_options() - set(inspect.signature(write).parameters))
+    return ", ".join([*([own] if own != "none" else []), *(f"`{name}`" for name in added)])
+
+
 def _one(name: str) -> str:
     info = registry.by_name(name)
     module = info.load()
-    writes = ", ".join(f"`{kind.__name__}`" for kind in info.writes()) if info.can_write() else "–"
+    writes = "–"
+    if info.can_write():
+        writes = ", ".join(f"`{kind.__name__}`" for kind in info.writes())
+        if not info.writes_by_extension:
+            writes += f" (only when named: `--to {info.name}`)"
     rows = [
         ("name (`--from`, `--to`, `format=`)", f"`{info.name}`"),
         ("what", info.description),
         ("extensions", ", ".join(f"`{ext}`" for ext in info.extensions)),
         ("writes", writes),
         ("reader options", _options(getattr(module, "read", None), 1)),
-        ("writer options",
-         _options(getattr(module, "write", None), 2) if info.can_write() else "–"),
+        ("writer options", _writer_options(info) if info.can_write() else "–"),
     ]
     return "\n".join(["| | |", "| --- | --- |", *(f"| {key} | {value} |" for key, value in rows)])
 
@@ -92,6 +103,6 @@ def _all() -> str:
     lines = ["| name | what | extensions | writes |", "| --- | --- | --- | --- |"]
     for info in registry.formats():
         page = f"[`{info.name}`]({info.name}.md)"
-        writes = "yes" if info.can_write() else "–"
+        writes = ("yes" if info.writes_by_extension else "when named") if info.can_write() else "–"
         lines.append(f"| {page} | {info.description} | {', '.join(info.extensions)} | {writes} |")
     return "\n".join(lines)
