@@ -9,7 +9,7 @@ LOCK := requirements.lock
 LOCKED := $(VENV)/.locked
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint audit bench lock test-latest test-oldest clean
+.PHONY: demo test lint audit bench lock docs test-latest test-oldest clean
 
 # A new lock means a new environment: nothing from the old one lingers.
 $(LOCKED): $(LOCK)
@@ -46,6 +46,12 @@ bench: $(STAMP)
 	rm -rf bench/out
 	for script in bench/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 	$(BIN)/python bench/_results.py
+
+# The documentation site into site/ (git-ignored); --strict: a broken link, anchor or API
+# reference fails the build. NO_MKDOCS_2_WARNING silences Material's notice about MkDocs 2,
+# which pyproject.toml's range (mkdocs<2) already keeps out.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Every extra and the build requirements, for every Python the project supports.
 lock: $(STAMP)
