@@ -64,16 +64,16 @@ lock: $(STAMP)
 test-latest:
 	rm -rf .venv-latest && $(PYTHON) -m venv .venv-latest
 	.venv-latest/bin/python -m pip install --quiet --upgrade pip
-	.venv-latest/bin/python -m pip install --quiet -e '.[test,bench,geo]'
+	.venv-latest/bin/python -m pip install --quiet -e '.[test,bench,geo,docs]'
 	.venv-latest/bin/python -m pytest -q
 
 test-oldest: $(STAMP)
 	rm -rf .venv-oldest && $(BIN)/uv venv --quiet --python $(PYTHON) .venv-oldest
 	$(BIN)/uv pip install --quiet --python .venv-oldest/bin/python --resolution lowest-direct \
-	  -e '.[test,bench,geo]'
+	  -e '.[test,bench,geo,docs]'
 	.venv-oldest/bin/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-oldest demo-output bench/out build .pytest_cache \
+	rm -rf $(VENV) .venv-latest .venv-oldest demo-output bench/out build site .pytest_cache \
 	  .mypy_cache .ruff_cache src/*.egg-info
 	find src -name '*.so' -delete

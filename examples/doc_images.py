@@ -1,4 +1,4 @@
-"""Draw the pictures the README shows (``docs/img/``) from data generated here, so anyone can
+"""Draw the pictures the documentation shows (``docs/img/``) from data generated here, so anyone can
 regenerate them: ``.venv/bin/python examples/doc_images.py``."""
 
 from __future__ import annotations
