@@ -26,9 +26,10 @@ from scipy.spatial.transform import Rotation
 
 from ...._io import read_bytes
 from ...._limits import MAX_BODIES, Budget
-from ....errors import FormatError
+from ....errors import FormatError, warn
 from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
+from ..xml import tolerate
 
 Array = NDArray[np.float64]
 
@@ -114,8 +115,12 @@ def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
 
 
 def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, int]]]:
+    data, encoding, repaired = tolerate(data)
+    if repaired:
+        warn(f"{os.fspath(source)}: not well-formed XML that MuJoCo's parser (tinyxml2) "
+             f"accepts, read as MuJoCo does: {'; '.join(repaired[:3])}")
     where = _Positions()
-    parser = SafeET.DefusedXMLParser(target=where)
+    parser = SafeET.DefusedXMLParser(target=where, encoding=encoding)
     where.parser = parser
     try:
         parser.feed(data)
