@@ -29,6 +29,7 @@ from scipy.spatial import ConvexHull, QhullError
 
 from ...._io import read_bytes
 from ....errors import FormatError
+from ....spatial import quaternion
 
 Array = NDArray[np.float64]
 
@@ -56,9 +57,18 @@ class MeshMass:
     inertia: Array
 
 
-def mesh_mass(path: str, scale: Array, rule: str) -> MeshMass:
-    """The mass properties of the mesh file ``path`` under ``rule`` (:data:`RULES`)."""
+def mesh_mass(path: str, scale: Array, rule: str, refpos: Array | None = None,
+              refquat: Array | None = None) -> MeshMass:
+    """The mass properties of the mesh file ``path`` under ``rule`` (:data:`RULES`), its
+    vertices moved by ``-refpos``, turned by the inverse of ``refquat`` (w x y z) and scaled,
+    in MuJoCo's order."""
     vertices, faces = read_mesh(path)
+    if refpos is not None:
+        vertices = vertices - refpos
+    if refquat is not None:
+        if not np.linalg.norm(refquat) > 0:
+            raise MeshUnreadable("refquat is zero")
+        vertices = vertices @ quaternion.to_matrix(quaternion.wxyz_to_xyzw(refquat))
     vertices = vertices * scale
     if np.prod(scale) < 0:  # MuJoCo keeps the faces outward under a mirroring scale
         faces = faces[:, [0, 2, 1]]

@@ -284,7 +284,8 @@ class _Builder:
             return self.mesh_masses[name]
         asset = self.tree.meshes[name]
         try:
-            found: MeshMass | None = mesh_mass(asset.file, asset.scale, asset.inertia)
+            found: MeshMass | None = mesh_mass(asset.file, asset.scale, asset.inertia,
+                                               asset.refpos, asset.refquat)
         except MeshUnreadable as exc:
             found = None
             where = self.tree.error(asset.element, "")

@@ -594,6 +594,8 @@ class MeshAsset:
     scale: Array
     inertia: str
     element: Element
+    refpos: Array | None = None
+    refquat: Array | None = None  # w x y z
 
 
 def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,
@@ -616,8 +618,13 @@ def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,
                 file_name = os.path.normpath(os.path.join(
                     folder if os.path.isabs(folder) else os.path.join(base, folder), file_name))
             scale = _numbers(attrs, "scale", mesh, xml)
+            refpos = _numbers(attrs, "refpos", mesh, xml)
+            refquat = _numbers(attrs, "refquat", mesh, xml)
+            for value, count, key in ((refpos, 3, "refpos"), (refquat, 4, "refquat")):
+                if value is not None and value.size != count:
+                    raise xml.error(mesh, f"<mesh {key}=...>: needs {count} numbers")
             out[name] = MeshAsset(file_name, np.ones(3) if scale is None else np.resize(scale, 3),
-                                  attrs.get("inertia", DEFAULT_RULE), mesh)
+                                  attrs.get("inertia", DEFAULT_RULE), mesh, refpos, refquat)
     return out
 
 
