@@ -132,16 +132,20 @@ def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
     result is at most five times the size of ``data``."""
     data, bad_comment = blank_comments(data)
     notes = [f"line {bad_comment}: a comment that XML forbids"] if bad_comment else []
-    body = data[len(_BOM):] if data.startswith(_BOM) else data
-    start = len(data) - len(body)
+    out = _markup(data, notes)
+    encoding = _encoding(out, notes)
+    return out, encoding, notes
+
+
+def _markup(data: bytes, notes: list[str]) -> bytes:
+    """``data`` (comments blanked) with misplaced declarations blanked and stray ``&`` and
+    ``<`` escaped (:func:`tolerate`), noting what was done in ``notes``."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
     chunks: list[bytes] = [data[:start]]
     doctype = b"<!DOCTYPE" in data
     escaped = 0
     i = at = start
-    while True:
-        i = data.find(b"<", i)
-        if i < 0:
-            break
+    while (i := data.find(b"<", i)) >= 0:
         if data.startswith(b"<?", i):
             end = data.find(b"?>", i + 2)
             end = end + 2 if end >= 0 else len(data)
@@ -153,8 +157,7 @@ def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
                 at = end
             i = end
         elif data.startswith(b"<!--", i) or data.startswith(b"<![CDATA[", i):
-            close = b"-->" if data[i + 2] == 0x2D else b"]]>"
-            end = data.find(close, i + 4)
+            end = data.find(b"-->" if data[i + 2] == 0x2D else b"]]>", i + 4)
             end = end + 3 if end >= 0 else len(data)
             escaped += _text(chunks, data[at:i], doctype)
             chunks.append(data[i:end])
@@ -176,24 +179,28 @@ def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
     escaped += _text(chunks, data[at:], doctype)
     if escaped:
         notes.append("'&' or '<' written as text")
-    out = b"".join(chunks)
-    encoding = None
-    if not out.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            text = out.decode("utf-8")
-            encoding = "utf-8"
-        except UnicodeDecodeError:
-            pass
-    declared = _DECLARED.match(out)
-    if encoding and declared:
+    return b"".join(chunks)
+
+
+def _encoding(data: bytes, notes: list[str]) -> str | None:
+    """"utf-8" when ``data`` is valid UTF-8 (tinyxml2 reads nothing else), noting a declared
+    encoding that would read it differently; else None (the declaration decides)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    declared = _DECLARED.match(data)
+    if declared:
         name = declared.group(1).decode("ascii", "replace")
         try:
-            same = out.decode(name) == text
+            same = data.decode(name) == text
         except (LookupError, UnicodeDecodeError):
             same = False
         if not same:
             notes.append(f"the declared encoding {name[:40]!r} ignored (the bytes are UTF-8)")
-    return out, encoding, notes
+    return "utf-8"
 
 
 def _text(chunks: list[bytes], text: bytes, doctype: bool) -> int:
