@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import motionkit as mk
 from conftest import cpu_bound, require_peer
@@ -92,3 +94,16 @@ def test_a_long_tag_is_scanned_in_one_pass() -> None:
     with cpu_bound(0.25):
         out, _, _ = xml.tolerate(data)
     assert out == data
+
+
+@given(st.text(alphabet="ab <&;", max_size=30), st.text(alphabet="ab &;\n", max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_stray_ampersands_and_brackets_stay_literal_text(value: str, text: str) -> None:
+    # no '&' here can start a predefined entity or a character reference: tinyxml2 keeps
+    # every character, and so does the repaired document
+    data = f"<m a=\"{value}\">{text}<!-- {value} --></m>".encode()
+    out, encoding, _ = xml.tolerate(data)
+    root = xml.parse(out, "p.xml") if encoding else None
+    assert root is not None and root.attrib["a"] == value
+    assert root.text == (text if text.strip(" \t\n\r") else "")
+    assert out.count(b"\n") == data.count(b"\n")
