@@ -80,6 +80,38 @@ def test_a_joint_speed_limit_holds_between_output_frames(
     assert speed.max() <= limit + 1e-9
 
 
+def test_smoothing_lowers_the_joints_acceleration_for_a_little_tracking(
+        result: tuple[retarget.Retargeted, Skeleton]) -> None:
+    """``smoothing=10``: each frame's joints pulled toward constant speed from the two
+    before. Measured: RMS joint acceleration 47 → 34 rad/s², worst 639 → 380, mean
+    tracking error +0.1 mm; the joint limits still hold."""
+    done, robot = result
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    smooth = retarget.retarget(
+        mk.read(corpus_file("bvh", "test_freebvh.bvh")), robot,
+        retarget.read_map(folder / "bvh_to_g1.json"),
+        rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"),
+        fix=retarget.read_frame_fix(folder / "freebvh_orientation_correction.json"),
+        options=retarget.Options(smoothing=10.0))
+
+    def acceleration(q: np.ndarray) -> np.ndarray:
+        return np.diff(q, 2, axis=0) * 30.0**2
+
+    free, held = (acceleration(r.motion.tracks["joints"].data) for r in (done, smooth))
+    assert np.sqrt((held**2).mean()) < 0.8 * np.sqrt((free**2).mean())
+    assert np.abs(held).max() < 0.7 * np.abs(free).max()
+    assert smooth.position_errors.mean() < done.position_errors.mean() + 1e-3
+    q = smooth.motion.tracks["joints"].data
+    assert np.all(q >= robot.lower[6:] - 1e-9) and np.all(q <= robot.upper[6:] + 1e-9)
+
+
+@pytest.mark.parametrize("options", [{"smoothing": 0.0}, {"smoothing": float("nan")},
+                                     {"smoothing": 1.0, "like_gmr": True}])
+def test_smoothing_must_be_a_positive_weight_outside_gmr_mode(options: dict[str, object]) -> None:
+    with pytest.raises(mk.ConversionError):
+        retarget.Options(**options)  # type: ignore[arg-type]
+
+
 def test_the_source_and_the_robot_show_side_by_side(
         result: tuple[retarget.Retargeted, Skeleton], tmp_path: Path) -> None:
     """``motionkit view human.bvh out.pkl --model g1.xml``: the BVH moves its own skeleton,

@@ -62,6 +62,10 @@ class Options:
     plant_feet: bool = True
     #: the robot's feet (None: the mapped bodies whose shapes are lowest at rest)
     feet: tuple[str, ...] | None = None
+    #: pull each frame's joints toward where constant speed from the two frames before
+    #: would put them, with this weight (per rad², beside the map's task weights): less
+    #: jitter for a little tracking (None: off; default mode only)
+    smoothing: float | None = None
 
     def __post_init__(self) -> None:
         if self.height is not None and not (math.isfinite(self.height) and self.height > 0):
@@ -72,6 +76,11 @@ class Options:
         if self.max_joint_speed is not None and not (math.isfinite(self.max_joint_speed)
                                                      and self.max_joint_speed > 0):
             raise ConversionError("the joint speed limit must be a positive number")
+        if self.smoothing is not None and not (math.isfinite(self.smoothing)
+                                               and self.smoothing > 0):
+            raise ConversionError("the smoothing weight must be a positive number")
+        if self.smoothing is not None and self.like_gmr:
+            raise ConversionError("GMR has no smoothing: leave it out with like_gmr")
 
 
 @dataclass
@@ -178,14 +187,22 @@ class _Clip:
         solved = _Solved.of(robot, self.body_map, len(self.goals.poses))
         rows = range(len(self.goals.poses))
         for frame in self.progress(rows) if self.progress is not None else rows:
+            posture = self._posture(solved.q, frame)
             with _speed_window(robot, options.max_joint_speed, self.fps,
                                solved.q[frame - 1] if frame else None):
                 for number, tasks in enumerate(self.body_map.stages):
                     state, solved.steps[frame, number] = ik.solve_stage(
                         robot, state, self.goals(frame, tasks),
-                        ik.GMR if options.like_gmr else ik.CONVERGED)
+                        ik.GMR if options.like_gmr else ik.CONVERGED, posture)
             solved.keep(frame, robot, state, self.goals.mapped(frame, solved.last))
         return solved
+
+    def _posture(self, q: Array, frame: int) -> ik.Posture | None:
+        """The smoothing pull: toward ``2 q[t−1] − q[t−2]`` (``q[t−1]`` at frame 1)."""
+        if self.options.smoothing is None or frame == 0:
+            return None
+        ahead = q[frame - 1] if frame == 1 else 2 * q[frame - 1] - q[frame - 2]
+        return ik.Posture(ahead[None], self.options.smoothing)
 
     def plant(self, solved: _Solved, feet: list[Foot], stances: list[NDArray[np.bool_]],
               ground: float) -> _Solved:
