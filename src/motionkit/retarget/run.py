@@ -79,6 +79,8 @@ class Options:
         if self.smoothing is not None and not (math.isfinite(self.smoothing)
                                                and self.smoothing > 0):
             raise ConversionError("the smoothing weight must be a positive number")
+        if self.feet is not None:  # a list from JSON (a batch worker's job) is a tuple here
+            object.__setattr__(self, "feet", tuple(self.feet))
         if self.smoothing is not None and self.like_gmr:
             raise ConversionError("GMR has no smoothing: leave it out with like_gmr")
 
