@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError
+from ..errors import ConversionError, warn
 from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
@@ -137,6 +137,9 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
         feet = find_feet(robot, robot_skeleton, body_map, frames, source.skeleton, rename,
                          options.feet) if options.plant_feet else []
+        if options.plant_feet and not feet:
+            warn("no robot foot to plant: no mapped body has the robot's lowest shapes at "
+                 "rest (name the feet: feet=... / --feet)")
         if feet:
             stances = [planted(frames, foot.point, *(
                 () if body_map.height_assumption is None else (height,))) for foot in feet]
