@@ -12,7 +12,7 @@ from ._common import busy, clean, parse_options, refuse_source_as_output
 @click.command(epilog="""\b
 Examples:
   motionkit convert SR1WalkPattern.yaml walk_v4.seq -O version=4
-  motionkit convert walk.seq walk.seq -O precision=9      (Choreonoid's own digits)
+  motionkit convert walk.seq walk.seq --in-place -O precision=9      (Choreonoid's own digits)
   motionkit convert stamped.seq uniform.seq --rate 100
   motionkit convert run.pkl run.seq --character humanoid.xml
   motionkit convert SR1WalkPattern1.seq links.seq --model SR1.body      (every link's pose)
@@ -32,21 +32,30 @@ Examples:
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="A reader/writer option, e.g. -O version=4 -O precision=9.")
+@click.option("--in-place", is_flag=True,
+              help="Allow TARGET to be SOURCE itself (it is replaced, atomically).")
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
-            lossy: bool, options: tuple[str, ...]) -> None:
+            lossy: bool, options: tuple[str, ...], in_place: bool) -> None:
     """Convert SOURCE to TARGET (formats from the extensions unless named).
 
-    What TARGET cannot hold is refused with one line naming it, unless --lossy.
+    What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
+    is never SOURCE (by any path or link) unless --in-place. See `motionkit formats`
+    for each format's extensions and -R/-O options.
     """
-    run(source, target, from_format, to_format, rate, method, character, lossy, options, model)
+    run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
+        in_place)
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
-        options: tuple[str, ...], model: str | None = None) -> None:
-    """Do one conversion and report it in one line."""
-    refuse_source_as_output(target, source, character, model)
+        options: tuple[str, ...], model: str | None = None, in_place: bool = False) -> None:
+    """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
+    import os
+
+    refuse_source_as_output(target, source, character, model,
+                            replaceable=source, in_place=in_place)
+    existed = os.path.lexists(target)
     extra = parse_options(options)
     if character:
         extra["character"] = character
@@ -55,4 +64,4 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
                              rate=rate, method=method, model=model, lossy=lossy, **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
-    click.echo(f"wrote {clean(target)}{detail}")
+    click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{detail}")

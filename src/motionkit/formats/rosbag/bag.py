@@ -244,7 +244,10 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
             return _read_tf(reader, base, selector[3:])
         supported = [c for c in reader.connections if c.msgtype in POSE_TYPES]
         if selector is not None:
-            wanted = [c for c in reader.connections if c.topic in (selector, "/" + selector)]
+            # a leading slash is optional on both sides: ``bag:/topic`` and ``bag:topic``
+            # name the same topic, however the bag spells it
+            wanted = [c for c in reader.connections
+                      if c.topic.lstrip("/") == selector.lstrip("/")]
             if not wanted:
                 names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
                 raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
