@@ -42,7 +42,10 @@ def write(path: PathLike, obj: Loaded, format: str | None = None, **options: obj
     """Write ``obj`` to ``path`` atomically; refuses (ConversionError) what would be lost
     unless ``lossy=True``, which drops it with one warning."""
     lossy = bool(options.pop("lossy", False))
-    registry.for_writing(path, format).write(path, obj, lossy=lossy, **options)
+    like = obj.meta.get("source_format") if isinstance(obj, Motion) \
+        and isinstance(obj.meta, dict) else None
+    registry.for_writing(path, format, like=like if isinstance(like, str) else None).write(
+        path, obj, lossy=lossy, **options)
 
 
 def convert(
@@ -66,7 +69,7 @@ def convert(
     to the reader, the writer, or both, whichever takes it.
     """
     reader = registry.for_reading(src, from_format)
-    writer = registry.for_writing(dst, to_format)
+    writer = registry.for_writing(dst, to_format, like=reader.name)
     read_allowed, write_allowed = reader.read_options(), writer.write_options()
     unknown = sorted(set(options) - read_allowed - write_allowed)
     ambiguous = sorted((set(options) & read_allowed & write_allowed) - SAME_ON_BOTH_SIDES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import api
+from ..formats import registry
 from ..ops import METHODS
 from ._common import busy, clean, parse_options, refuse_source_as_output
 
@@ -56,6 +57,7 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     refuse_source_as_output(target, source, character, model,
                             replaceable=source, in_place=in_place)
     existed = os.path.lexists(target)
+    chosen = _chosen_writer(source, target, from_format, to_format)
     extra = parse_options(options)
     if character:
         extra["character"] = character
@@ -64,4 +66,19 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
                              rate=rate, method=method, model=model, lossy=lossy, **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
-    click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{detail}")
+    click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
+
+
+def _chosen_writer(source: str, target: str, from_format: str | None,
+                   to_format: str | None) -> str:
+    """`` as traj (…; --to euroc for …)`` when TARGET's extension has several writers and
+    none was named: the user learns which one was chosen and how to name another."""
+    if to_format:
+        return ""
+    reader = registry.for_reading(source, from_format)
+    writer = registry.for_writing(target, None, like=reader.name)
+    others = registry.sharing(target, writer)
+    if not others:
+        return ""
+    rest = "; ".join(f"--to {other.name} for {other.description}" for other in others)
+    return f" as {writer.name} ({writer.description}; {rest})"

@@ -458,7 +458,9 @@ def _may_be_address(path: Path) -> bool:
 
 def for_reading(path: PathLike, format: str | None = None) -> Format:
     """The format to read ``path`` with: explicit name, else an address a format claims,
-    else the extension, else the content."""
+    else the extension, else the content. When no format of the extension recognises the
+    content, the error names a format that does (TUM rows in a ``.csv``) or gives a
+    format's hint."""
     if format:
         return by_name(format)
     target = Path(path)
@@ -480,17 +482,44 @@ def for_reading(path: PathLike, format: str | None = None) -> Format:
         raise FormatError(
             f"unknown file type {target.suffix or '(no extension)'!r}; name the format "
             f"(format=... or --from)", target)
+    others = [info for info in FORMATS if info not in candidates and _quiet_sniff(info, head)]
     names = ", ".join(info.name for info in candidates)
-    hints = [text for info in candidates if (text := info.hint(head))]
+    hints = [f"its content reads as {info.name} ({info.description}): name it with "
+             f"--from {info.name} (format='{info.name}')" for info in others[:1]]
+    hints += [text for info in candidates + [f for f in FORMATS if f not in candidates]
+              if (text := _quiet_hint(info, head))]
     raise FormatError(f"content matches none of the formats for {target.suffix!r} ({names})"
                       + (f"; {hints[0]}" if hints else ""), target)
 
 
-def for_writing(path: PathLike, format: str | None = None) -> Format:
-    """The format to write ``path`` with: explicit name, else the first writer for its extension."""
+def _quiet_sniff(info: Format, head: bytes) -> bool:
+    try:
+        return info.sniff(head)
+    except MotionkitError:
+        return False
+
+
+def _quiet_hint(info: Format, head: bytes) -> str | None:
+    try:
+        return info.hint(head)
+    except MotionkitError:
+        return None
+
+
+def for_writing(path: PathLike, format: str | None = None, *, like: str | None = None) -> Format:
+    """The format to write ``path`` with: explicit name, else ``like`` (the format the
+    object was read from) when it writes this extension, else the first writer for it."""
     if format:
         return by_name(format)
     target = Path(path)
+    if like in _BY_NAME:
+        same = _BY_NAME[like]
+        if _extension(target) in same.extensions and same.writes_by_extension:
+            try:
+                if same.can_write():
+                    return same
+            except MotionkitError:
+                pass
     for info in FORMATS:
         if _extension(target) in info.extensions and info.writes_by_extension:
             try:
@@ -500,3 +529,11 @@ def for_writing(path: PathLike, format: str | None = None) -> Format:
                 continue
     raise MotionkitError(
         f"cannot tell the output format from {target.name!r}; name it (format=... or --to)")
+
+
+def sharing(path: PathLike, chosen: Format) -> list[Format]:
+    """The other formats that write ``path``'s extension (so a caller can say which was
+    chosen and how to name another)."""
+    suffix = _extension(Path(path))
+    return [info for info in FORMATS if info is not chosen and suffix in info.extensions
+            and info.writes_by_extension]
