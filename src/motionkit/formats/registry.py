@@ -20,12 +20,14 @@ A format module defines (see docs/adding-a-format.md):
   plain files, such as ``run.bag:/topic``), ``hint(head: bytes) -> str | None`` (how to
   read a file no format recognised), ``accepts(path: str) -> bool`` (a full check after
   ``sniff`` said yes: False hands the file to the next format whose sniff accepts it, as
-  ``parc-character`` does with MuJoCo models outside the PARC subset).
+  ``parc-character`` does with MuJoCo models outside the PARC subset), ``survey(path)
+  -> list[str]`` (what ``info`` shows of a file ``read`` refuses for holding nothing it
+  returns, such as a bag of TF only).
 
 The same list as types: :class:`FormatModule` (``read``) and one protocol per other part
 (:class:`Writer`, :class:`Holding`, :class:`HoldingByOptions`, :class:`Writes`,
 :class:`Sniffing`, :class:`Losing`, :class:`Describing`, :class:`Claiming`,
-:class:`Hinting`, :class:`Accepting`), through which ``Format`` calls the module.
+:class:`Hinting`, :class:`Accepting`, :class:`Surveying`), through which ``Format`` calls the module.
 """
 
 from __future__ import annotations
@@ -129,6 +131,12 @@ class Accepting(Protocol):
     def accepts(self, path: str) -> bool: ...
 
 
+class Surveying(Protocol):
+    """``survey``: lines about a file that ``read`` refuses for holding nothing it returns."""
+
+    def survey(self, path: str) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Format:
     """One registered format: static facts here, the rest from its module on first use."""
@@ -180,6 +188,11 @@ class Format:
         """True for an address of this format that is not a plain file (``run.bag:/topic``)."""
         module = self._part("claims")
         return module is not None and bool(cast(Claiming, module).claims(os.fspath(path)))
+
+    def survey(self, path: PathLike) -> list[str]:
+        """What ``info`` can say of a file ``read`` refused ([] when nothing)."""
+        module = self._part("survey")
+        return list(cast(Surveying, module).survey(os.fspath(path))) if module is not None else []
 
     def read_options(self) -> frozenset[str]:
         """The options ``read`` takes (its parameters after the path)."""

@@ -281,6 +281,35 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
         reader.close()
 
 
+def survey(path: PathLike) -> list[str]:
+    """What ``info`` shows of a bag that ``read`` refuses because it has TF but no pose
+    topic: each TF edge (static or how many transforms, over which span), and the chain
+    address that reads one. [] for any other bag."""
+    base, selector = split_address(path)
+    if selector is not None:
+        return []
+    reader = _open(base)
+    try:
+        if any(c.msgtype in POSE_TYPES for c in reader.connections):
+            return []
+        tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
+        if not tf:
+            return []
+        buffer = _tf_buffer(reader, base, tf)
+    finally:
+        reader.close()
+    lines = [f"no pose topics; TF on {', '.join(sorted({c.topic for c in tf}))}: "
+             f"{len(buffer.edges)} edge(s), read a chain as {base}:tf:PARENT->CHILD"]
+    for (parent, child), edge in sorted(buffer.edges.items()):
+        if edge.static:
+            what = "static"
+        else:
+            span = (max(edge.stamps) - min(edge.stamps)) / NS_PER_SECOND
+            what = f"{len(edge.stamps)} transforms over {span:.6g} s"
+        lines.append(f"tf {parent} -> {child}: {what}")
+    return lines
+
+
 def _stamp(header: Any) -> int:
     stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
     if not -(2**63) <= stamp < 2**63:
