@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from ..errors import MotionkitError
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
     from ..dataset.batch import Job, Outcome
+    from ..dataset.files import Item
 
 
 def printable(text: str) -> str:
@@ -61,7 +63,7 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
 
     seconds, memory = limits
     job = dataclasses.replace(job, limits=Limits(seconds or None, memory or None))
-    items = expand(patterns)
+    items, skipped = _known(expand(patterns), job.from_format)
     counts = {"failed": 0}
     start = time.monotonic()
     bar = tqdm(total=len(items), desc=f"batch {job.op}", unit="file", file=sys.stderr,
@@ -86,11 +88,29 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
     warned = sum(len(o.warnings) for o in outcomes)
     if warned:
         done += f", {warned} warning(s)"
+    if skipped:
+        kinds = ", ".join(sorted({item.source.suffix or "(none)" for item in skipped}))
+        done += f"; {len(skipped)} skipped (no known extension: {printable(kinds)})"
     click.echo(f"{len(outcomes)} file(s): {done} in {elapsed:.1f} s "
                f"({len(outcomes) / max(elapsed, 1e-9):.1f} files/s); "
                f"catalog {printable(str(Path(cast(Path, job.out)) / 'catalog.parquet'))}", err=True)
     if failures:
         sys.exit(2)
+
+
+def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list[Item]]:
+    """The items a format's extension claims, and the rest (SOURCES.md, meshes), which a
+    batch skips and counts apart instead of failing them. With --from every file is read."""
+    if from_format is not None:
+        return items, []
+    from ..formats import registry
+
+    known = {suffix for info in registry.formats() for suffix in info.extensions}
+    kept = [item for item in items if item.source.suffix.lower() in known]
+    if not kept and items:
+        raise MotionkitError(f"none of the {len(items)} file(s) has the extension of a known "
+                             "format (see motionkit formats; --from names one)")
+    return kept, [item for item in items if item.source.suffix.lower() not in known]
 
 
 @click.group("batch", epilog="""\b
