@@ -58,6 +58,7 @@ def convert(
     method: str = "auto",
     model: PathLike | Skeleton | None = None,
     lossy: bool = False,
+    read_options: dict[str, object] | None = None,
     **options: object,
 ) -> Loaded:
     """Read ``src``, optionally resample to ``rate`` Hz and derive link poses through a
@@ -66,7 +67,8 @@ def convert(
     With ``model`` the target gets what it needs from forward kinematics: every link's
     pose (``links``) where it holds them, else the pose of one link as the root (the
     ``link`` option names it; the model's first body by default). Each extra option goes
-    to the reader, the writer, or both, whichever takes it.
+    to the reader, the writer, or both, whichever takes it; ``read_options`` go to the
+    reader alone (the command line's ``-R``).
     """
     reader = registry.for_reading(src, from_format)
     writer = registry.for_writing(dst, to_format, like=reader.name)
@@ -83,7 +85,13 @@ def convert(
             f"convert does not take option(s) {', '.join(unknown)} (reading {reader.name}: "
             f"{', '.join(sorted(read_allowed)) or 'none'}; writing {writer.name}: "
             f"{', '.join(sorted(write_allowed))})")
-    obj = reader.read(src, **{k: v for k, v in options.items() if k in read_allowed})
+    own = dict(read_options or {})
+    if set(own) - read_allowed:
+        raise MotionkitError(
+            f"reading {reader.name} does not take option(s) "
+            f"{', '.join(sorted(set(own) - read_allowed))} (known: "
+            f"{', '.join(sorted(read_allowed)) or 'none'})")
+    obj = reader.read(src, **{**{k: v for k, v in options.items() if k in read_allowed}, **own})
     if rate is not None:
         from .ops import resample
 

@@ -59,3 +59,34 @@ def warn(message: str) -> None:
 
 def _inside(module: str) -> bool:
     return module == "motionkit" or module.startswith("motionkit.")
+
+
+# -- how hints name options ---------------------------------------------------------------
+#: Set (to "cli") by the ``motionkit`` command while it runs, and inherited by the worker
+#: and sandbox processes it starts: hints then give command-line spellings.
+HINTS_ENV = "MOTIONKIT_HINTS"
+
+
+def for_cli() -> bool:
+    """True while the ``motionkit`` command runs (hints are read on a command line)."""
+    return os.environ.get(HINTS_ENV) == "cli"
+
+
+def option_hint(name: str, value: object, side: str = "read") -> str:
+    """How to pass option ``name`` for whoever reads the message: ``dedupe=True`` in
+    Python, ``-R dedupe=true`` (a reader's) or ``-O dedupe=true`` (a writer's) on the
+    command line, ``--lossy`` for lossy. The one place that decides a hint's spelling."""
+    if not for_cli():
+        return f"{name}={value!r}"
+    if name == "lossy" and value is True:
+        return "--lossy"
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"{'-O' if side == 'write' else '-R'} {name}={text}"
+
+
+def format_hint(name: str, side: str = "read") -> str:
+    """How to name format ``name``: ``format='tum'`` in Python, ``--from tum`` (reading) or
+    ``--to tum`` (writing) on the command line."""
+    if not for_cli():
+        return f"format={name!r}"
+    return f"{'--to' if side == 'write' else '--from'} {name}"

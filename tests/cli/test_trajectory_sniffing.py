@@ -57,16 +57,21 @@ def test_kitti_rows_in_a_tum_file_are_refused_with_the_kitti_hint(tmp_path: Path
     shutil.copy(corpus_file("evo", "KITTI_00_gt.txt"), path)
     with pytest.raises(mk.FormatError) as caught:
         mk.read(path)
-    assert "--from kitti" in caught.value.message
+    assert "format='kitti'" in caught.value.message
     assert mk.read(path, format="kitti").frames == 4541
 
 
-def test_tum_rows_in_a_csv_get_the_tum_hint(tmp_path: Path) -> None:
+def test_tum_rows_in_a_csv_get_the_tum_hint(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "gt.csv"
     shutil.copy(corpus_file("evo", "fr2_desk_groundtruth.txt"), path)
     with pytest.raises(mk.FormatError) as caught:
         mk.read(path)
-    assert "--from tum" in caught.value.message
+    assert "format='tum'" in caught.value.message
+    code, _, err = run_cli(["info", str(path)], capsys)
+    assert code == 2 and "--from tum" in err
+    code, _, err = run_cli(["info", "--from", "tum", str(path)], capsys)
+    assert code == 0, err
 
 
 def test_thirteen_kitti_columns_get_no_tum_hint(tmp_path: Path) -> None:
@@ -75,7 +80,8 @@ def test_thirteen_kitti_columns_get_no_tum_hint(tmp_path: Path) -> None:
     path.write_text("".join(f"{0.1 * i:.1f} {row}\n" for i, row in enumerate(rows)))
     with pytest.raises(mk.FormatError) as caught:
         mk.read(path)
-    assert "--from tum" not in caught.value.message and "kitti" in caught.value.message
+    assert "tum" not in caught.value.message.split(";", 1)[1]
+    assert "format='kitti'" in caught.value.message
 
 
 def test_euroc_in_csv_out_stays_euroc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

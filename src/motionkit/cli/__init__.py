@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import MotionkitError, MotionkitWarning
+from ..errors import HINTS_ENV, MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
 COMMANDS = ("info", "validate", "convert", "resample", "fk", "retarget", "eval", "plot", "view",
@@ -73,6 +74,18 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", MotionkitWarning)
+    before = os.environ.get(HINTS_ENV)
+    os.environ[HINTS_ENV] = "cli"  # hints spelled for a command line (errors.option_hint)
+    try:
+        _main(argv, debug)
+    finally:
+        if before is None:
+            os.environ.pop(HINTS_ENV, None)
+        else:
+            os.environ[HINTS_ENV] = before
+
+
+def _main(argv: list[str] | None, debug: bool) -> None:
     try:
         code = cli.main(args=argv, prog_name="motionkit", standalone_mode=False)
     except click.exceptions.Abort:

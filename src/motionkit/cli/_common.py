@@ -8,7 +8,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import click
@@ -66,6 +66,14 @@ def _file_of(source: str) -> str | None:
         return source
     base = source.split(":", 1)[0]
     return base if ":" in source and base and os.path.exists(base) else None
+
+
+def read_option(func: Callable[..., None]) -> Callable[..., None]:
+    """``-R KEY=VALUE``: an option for the reader (hints on the command line say ``-R``)."""
+    return click.option("-R", "--read-option", "read_options", multiple=True,
+                        metavar="KEY=VALUE",
+                        help="A reader option, e.g. -R dedupe=true -R sort=true "
+                             "(see motionkit formats).")(func)
 
 
 def parse_options(pairs: Iterable[str]) -> dict[str, Any]:

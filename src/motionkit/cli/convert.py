@@ -7,7 +7,7 @@ import click
 from .. import api
 from ..formats import registry
 from ..ops import METHODS
-from ._common import busy, clean, parse_options, refuse_source_as_output
+from ._common import busy, clean, parse_options, read_option, refuse_source_as_output
 
 
 @click.command(epilog="""\b
@@ -32,12 +32,15 @@ Examples:
               help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="A reader/writer option, e.g. -O version=4 -O precision=9.")
+              help="A writer option (or a reader's, where only it takes the key), e.g. "
+                   "-O version=4 -O precision=9.")
+@read_option
 @click.option("--in-place", is_flag=True,
               help="Allow TARGET to be SOURCE itself (it is replaced, atomically).")
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
-            lossy: bool, options: tuple[str, ...], in_place: bool) -> None:
+            lossy: bool, options: tuple[str, ...], read_options: tuple[str, ...],
+            in_place: bool) -> None:
     """Convert SOURCE to TARGET (formats from the extensions unless named).
 
     What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
@@ -45,12 +48,13 @@ def command(source: str, target: str, from_format: str | None, to_format: str | 
     for each format's extensions and -R/-O options.
     """
     run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
-        in_place)
+        in_place, read_options)
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
-        options: tuple[str, ...], model: str | None = None, in_place: bool = False) -> None:
+        options: tuple[str, ...], model: str | None = None, in_place: bool = False,
+        read_options: tuple[str, ...] = ()) -> None:
     """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
     import os
 
@@ -63,7 +67,8 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
         extra["character"] = character
     with busy(f"converting {source}"):
         motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                             rate=rate, method=method, model=model, lossy=lossy, **extra)
+                             rate=rate, method=method, model=model, lossy=lossy,
+                             read_options=parse_options(read_options), **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
     click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")

@@ -12,7 +12,7 @@ from ..formats import registry
 from ..formats.loss import RESTATED_ATTRS
 from ..model import Motion, Skeleton, World
 from ..summary import all_tracks, describe, summarise
-from ._common import busy, clean, echo_json
+from ._common import busy, clean, echo_json, parse_options, read_option
 
 #: Lines of one file's summary shown before "… N more lines".
 MAX_LINES = 2000
@@ -29,13 +29,16 @@ Examples:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--from", "from_format", metavar="FORMAT", help="Read as this format.")
-def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> None:
+@read_option
+def command(files: tuple[str, ...], as_json: bool, from_format: str | None,
+            read_options: tuple[str, ...]) -> None:
     """Show format, timing and tracks of motion files, or the structure of models."""
     results: list[tuple[str, str, object]] = []
+    options = parse_options(read_options)
     for path in files:
         entry = registry.for_reading(path, from_format)
         with busy(f"reading {path}"):
-            results.append((path, entry.name, _read_or_survey(entry, path)))
+            results.append((path, entry.name, _read_or_survey(entry, path, options)))
     if as_json:
         docs = [{"format": name, "survey": obj} if isinstance(obj, list) else describe(name, obj)
                 for _, name, obj in results]
@@ -47,11 +50,11 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
         click.echo(render(path, name, obj))
 
 
-def _read_or_survey(entry: registry.Format, path: str) -> object:
+def _read_or_survey(entry: registry.Format, path: str, options: dict[str, object]) -> object:
     """What ``path`` holds, or the format's survey lines when it holds nothing ``read``
     returns (a bag of TF only: its edges are information, not an error)."""
     try:
-        return entry.read(path)
+        return entry.read(path, **options)
     except FormatError:
         lines = entry.survey(path)
         if not lines:

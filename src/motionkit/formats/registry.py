@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
-from ..errors import ConversionError, FormatError, MotionkitError, warn
+from ..errors import ConversionError, FormatError, MotionkitError, format_hint, warn
 from . import loss
 
 if TYPE_CHECKING:
@@ -498,7 +498,7 @@ def for_reading(path: PathLike, format: str | None = None) -> Format:
     others = [info for info in FORMATS if info not in candidates and _quiet_sniff(info, head)]
     names = ", ".join(info.name for info in candidates)
     hints = [f"its content reads as {info.name} ({info.description}): name it with "
-             f"--from {info.name} (format='{info.name}')" for info in others[:1]]
+             f"{format_hint(info.name)}" for info in others[:1]]
     hints += [text for info in candidates + [f for f in FORMATS if f not in candidates]
               if (text := _quiet_hint(info, head))]
     raise FormatError(f"content matches none of the formats for {target.suffix!r} ({names})"

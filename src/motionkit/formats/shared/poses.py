@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import FormatError, warn
+from ...errors import FormatError, option_hint, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import ns_to_seconds
 from ..loss import Holds, tracks
@@ -89,7 +89,7 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
         else:
             count = int(np.count_nonzero(steps < 0))
             warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
-                 "order (read with sort=True to sort them)")
+                 f"order (read with {option_hint('sort', True)} to sort them)")
     current = times if order is None else times[order]
     same = np.diff(current) == 0
     if np.any(same):
@@ -99,7 +99,7 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
             order = base[keep]
         else:
             warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
-                 "(read with dedupe=True to drop them)")
+                 f"(read with {option_hint('dedupe', True)} to drop them)")
     return order
 
 

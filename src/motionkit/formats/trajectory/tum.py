@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..._io import atomic_write
-from ...errors import FormatError, warn
+from ...errors import FormatError, format_hint, option_hint, warn
 from ...model import Motion, Track
 from ..shared import poses
 from ..shared.poses import UnitRows
@@ -73,14 +73,15 @@ def hint(head: bytes) -> str | None:
     if fields == 13 and common.is_pose_matrix(numbers[1:]):
         return ("its rows hold a time and a KITTI 3x4 pose matrix (13 numbers), which no "
                 "reader takes as one file: put the first column in a times file and read the "
-                "other twelve as kitti with times=FILE")
+                f"other twelve with {format_hint('kitti')} {option_hint('times', 'FILE')}")
     if fields >= 8 and not common.near_unit(numbers[4:8]):
         norm = sum(value * value for value in numbers[4:8]) ** 0.5
         return (f"its rows hold {fields} numbers, but columns 5-8 are no unit quaternion "
                 f"(norm {norm:.3g}): these rows are not poses")
     if fields > 8:
         return (f"its rows hold {fields} numbers, TUM's eight and {fields - 8} more: read it "
-                "with --from tum (format='tum'; -O extra=NAME keeps the rest as a track)")
+                f"with {format_hint('tum')} ({option_hint('extra', 'NAME')} keeps the rest as "
+                "a track)")
     return None
 
 
@@ -126,8 +127,8 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
                           path, table.line_of(0))
     if width == 12 and extra is None and common.is_pose_matrix(first_numbers(table.first_row())):
         raise FormatError("its rows are KITTI 3x4 pose matrices (twelve numbers, a rotation in "
-                          "columns 1-3, 5-7, 9-11), not TUM rows: read it with --from kitti "
-                          "(format='kitti')", path, table.line_of(0))
+                          f"columns 1-3, 5-7, 9-11), not TUM rows: read it with "
+                          f"{format_hint('kitti')}", path, table.line_of(0))
     order = (quaternion_order or _order_from_names(table.comments) or "xyzw").lower()
     if order not in ("xyzw", "wxyz"):
         raise FormatError(f"quaternion_order must be xyzw or wxyz, not {order!r}", path)
@@ -147,7 +148,8 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
             if table.rows else 0)
     pose, times = pose[:rows], times[:rows]
     if width > 8 and kept is None:
-        warn(f"{path}: columns after the 8th ignored ({width} per row; extra=NAME keeps them)")
+        warn(f"{path}: columns after the 8th ignored ({width} per row; "
+             f"{option_hint('extra', 'NAME')} keeps them)")
     quaternion.check(path, table.line_of)
     ns = decimal_nanoseconds(table, delimiter, times, decimal) if decimal else None
     if scale != 1.0:
