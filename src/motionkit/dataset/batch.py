@@ -285,10 +285,31 @@ def client_for(workers: int, scheduler: str | None) -> Iterator[Client]:
         return
     if workers < 1:
         raise MotionkitError("the number of workers must be at least 1")
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster) as client:
+    with _no_interrupt_in_children():
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    with cluster, Client(cluster) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _no_interrupt_in_children() -> Iterator[None]:
+    """Start the local cluster's processes with SIGINT ignored (they inherit it, and so do
+    their sandbox children): Ctrl-C on a terminal reaches the whole process group, and
+    only this process should answer it — one line, then the cluster is closed — not each
+    worker with a traceback. A port taken by another cluster is no news for the user."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
+            yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str | None = None,
