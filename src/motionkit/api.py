@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import cast
 
-from .errors import ConversionError, FormatError, MotionkitError
+from .errors import ConversionError, FormatError, MotionkitError, choices, did_you_mean
 from .formats import registry
 from .formats.registry import Loaded
 from .model import Motion, Skeleton
@@ -81,16 +81,16 @@ def convert(
             f"writing {writer.name}; convert in two steps (mk.read with the reader's, mk.write "
             "with the writer's)")
     if unknown:
+        guess = did_you_mean(unknown[0], sorted(read_allowed | write_allowed))
         raise MotionkitError(
-            f"convert does not take option(s) {', '.join(unknown)} (reading {reader.name}: "
-            f"{', '.join(sorted(read_allowed)) or 'none'}; writing {writer.name}: "
-            f"{', '.join(sorted(write_allowed))})")
+            f"convert does not take option(s) {', '.join(unknown)} ({guess}reading "
+            f"{reader.name}: {', '.join(sorted(read_allowed)) or 'none'}; writing "
+            f"{writer.name}: {', '.join(sorted(write_allowed))})")
     own = dict(read_options or {})
     if set(own) - read_allowed:
-        raise MotionkitError(
-            f"reading {reader.name} does not take option(s) "
-            f"{', '.join(sorted(set(own) - read_allowed))} (known: "
-            f"{', '.join(sorted(read_allowed)) or 'none'})")
+        wrong = sorted(set(own) - read_allowed)
+        raise MotionkitError(f"reading {reader.name} does not take option(s) {', '.join(wrong)} "
+                             f"({choices(wrong[0], sorted(read_allowed), 'known', 40)})")
     obj = reader.read(src, **{**{k: v for k, v in options.items() if k in read_allowed}, **own})
     if rate is not None:
         from .ops import resample

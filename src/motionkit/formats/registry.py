@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
-from ..errors import ConversionError, FormatError, MotionkitError, format_hint, warn
+from ..errors import ConversionError, FormatError, MotionkitError, choices, format_hint, warn
 from . import loss
 
 if TYPE_CHECKING:
@@ -348,9 +348,9 @@ class Format:
     def _check(self, doing: str, options: dict[str, object], allowed: frozenset[str]) -> None:
         unknown = sorted(set(options) - allowed)
         if unknown:
-            known = ", ".join(sorted(allowed)) or "none"
             raise MotionkitError(f"{doing} {self.name} does not take option(s) "
-                                 f"{', '.join(unknown)} (known: {known})")
+                                 f"{', '.join(unknown)} "
+                                 f"({choices(unknown[0], sorted(allowed), 'known', 40)})")
 
 
 def _warn_bad_rotations(obj: object, path: PathLike) -> None:
@@ -443,8 +443,8 @@ def by_name(name: str) -> Format:
         for candidate in FORMATS:  # an extension works as a name too: --to yaml
             if "." + name.lower().lstrip(".") in candidate.extensions:
                 return candidate
-        known = ", ".join(sorted(_BY_NAME))
-        raise MotionkitError(f"unknown format {name!r}; known formats: {known}")
+        raise MotionkitError(f"unknown format {name!r}; "
+                             f"{choices(name.lower(), sorted(_BY_NAME), 'known formats', 40)}")
     return info
 
 

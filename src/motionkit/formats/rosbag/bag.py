@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, FormatError, MotionkitError, warn
+from ...errors import ConversionError, FormatError, MotionkitError, choices, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ..loss import Holds
@@ -249,8 +249,9 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
             wanted = [c for c in reader.connections
                       if c.topic.lstrip("/") == selector.lstrip("/")]
             if not wanted:
-                names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
-                raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
+                names = choices(selector, sorted({c.topic for c in reader.connections}),
+                                "topics", 40)
+                raise FormatError(f"no topic {selector!r} in the bag ({names})", base)
             if wanted[0].msgtype not in POSE_TYPES:
                 raise FormatError(f"topic {selector!r} has type {wanted[0].msgtype}, not one "
                                   f"of {', '.join(POSE_TYPES)}", base)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import FormatError
+from ...errors import FormatError, choices
 from ...model import Timeline
 from ..shared.textcolumns import Fixed, Formatter, integers, ns_seconds, shortest, write_rows
 
@@ -25,8 +25,7 @@ def time_scale(unit: str, path: object = None) -> float:
     try:
         return TIME_UNITS[unit.strip().lower()]
     except KeyError:
-        known = ", ".join(TIME_UNITS)
-        raise FormatError(f"unknown time unit {unit!r} (known: {known})",
+        raise FormatError(f"unknown time unit {unit!r} ({choices(unit, TIME_UNITS)})",
                           str(path) if path is not None else None) from None
 
 
