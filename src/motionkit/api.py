@@ -72,6 +72,18 @@ def convert(
     """
     reader = registry.for_reading(src, from_format)
     writer = registry.for_writing(dst, to_format, like=reader.name)
+    reading, writing = split_options(reader, writer, options, read_options)
+    obj = reader.read(src, **reading)
+    return finish_conversion(obj, dst, writer, rate=rate, method=method, model=model,
+                             lossy=lossy, write_options=writing)
+
+
+def split_options(reader: registry.Format, writer: registry.Format,
+                  options: dict[str, object], read_options: dict[str, object] | None = None,
+                  ) -> tuple[dict[str, object], dict[str, object]]:
+    """``convert``'s options as (the reader's, the writer's): each goes to whichever side
+    takes it (both for SAME_ON_BOTH_SIDES), ``read_options`` to the reader alone; unknown
+    or ambiguous keys are a MotionkitError naming the choices."""
     read_allowed, write_allowed = reader.read_options(), writer.write_options()
     unknown = sorted(set(options) - read_allowed - write_allowed)
     ambiguous = sorted((set(options) & read_allowed & write_allowed) - SAME_ON_BOTH_SIDES)
@@ -91,17 +103,27 @@ def convert(
         wrong = sorted(set(own) - read_allowed)
         raise MotionkitError(f"reading {reader.name} does not take option(s) {', '.join(wrong)} "
                              f"({choices(wrong[0], sorted(read_allowed), 'known', 40)})")
-    obj = reader.read(src, **{**{k: v for k, v in options.items() if k in read_allowed}, **own})
+    reading = {**{k: v for k, v in options.items() if k in read_allowed}, **own}
+    return reading, {k: v for k, v in options.items() if k in write_allowed}
+
+
+def finish_conversion(obj: Loaded, dst: PathLike, writer: registry.Format, *,
+                      rate: float | None = None, method: str = "auto",
+                      model: PathLike | Skeleton | None = None, lossy: bool = False,
+                      write_options: dict[str, object] | None = None) -> Loaded:
+    """The second half of ``convert`` for what was read: resample to ``rate``, derive link
+    poses through ``model``, write ``dst`` with ``writer`` (a batch reads each file once,
+    for its catalog row, and finishes here)."""
+    writing = dict(write_options or {})
     if rate is not None:
         from .ops import resample
 
         if not isinstance(obj, Motion):
             raise ConversionError("--rate applies to motions only")
         obj = resample(obj, rate, method=method)
-    write_options = {k: v for k, v in options.items() if k in write_allowed}
     if model is not None:
-        obj = _derive(obj, model, writer, write_options)
-    return writer.write(dst, obj, lossy=lossy, **write_options)
+        obj = _derive(obj, model, writer, writing)
+    return writer.write(dst, obj, lossy=lossy, **writing)
 
 
 def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from seqfiles import V4_ALL
 
 from .dask_helpers import make_dataset
@@ -64,3 +66,45 @@ def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path) -> None:
             batch.wait()
     assert batch.returncode == 130
     assert stderr == "motionkit: interrupted\n"
+
+
+def test_batch_convert_takes_convert_s_options(tmp_path: Path) -> None:
+    import shutil
+
+    import motionkit as mk
+    from conftest import corpus_file
+
+    body = corpus_file("choreonoid", "SR1.body")
+    walks = tmp_path / "walks"
+    walks.mkdir()
+    for name in ("a.seq", "b.seq"):
+        shutil.copy(corpus_file("choreonoid", "SR1WalkPattern1.seq"), walks / name)
+    links = _motionkit("batch", "convert", str(walks), "--out", str(tmp_path / "links"),
+                       "--model", str(body), "-j", "1")
+    assert links.returncode == 0, links.stdout + links.stderr
+    written = mk.read(tmp_path / "links" / "a.seq")
+    assert "links" in written.tracks and written.tracks["links"].labels[0] == "WAIST"
+    foot = _motionkit("batch", "convert", str(walks), "--out", str(tmp_path / "foot"),
+                      "--model", str(body), "--to", "tum", "-O", "link=RLEG_ANKLE_R",
+                      "--rate", "50", "--lossy", "-j", "1")
+    assert foot.returncode == 0, foot.stdout + foot.stderr
+    one = mk.read(tmp_path / "foot" / "b.tum")
+    direct = tmp_path / "direct.tum"
+    with pytest.warns(mk.MotionkitWarning, match="dropped"):
+        mk.convert(walks / "b.seq", direct, model=body, link="RLEG_ANKLE_R", rate=50, lossy=True)
+    assert one.frames == mk.read(direct).frames
+    assert (tmp_path / "foot" / "b.tum").read_bytes() == direct.read_bytes()
+    typo = _motionkit("batch", "convert", str(walks), "--out", str(tmp_path / "typo"),
+                      "--model", str(body), "--to", "tum", "-O", "lnk=RLEG_ANKLE_R", "-j", "1")
+    assert typo.returncode == 2 and "did you mean 'link'" in typo.stdout
+
+
+def test_batch_validate_takes_reader_options(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dup.tum").write_text("1.0 0 0 0 0 0 0 1\n1.0 1 0 0 0 0 0 1\n2.0 2 0 0 0 0 0 1\n")
+    plain = _motionkit("batch", "validate", str(data), "--out", str(tmp_path / "r1"), "-j", "1")
+    assert plain.returncode == 0 and "1 warning(s)" in plain.stderr
+    deduped = _motionkit("batch", "validate", str(data), "--out", str(tmp_path / "r2"), "-j",
+                         "1", "-R", "dedupe=true")
+    assert deduped.returncode == 0 and "warning" not in deduped.stderr

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ..errors import MotionkitError
+from ..ops import METHODS
+from ._common import parse_options, read_option
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
@@ -113,6 +115,20 @@ def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list
     return kept, [item for item in items if item.source.suffix.lower() not in known]
 
 
+def _read_options(func: Callable[..., None]) -> Callable[..., None]:
+    """``-R`` and ``--character``: what the one-file verbs give their readers."""
+    func = click.option("--character", type=click.Path(exists=True, dir_okay=False),
+                        help="Character/model file that gives joints their meaning.")(func)
+    return read_option(func)
+
+
+def _reading(read_options: tuple[str, ...], character: str | None) -> dict[str, object]:
+    options = parse_options(read_options)
+    if character:
+        options["character"] = str(Path(character).absolute())
+    return options
+
+
 @click.group("batch", epilog="""\b
 Examples:
   motionkit batch convert 'motions/**/*.seq' --out converted --to traj -j 2
@@ -132,17 +148,32 @@ def command() -> None:
 Examples:
   motionkit batch convert 'motions/**/*.seq' --out converted --to traj
   motionkit batch convert data/ --out data_v4 -j 2 --force
-  motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786""")
+  motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786
+  motionkit batch convert 'walks/*.seq' --out links --model SR1.body --to seq
+  motionkit batch convert 'walks/*.seq' --out bvh --model SR1.body --to bvh --lossy
+  motionkit batch convert 'runs/*.pkl' --out seq --character humanoid.xml --to seq --rate 30""")
 @_shared
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+@click.option("--rate", type=float, help="Resample every track to this rate (Hz).")
+@click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
+              help="Interpolation when resampling.")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False),
+              help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A writer option (or a reader's, where only it takes the key), as convert.")
+@_read_options
 def convert(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
             from_format: str | None, force: bool, timeout: float, memory: int,
-            to_format: str | None, lossy: bool) -> None:
-    """Convert every file matched by PATTERNS into --out."""
+            to_format: str | None, lossy: bool, rate: float | None, method: str,
+            model: str | None, options: tuple[str, ...], read_options: tuple[str, ...],
+            character: str | None) -> None:
+    """Convert every file matched by PATTERNS into --out, with convert's options."""
     from ..dataset.batch import Job
 
-    run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force),
+    run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force,
+            options=parse_options(options), read_options=_reading(read_options, character),
+            rate=rate, method=method, model=str(Path(model).absolute()) if model else None),
         patterns, jobs, scheduler, (timeout, memory))
 
 
@@ -151,12 +182,15 @@ Examples:
   motionkit batch validate data/ --out report
   motionkit batch validate 'parc/**/*.pkl' --out report -j 2""")
 @_shared
+@_read_options
 def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool, timeout: float, memory: int) -> None:
+             from_format: str | None, force: bool, timeout: float, memory: int,
+             read_options: tuple[str, ...], character: str | None) -> None:
     """Read every file completely; the catalog in --out says which failed and why."""
     from ..dataset.batch import Job
 
-    run(Job("validate", Path(out).absolute(), from_format=from_format, force=force),
+    run(Job("validate", Path(out).absolute(), from_format=from_format, force=force,
+            read_options=_reading(read_options, character)),
         patterns, jobs, scheduler, (timeout, memory))
 
 
@@ -164,12 +198,15 @@ def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | No
 Examples:
   motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
 @_shared
+@_read_options
 def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-         from_format: str | None, force: bool, timeout: float, memory: int) -> None:
+         from_format: str | None, force: bool, timeout: float, memory: int,
+         read_options: tuple[str, ...], character: str | None) -> None:
     """Write each file's ``info --json`` document to --out as FILE.json."""
     from ..dataset.batch import Job
 
-    run(Job("info", Path(out).absolute(), from_format=from_format, force=force),
+    run(Job("info", Path(out).absolute(), from_format=from_format, force=force,
+            read_options=_reading(read_options, character)),
         patterns, jobs, scheduler, (timeout, memory))
 
 

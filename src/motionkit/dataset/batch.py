@@ -57,6 +57,13 @@ class Job:
     limits: Limits = field(default_factory=Limits)
     #: retarget: the robot, the body map and the options (frames in order, clips in parallel)
     plan: Plan | None = None
+    #: the one-file verb's options: -O (to the reader or writer, whichever takes each, as
+    #: ``convert``), -R (the reader's), and convert's --rate, --method and --model
+    options: dict[str, object] = field(default_factory=dict)
+    read_options: dict[str, object] = field(default_factory=dict)
+    rate: float | None = None
+    method: str = "auto"
+    model: str | None = None
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -173,13 +180,15 @@ def chunk_size(files: int, workers: int) -> int:
 
 def _work(job: Job, item: Item) -> Outcome:
     source = item.source
-    row, obj = read_file(source, job.from_format)
-    if obj is None:
-        return Outcome(str(source), "failed", row, error=str(row["error"]))
     try:
         target = job.target(item)
+        reading, writing = _split(job, source, target)
     except MotionkitError as exc:
+        row, _ = read_file(source, job.from_format)
         return _failed(source, row, exc)
+    row, obj = read_file(source, job.from_format, reading)
+    if obj is None:
+        return Outcome(str(source), "failed", row, error=str(row["error"]))
     if target is None:
         return Outcome(str(source), "ok", row)
     if not job.force and job.op != "retarget" and up_to_date(source, target):
@@ -187,9 +196,12 @@ def _work(job: Job, item: Item) -> Outcome:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if job.op == "convert":
+            from ..api import finish_conversion
             from ..formats import registry
 
-            registry.for_writing(target, job.to_format).write(target, obj, lossy=job.lossy)
+            writer = registry.for_writing(target, job.to_format, like=str(row["format"]))
+            finish_conversion(obj, target, writer, rate=job.rate, method=job.method,
+                              model=job.model, lossy=job.lossy, write_options=writing)
             return Outcome(str(source), "converted", row, output=str(target))
         if job.op == "retarget":
             _retarget(job, obj, target)
@@ -203,6 +215,22 @@ def _work(job: Job, item: Item) -> Outcome:
     except Exception as exc:  # the file's failure, reported in its outcome
         return _failed(source, row, exc)
     return Outcome(str(source), "written", row, output=str(target))
+
+
+def _split(job: Job, source: Path, target: Path | None) -> tuple[dict[str, object],
+                                                                 dict[str, object]]:
+    """The job's options for this file as (the reader's, the writer's), as ``convert``
+    splits them; verbs that write no motion give every option to the reader."""
+    from ..api import split_options
+    from ..formats import registry
+
+    if not job.options and not job.read_options:
+        return {}, {}
+    reader = registry.for_reading(source, job.from_format)
+    if job.op != "convert" or target is None:
+        return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], {}
+    writer = registry.for_writing(target, job.to_format, like=reader.name)
+    return split_options(reader, writer, job.options, job.read_options)
 
 
 def _retarget(job: Job, obj: object, target: Path) -> None:
