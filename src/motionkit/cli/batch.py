@@ -14,6 +14,7 @@ import click
 from ..errors import MotionkitError
 from ..ops import METHODS
 from ._common import parse_options, read_option
+from .eval import ALIGN
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
@@ -219,8 +220,7 @@ Examples:
               help="Each estimate's reference: a path with {relative}, {parent}, {stem} or {name} "
                    "of the estimate, e.g. 'gt/{parent}/{stem}.tum'.")
 @click.option("--metric", type=click.Choice(["ape", "rpe"]), default="ape", show_default=True)
-@click.option("--align", "alignment", type=click.Choice(["se3", "sim3", "posyaw", "scale",
-                                                         "translation", "none"]),
+@click.option("--align", "alignment", type=ALIGN,
               default="none", show_default=True, help="Fit each estimate onto its reference first.")
 def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
              from_format: str | None, force: bool, timeout: float, memory: int,
