@@ -57,3 +57,19 @@ def test_cli_plot_aligns_and_refuses_align_without_ref(
     code, _, err = run_cli(["plot", str(corpus_file(*EST)), "--align", "se3", "-o",
                             str(tmp_path / "x.png")], capsys)
     assert code == 2 and "--ref" in err
+
+
+def test_the_eval_figure_shows_each_y_label_once() -> None:
+    """The colour bar's label stood beside the middle panel's y label: the same words twice."""
+    from motionkit import evaluation as ev
+    from motionkit.plot.evaluation import evaluation_figure
+
+    ref, est = ev.read_poses(corpus_file(*GT)), ev.read_poses(corpus_file(*EST))
+    figure = evaluation_figure(ev.ape(ref, est, align="se3"), ref, est)
+    figure.canvas.draw()
+    middle = figure.axes[1]
+    label = middle.get_ylabel()
+    upright = [text for axes in figure.axes for text in (axes.yaxis.label, axes.xaxis.label)
+               if text.get_text().endswith(label) and text.get_visible()
+               and text.get_rotation() == 90 and text.get_window_extent().width > 0]
+    assert [text.get_text() for text in upright] == [label]
