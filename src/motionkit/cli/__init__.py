@@ -15,10 +15,11 @@ from ..errors import HINTS_ENV, MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
 COMMANDS = ("info", "validate", "convert", "resample", "fk", "retarget", "eval", "plot", "view",
-            "batch", "catalog", "pack")
+            "batch", "catalog", "pack", "formats")
 
 EPILOG = """\b
 Examples:
+  motionkit formats                      (extensions, -R/-O options)
   motionkit info walk.seq
   motionkit info --json walk.seq
   motionkit validate motions/*.seq
