@@ -60,3 +60,23 @@ def test_a_metadata_only_loss_says_that_is_all(tmp_path: Path,
     code, _, err = run_cli(["convert", str(corpus_file("parc", "ms", "sfu.pkl")),
                             str(tmp_path / "sfu.bvh"), "--character", str(character)], capsys)
     assert code == 2 and "that is all" not in err  # tracks and the terrain are lost too
+
+
+def test_links_a_one_pose_writer_drops_are_named(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    links = np.zeros((3, 3, 7))
+    links[..., 6] = 1.0
+    motion = mk.Motion()
+    timeline = mk.Timeline.uniform(10.0, 3)
+    motion.add(mk.Track("links", "pose", links, timeline, labels=["WAIST", "CHEST", "HEAD"]))
+    seq = tmp_path / "walk.seq"
+    mk.write(seq, motion)
+    with pytest.raises(mk.ConversionError) as caught:
+        mk.convert(seq, tmp_path / "w.tum")
+    assert ("the poses of links CHEST, HEAD (only the first link, WAIST, is written, as the "
+            "root; write another with link='NAME')") in str(caught.value)
+    assert "parts" not in str(caught.value)
+    code, _, err = run_cli(["convert", str(seq), str(tmp_path / "w.tum")], capsys)
+    assert code == 2 and "write another with -O link=NAME" in err

@@ -254,8 +254,16 @@ def ns_changed(timeline: Timeline) -> int:
 
 def _untaken(motion: Motion, name: str, track: Track) -> str:
     if name == "links" and motion.tracks.is_view("root") and track.part_count > 1:
-        return (f"links beyond the first ({track.part_count - 1} parts; name one with "
-                "link=NAME, -O link=NAME, or fk --body NAME)")
+        others = track.part_count - 1
+        names = list(track.labels or [])
+        plural = "s" if others != 1 else ""
+        if names:
+            shown = ", ".join(names[1:7]) + (", …" if others > 6 else "")
+            what, first = f"the pose{plural} of link{plural} {shown}", f"link, {names[0]},"
+        else:
+            what, first = f"the poses of {others} more link{plural}", "link"
+        return (f"{what} (only the first {first} is written, as the root; write another "
+                f"with {option_hint('link', 'NAME', 'write')})")
     return f"track {name!r}"
 
 
