@@ -108,3 +108,31 @@ def test_batch_validate_takes_reader_options(tmp_path: Path) -> None:
     deduped = _motionkit("batch", "validate", str(data), "--out", str(tmp_path / "r2"), "-j",
                          "1", "-R", "dedupe=true")
     assert deduped.returncode == 0 and "warning" not in deduped.stderr
+
+
+def test_batch_eval_takes_eval_s_options(tmp_path: Path) -> None:
+    import numpy as np
+    import polars as pl
+
+    import motionkit as mk
+    from motionkit import evaluation as ev
+
+    rng = np.random.default_rng(5)
+    stamps = np.arange(60) * 0.1
+    xyz = np.cumsum(rng.normal(size=(60, 3)), axis=0)
+    rows = np.column_stack([stamps, xyz, np.zeros((60, 3)), np.ones(60)])
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "est").mkdir()
+    np.savetxt(tmp_path / "gt" / "a.tum", rows)
+    rows[:, 0] += 0.004  # beyond --max-diff 0.001: nearest finds no pair, interpolation does
+    rows[:, 1:4] += rng.normal(scale=0.01, size=(60, 3))
+    np.savetxt(tmp_path / "est" / "a.tum", rows)
+    done = _motionkit("batch", "eval", str(tmp_path / "est"), "--ref",
+                      str(tmp_path / "gt" / "{name}"), "--out", str(tmp_path / "res"),
+                      "--match", "interpolate", "--max-diff", "0.001", "--align", "se3",
+                      "-j", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = pl.read_parquet(tmp_path / "res" / "results.parquet")
+    direct = ev.ape(mk.read(tmp_path / "gt" / "a.tum"), mk.read(tmp_path / "est" / "a.tum"),
+                    align="se3", match="interpolate", max_diff=0.001)
+    assert table["rmse"][0] == direct.stats["rmse"] and table["match"][0] == "interpolate"

@@ -14,7 +14,7 @@ import click
 from ..errors import MotionkitError
 from ..ops import METHODS
 from ._common import parse_options, read_option
-from .eval import ALIGN
+from .eval import ALIGN, MATCH, RELATION
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
@@ -222,15 +222,32 @@ Examples:
 @click.option("--metric", type=click.Choice(["ape", "rpe"]), default="ape", show_default=True)
 @click.option("--align", "alignment", type=ALIGN,
               default="none", show_default=True, help="Fit each estimate onto its reference first.")
+@click.option("--relation", type=RELATION, default="translation", show_default=True)
+@click.option("--match", type=MATCH, default="nearest", show_default=True,
+              help="nearest stamp (as evo) or interpolate the estimate (as trajectopy).")
+@click.option("--max-diff", type=float, default=0.01, show_default=True, metavar="S",
+              help="Largest stamp difference of a nearest match.")
+@click.option("--max-gap", type=float, default=10.0, show_default=True, metavar="S",
+              help="Gaps longer than this are not bridged by interpolation.")
+@click.option("-R", "--ref-option", "ref_options", multiple=True, metavar="KEY=VALUE",
+              help="Reader option for each reference, e.g. -R topic=groundtruth.")
+@click.option("-E", "--est-option", "est_options", multiple=True, metavar="KEY=VALUE",
+              help="Reader option for each estimate, e.g. -E topic=ORB-SLAM.")
 def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
              from_format: str | None, force: bool, timeout: float, memory: int,
-             reference: str, metric: str, alignment: str) -> None:
-    """Evaluate every estimate against its reference: FILE.json results and one table,
-    results.parquet (``eval table``'s columns)."""
+             reference: str, metric: str, alignment: str, relation: str, match: str,
+             max_diff: float, max_gap: float, ref_options: tuple[str, ...],
+             est_options: tuple[str, ...]) -> None:
+    """Evaluate every estimate against its reference, with eval's options: FILE.json
+    results and one table, results.parquet (``eval table``'s columns)."""
     from ..dataset.batch import Job
 
     settings: dict[str, Any] = {"reference": reference, "metric": metric, "align": alignment}
-    run(Job("eval", Path(out).absolute(), from_format=from_format, force=force, **settings),
+    metric_options = {"relation": relation, "match": match, "max_diff": max_diff,
+                      "max_gap": max_gap}
+    run(Job("eval", Path(out).absolute(), from_format=from_format, force=force,
+            ref_options=parse_options(ref_options), read_options=parse_options(est_options),
+            metric_options=metric_options, **settings),
         patterns, jobs, scheduler, (timeout, memory))
 
 

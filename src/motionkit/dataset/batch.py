@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._io import atomic_write
 from ..errors import MotionkitError
@@ -64,6 +64,9 @@ class Job:
     rate: float | None = None
     method: str = "auto"
     model: str | None = None
+    #: eval: the reference's reader options (-R) and the metric's (match, max_diff, …)
+    ref_options: dict[str, object] = field(default_factory=dict)
+    metric_options: dict[str, object] = field(default_factory=dict)
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -285,12 +288,14 @@ def _evaluate(job: Job, item: Item, target: Path) -> None:
 
     assert job.reference is not None  # run_batch checked it
     reference = reference_for(job.reference, item.relative)
-    ref = evaluation.read_poses(reference)
-    est = evaluation.read_poses(item.source)
+    ref = evaluation.read_poses(reference, None, **cast("dict[str, Any]", job.ref_options))
+    est = evaluation.read_poses(item.source, job.from_format,
+                                **cast("dict[str, Any]", job.read_options))
+    settings = cast("dict[str, Any]", job.metric_options)
     if job.metric == "ape":
-        result = evaluation.ape(ref, est, align=job.align)
+        result = evaluation.ape(ref, est, align=job.align, **settings)
     else:
-        result = evaluation.rpe(ref, est, align=job.align)
+        result = evaluation.rpe(ref, est, align=job.align, **settings)
     result.ref_name, result.est_name = str(reference), str(item.source)
     result.save(target)
 
