@@ -41,7 +41,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
-from ..errors import ConversionError, FormatError, MotionkitError, choices, format_hint, warn
+from ..errors import (
+    ConversionError,
+    FormatError,
+    MotionkitError,
+    choices,
+    for_cli,
+    format_hint,
+    warn,
+)
 from . import loss
 
 if TYPE_CHECKING:
@@ -298,7 +306,7 @@ class Format:
             poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
             how = (f"one of its pose tracks is a trajectory: address a bag topic as "
                    f"BAG:/{poses[0].lstrip('/')}" if poses else
-                   "a body model derives one: model=... / --model")
+                   f"a body model derives one: {'--model MODEL' if for_cli() else 'model=...'}")
             raise ConversionError(
                 f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
                 f"tracks: {names} ({how})")
@@ -494,7 +502,7 @@ def for_reading(path: PathLike, format: str | None = None) -> Format:
     if not candidates:
         raise FormatError(
             f"unknown file type {target.suffix or '(no extension)'!r}; name the format "
-            f"(format=... or --from)", target)
+            f"({format_hint('FORMAT')})", target)
     others = [info for info in FORMATS if info not in candidates and _quiet_sniff(info, head)]
     names = ", ".join(info.name for info in candidates)
     hints = [f"its content reads as {info.name} ({info.description}): name it with "
@@ -541,7 +549,8 @@ def for_writing(path: PathLike, format: str | None = None, *, like: str | None =
             except MotionkitError:
                 continue
     raise MotionkitError(
-        f"cannot tell the output format from {target.name!r}; name it (format=... or --to)")
+        f"cannot tell the output format from {target.name!r}; name it "
+        f"({format_hint('FORMAT', 'write')})")
 
 
 def sharing(path: PathLike, chosen: Format) -> list[Format]:
