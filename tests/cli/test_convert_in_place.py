@@ -78,3 +78,24 @@ def test_the_bag_hint_gives_an_address_that_works(
     spelled = err.split("BAG:", 1)[1].split()[0].rstrip(")")
     code, _, err = run_cli(["convert", f"{bag}:{spelled}", str(tmp_path / "x.tum")], capsys)
     assert code == 0, err
+
+
+def test_resample_onto_its_source_needs_in_place(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "walk.seq"
+    source.write_text(V4_ALL)
+    code, _, err = run_cli(["resample", str(source), str(source), "--rate", "50"], capsys)
+    assert code == 2 and "--in-place" in err and source.read_text() == V4_ALL
+    code, out, _ = run_cli(["resample", str(source), str(source), "--rate", "50", "--in-place"],
+                           capsys)
+    assert code == 0 and out.startswith(f"replaced {source}")
+
+
+def test_a_model_is_never_replaced_even_in_place(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    body = tmp_path / "SR1.body"
+    shutil.copy(corpus_file("choreonoid", "SR1.body"), body)
+    before = body.read_bytes()
+    code, _, err = run_cli(["convert", str(corpus_file("choreonoid", "SR1WalkPattern1.seq")),
+                            str(body), "--model", str(body), "--in-place"], capsys)
+    assert code == 2 and "input of this command" in err and body.read_bytes() == before

@@ -15,7 +15,9 @@ Examples:
   motionkit formats
   motionkit formats tum bvh
   motionkit formats --json""")
-@click.argument("names", nargs=-1, metavar="[FORMAT]...")
+@click.argument("names", nargs=-1, metavar="[FORMAT]...",
+                shell_complete=lambda ctx, param, incomplete: [
+                    info.name for info in registry.formats() if info.name.startswith(incomplete)])
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 def command(names: tuple[str, ...], as_json: bool) -> None:
     """List the formats: extensions, reader options (-R KEY=VALUE), writer options
