@@ -103,3 +103,16 @@ def test_a_shared_extension_says_which_writer_was_chosen(
     code, out, _ = run_cli(["convert", str(corpus_file("evo", "fr2_desk_groundtruth.txt")),
                             str(tmp_path / "named.csv"), "--to", "euroc"], capsys)
     assert code == 0 and " as " not in out
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".tum"])
+def test_tum_rows_with_four_extra_columns_stay_tum(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"extras{suffix}"
+    path.write_text("0.0 1 0 0 0 0 0.6 0.8 0.1 0.2 0.3 0.4\n"
+                    "0.1 1 0 0 0 0 0.6 0.8 0.1 0.2 0.3 0.4\n")
+    with pytest.warns(mk.MotionkitWarning, match="columns after the 8th ignored"):
+        motion = mk.read(path, format="tum" if suffix == ".txt" else None)
+    assert motion.meta["source_format"] == "tum" and motion.frames == 2
+    if suffix == ".txt":  # twelve numbers, but no rotation in KITTI's places
+        with pytest.raises(mk.FormatError, match="TUM's eight and 4 more"):
+            mk.read(path)
