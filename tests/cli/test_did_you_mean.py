@@ -50,3 +50,11 @@ def test_misspelt_formats_options_and_topics(tmp_path: Path) -> None:
         mk.read(f"{corpus_file('evo', 'ROS_example.bag')}:/ORB_SLAM")
     with pytest.raises(mk.MotionkitError, match="did you mean 'linear'"):
         mk.ops.resample(mk.read(source, dedupe=True), 10, method="linaer")
+
+
+def test_a_misspelt_joint_to_plot_is_answered(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["plot", str(corpus_file("choreonoid", "SR1WalkPattern1.seq")),
+                            "--model", str(corpus_file("choreonoid", "SR1.body")), "--joints",
+                            "RLEG_KNE", "-o", str(tmp_path / "k.svg")], capsys)
+    assert code == 2 and "did you mean 'RLEG_KNEE'" in err
