@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError, warn
+from ..errors import ConversionError, choices, warn
 from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
@@ -287,7 +287,7 @@ def _check_bodies(robot: Robot, body_map: BodyMap) -> None:
     missing = sorted(wanted - set(robot.names))
     if missing:
         raise ConversionError(f"the body map drives {', '.join(map(repr, missing[:5]))}, which "
-                              f"the robot lacks (bodies: {', '.join(robot.names[:12])}…)")
+                              f"the robot lacks ({choices(missing[0], robot.names, 'bodies')})")
 
 
 def _start_at_root(robot: Robot, body_map: BodyMap, names: list[str], first: Array,

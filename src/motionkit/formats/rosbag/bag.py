@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, FormatError, MotionkitError, warn
+from ...errors import ConversionError, FormatError, MotionkitError, choices, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ..loss import Holds
@@ -244,10 +244,14 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
             return _read_tf(reader, base, selector[3:])
         supported = [c for c in reader.connections if c.msgtype in POSE_TYPES]
         if selector is not None:
-            wanted = [c for c in reader.connections if c.topic in (selector, "/" + selector)]
+            # a leading slash is optional on both sides: ``bag:/topic`` and ``bag:topic``
+            # name the same topic, however the bag spells it
+            wanted = [c for c in reader.connections
+                      if c.topic.lstrip("/") == selector.lstrip("/")]
             if not wanted:
-                names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
-                raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
+                names = choices(selector, sorted({c.topic for c in reader.connections}),
+                                "topics", 40)
+                raise FormatError(f"no topic {selector!r} in the bag ({names})", base)
             if wanted[0].msgtype not in POSE_TYPES:
                 raise FormatError(f"topic {selector!r} has type {wanted[0].msgtype}, not one "
                                   f"of {', '.join(POSE_TYPES)}", base)
@@ -276,6 +280,35 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
         return motion
     finally:
         reader.close()
+
+
+def survey(path: PathLike) -> list[str]:
+    """What ``info`` shows of a bag that ``read`` refuses because it has TF but no pose
+    topic: each TF edge (static or how many transforms, over which span), and the chain
+    address that reads one. [] for any other bag."""
+    base, selector = split_address(path)
+    if selector is not None:
+        return []
+    reader = _open(base)
+    try:
+        if any(c.msgtype in POSE_TYPES for c in reader.connections):
+            return []
+        tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
+        if not tf:
+            return []
+        buffer = _tf_buffer(reader, base, tf)
+    finally:
+        reader.close()
+    lines = [f"no pose topics; TF on {', '.join(sorted({c.topic for c in tf}))}: "
+             f"{len(buffer.edges)} edge(s), read a chain as {base}:tf:PARENT->CHILD"]
+    for (parent, child), edge in sorted(buffer.edges.items()):
+        if edge.static:
+            what = "static"
+        else:
+            span = (max(edge.stamps) - min(edge.stamps)) / NS_PER_SECOND
+            what = f"{len(edge.stamps)} transforms over {span:.6g} s"
+        lines.append(f"tf {parent} -> {child}: {what}")
+    return lines
 
 
 def _stamp(header: Any) -> int:
