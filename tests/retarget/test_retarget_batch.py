@@ -58,3 +58,24 @@ def test_a_batch_job_carries_every_retargeting_option_to_its_worker() -> None:
               plan=Plan("g1.xml", "map.json", options=options))
     again = _job_of(json.loads(json.dumps(_job_json(job))))
     assert again.plan is not None and again.plan.options == options
+
+
+def test_batch_retarget_reads_robot_motions_with_their_character(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--character`` reaches each clip's reader: GMR's G1 output onto the G1 by name
+    comes back as it went in."""
+    robot = corpus_file("retarget", "g1_mocap_29dof_nomesh.xml")
+    gmr = np.load(corpus_file("retarget", "freebvh_corrected_gmr.npz"))
+    (tmp_path / "g1").mkdir()
+    with open(tmp_path / "g1" / "walk.pkl", "wb") as handle:
+        pickle.dump({"fps": 30, "root_pos": gmr["root_pos"], "root_rot": gmr["root_rot"],
+                     "dof_pos": gmr["dof_pos"], "local_body_pos": None,
+                     "link_body_list": None}, handle)
+    with pytest.raises(SystemExit) as done:
+        main(["batch", "retarget", str(tmp_path / "g1"), "--out", str(tmp_path / "out"),
+              "--to", "gmr", "--from", "gmr", "--character", str(robot), "--robot", str(robot),
+              "--by-name", "--no-ground", "-j", "1"])
+    assert done.value.code in (0, None), capsys.readouterr()
+    with open(tmp_path / "out" / "walk.pkl", "rb") as handle:
+        clip = pickle.load(handle)
+    assert np.degrees(np.abs(clip["dof_pos"] - gmr["dof_pos"])).max() < 1e-3

@@ -254,18 +254,23 @@ def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | No
 @command.command("retarget", epilog="""\b
 Examples:
   motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out out --to gmr
-  motionkit batch retarget mocap/ --robot g1.xml --map bvh_to_g1.json --out g1 --to seq -j 2""")
+  motionkit batch retarget mocap/ --robot g1.xml --map bvh_to_g1.json --out g1 --to seq -j 2
+  motionkit batch retarget 'g1/*.pkl' --character g1.xml --robot h1.xml --by-name --out h1""")
 @_shared
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (e.g. gmr).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+@_read_options
 @plan_options
 def retarget(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
              from_format: str | None, force: bool, timeout: float, memory: int,
-             to_format: str | None, lossy: bool, **settings: object) -> None:
-    """Retarget every motion matched by PATTERNS onto one robot (as ``motionkit retarget``):
-    the frames of a clip in order, clips in parallel, a failed clip alone."""
+             to_format: str | None, lossy: bool, read_options: tuple[str, ...],
+             character: str | None, **settings: object) -> None:
+    """Retarget every motion matched by PATTERNS onto one robot (as ``motionkit retarget``;
+    ``--character`` for PARC, MimicKit and GMR sources): the frames of a clip in order,
+    clips in parallel, a failed clip alone."""
     from ..dataset.batch import Job
 
     plan = plan_of(settings)
-    run(Job("retarget", Path(out).absolute(), to_format, from_format, lossy, force, plan=plan),
+    run(Job("retarget", Path(out).absolute(), to_format, from_format, lossy, force, plan=plan,
+            read_options=_reading(read_options, character)),
         patterns, jobs, scheduler, (timeout, memory))

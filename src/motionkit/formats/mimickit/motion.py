@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
-from ...errors import ConversionError, FormatError, warn
+from ...errors import ConversionError, FormatError, format_hint, warn
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
 from ...spatial.quaternion import from_exp_map, positive_w, to_exp_map
@@ -111,7 +111,7 @@ def decode(data: bytes, path: str | os.PathLike[str]) -> dict[object, object]:
     """The file's dict, decoded by safepickle (globals only for numpy/torch scalars)."""
     if safepickle.split_container(data, path, safepickle.MS_KEYS) is not None:
         raise FormatError("a PARC MS container, not a MimicKit motion; read it with "
-                          "format='parc' (--from parc)", path)
+                          f"{format_hint('parc')}", path)
     try:
         values = safepickle.loads(data, path, "file", allowed={})
     except safepickle.RefusedGlobalError:
@@ -162,7 +162,7 @@ def _motion(values: dict[Any, Any], data: bytes, path: Any, char: Character | No
 
 
 def _loop_mode(values: dict[Any, Any], path: Any) -> str:
-    parc = ("this is a PARC legacy motion; read it with format='parc' (--from parc)")
+    parc = f"this is a PARC legacy motion; read it with {format_hint('parc')}"
     if "loop_mode" not in values:
         raise FormatError(f"no loop_mode (MimicKit requires it; if {parc})", path)
     value = values["loop_mode"]
