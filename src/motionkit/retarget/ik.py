@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from . import _ik
 from .lie import hat_many, jlog6_of_twist, log6_many
 from .maps import Task
 from .robot import Poses, Robot, State
@@ -104,7 +105,10 @@ class Posture:
 def solve_stage(robot: Robot, state: State, stage: list[Goal], rule: Rule = GMR,
                 posture: Posture | None = None) -> tuple[State, int]:
     """A stage's loop: the state it ends in and the steps it took (1 to 11 with GMR's
-    rule; tried steps, taken or not, with an adaptive one)."""
+    rule; tried steps, taken or not, with an adaptive one). By the compiled kernel where it
+    is built and takes the robot (the same loop in C, to about 1e-13), else in NumPy."""
+    if _ik.fits(robot, len(stage)):
+        return _ik.solve(robot, state, stage, rule, posture)
     return solve_stage_many(robot, [state], [stage], rule, posture)[0]
 
 
