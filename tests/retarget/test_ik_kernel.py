@@ -8,6 +8,7 @@ of three axes) and Go2 toward poses beyond their joint limits."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,15 +51,33 @@ def _g1() -> tuple[Robot, list[list[list[ik.Goal]]], list[list[list[ik.Goal]]]]:
     return robot, cases[0], cases[1]
 
 
-def _synthetic(parts: tuple[str, ...], seed: int) -> tuple[Robot, list[list[list[ik.Goal]]]]:
-    """A robot and 12 frames of two stages toward its own poses along a swing of every
-    joint to 1.4 times its range (so that the bounds stop it), the root moving and turning;
-    stage 1 rotations only on half the bodies, stage 2 every body."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # floor geoms of <worldbody> belong to no body
-        robot = Robot.of(mjcf.read(corpus_file(*parts)))
+#: A fixed base, a slide, a two-hinge (universal) and a three-slide (translational) body, a
+#: joint without limits.
+SLIDES = """<mujoco model="slides"><compiler angle="radian"/><worldbody>
+<body name="base" pos="0 0 0.5"><geom type="box" size="0.1 0.1 0.1"/>
+ <body name="slider" pos="0.1 0 0"><joint name="lift" type="slide" axis="0 0 1" range="-0.3 0.3"/>
+  <geom type="sphere" size="0.05"/>
+  <body name="arm" pos="0 0.2 0" euler="0.1 0.2 0.3">
+   <joint name="arm_x" type="hinge" axis="1 0 0" range="-1 1"/>
+   <joint name="arm_y" type="hinge" axis="0 1 0.2" range="-1.2 0.7"/>
+   <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+   <body name="hand" pos="0.3 0 0">
+    <joint name="hand_x" type="slide" axis="1 0 0" range="-0.1 0.1"/>
+    <joint name="hand_y" type="slide" axis="0 1 0" range="-0.1 0.1"/>
+    <joint name="hand_z" type="slide" axis="0 0 1"/><geom type="sphere" size="0.04"/>
+    <body name="tip" pos="0.1 0 0"><joint name="tip" type="hinge" axis="0 0 1" range="-2 2"/>
+     <geom type="sphere" size="0.02"/></body></body></body></body></body>
+</worldbody></mujoco>"""
+
+
+def _synthetic(robot: Robot, seed: int) -> list[list[list[ik.Goal]]]:
+    """12 frames of two stages toward the robot's own poses along a swing of every joint
+    to 1.4 times its range (so that the bounds stop it; ±0.7 where it has none), a floating
+    root moving and turning; stage 1 rotations only on half the bodies, stage 2 every body."""
     rng = np.random.default_rng(seed)
-    middle, half = 0.5 * (robot.lower + robot.upper), 0.7 * (robot.upper - robot.lower)
+    bounded = np.isfinite(robot.lower) & np.isfinite(robot.upper)
+    low, high = np.where(bounded, robot.lower, -1.0), np.where(bounded, robot.upper, 1.0)
+    middle, half = 0.5 * (low + high), 0.7 * (high - low)
     phase, speed = rng.uniform(0, 2 * np.pi, len(middle)), rng.uniform(0.2, 0.6, len(middle))
     bodies = np.arange(len(robot.names))
     frames = []
@@ -67,13 +86,15 @@ def _synthetic(parts: tuple[str, ...], seed: int) -> tuple[Robot, list[list[list
         angle = 0.1 * frame
         root = np.array([[np.cos(angle), -np.sin(angle), 0], [np.sin(angle), np.cos(angle), 0],
                          [0, 0, 1.0]])
-        poses = robot.poses(State(np.array([0.05 * frame, 0.0, 0.8]), root, q)).bodies
+        start = State(np.array([0.05 * frame, 0.0, 0.8]), root, q) if robot.floating else \
+            State(robot.rest.root_pos, robot.rest.root_rot, q)
+        poses = robot.poses(start).bodies
         stage_one = [ik.Goal(int(b), poses[b], np.array([0, 0, 0, 5.0, 5, 5]) * (1 + b % 3))
                      for b in bodies[::2]]
         stage_two = [ik.Goal(int(b), poses[b], np.array([50.0, 50, 50, 2, 2, 2]) / (1 + b % 2))
                      for b in bodies]
         frames.append([stage_one, stage_two])
-    return robot, frames
+    return frames
 
 
 def _compare(robot: Robot, frames: list[list[list[ik.Goal]]], rule: ik.Rule, pulled: bool,
@@ -99,10 +120,11 @@ def _compare(robot: Robot, frames: list[list[list[ik.Goal]]], rule: ik.Rule, pul
                 < METRES, number
             assert np.abs(mine.poses.axes - theirs.poses.axes).max() < RADIANS
             assert np.abs(mine.poses.anchors - theirs.poses.anchors).max() < METRES
-            reach = 1e-6 * (robot.upper - robot.lower)
-            bounded += bool(((state.q - robot.lower) * 0.05 - (mine.q - robot.lower) > -reach)
-                            .any() or ((robot.upper - state.q) * 0.05 - (robot.upper - mine.q)
-                                       > -reach).any())
+            with np.errstate(invalid="ignore"):  # inf - inf where a joint has no limits
+                reach = 1e-6 * (robot.upper - robot.lower)
+                bounded += bool(((state.q - robot.lower) * 0.05 - (mine.q - robot.lower)
+                                 > -reach).any() or ((robot.upper - state.q) * 0.05
+                                                     - (robot.upper - mine.q) > -reach).any())
             state, total = theirs, total + steps
         previous = state.q.copy()
     return total, bounded
@@ -121,15 +143,78 @@ def test_compiled_stage_equals_numpy_on_g1(case: str, rule: str, pulled: bool,
     assert bounded > (1.5 if case == "raw" else 0.05) * len(frames)  # of 2 stages a frame
 
 
-@pytest.mark.parametrize("parts", [("parc", "character", "humanoid.xml"),
-                                   ("mimickit", "go2.xml")])
+@pytest.mark.parametrize("model", ["parc/character/humanoid.xml", "mimickit/go2.xml", "slides"])
 @pytest.mark.parametrize("rule", ["gmr", "converged"])
 @pytest.mark.parametrize("pulled", [False, True])
-def test_compiled_stage_equals_numpy_on_other_robots(parts: tuple[str, ...], rule: str,
-                                                     pulled: bool,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    robot, frames = _synthetic(parts, 5)
-    if parts[0] == "parc":
+def test_compiled_stage_equals_numpy_on_other_robots(model: str, rule: str, pulled: bool,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    """The PARC humanoid (euler joints of three axes), Go2, and a fixed-base robot of slides
+    and multi-axis joints."""
+    path = tmp_path / "slides.xml"
+    path.write_text(SLIDES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # floor geoms of <worldbody> belong to no body
+        robot = Robot.of(mjcf.read(path if model == "slides" else corpus_file(*model.split("/"))))
+    if model != "mimickit/go2.xml":
         assert robot.plan.multi  # joints of several axes
+    assert robot.floating == (model != "slides")
+    frames = _synthetic(robot, 5)
     steps, bounded = _compare(robot, frames, RULES[rule], pulled, monkeypatch)
-    assert steps > 2 * len(frames) and bounded == 2 * len(frames)
+    assert steps > 2 * len(frames) and bounded > 0.8 * 2 * len(frames)
+
+
+def _arguments(robot: Robot, stage: list[ik.Goal]) -> dict[str, object]:
+    """The kernel's arguments for a stage from rest, by name (as ``_ik.solve`` passes them)."""
+    plan = _ik.packed(robot)
+    joints, state = len(robot.joint_names), robot.rest
+    return {
+        "ints": plan.ints, "doubles": plan.doubles, "bodies": len(robot.names),
+        "joints": joints, "motions": plan.motions, "floating": robot.floating,
+        "task_bodies": np.array([g.body for g in stage], dtype=np.int32),
+        "weights": np.array([g.weights for g in stage]), "targets": np.array([g.target for g in
+                                                                            stage]),
+        "tasks": len(stage), "lower": robot.lower, "upper": robot.upper, "posture": None,
+        "posture_weight": 0.0, "min_drop": 1e-3, "max_repeats": 10, "adaptive": False,
+        "root_pos": state.root_pos, "root_rot": state.root_rot, "q": state.q,
+        "out_pos": np.empty(3), "out_rot": np.empty((3, 3)), "out_q": np.empty(joints),
+        "out_bodies": np.empty((len(robot.names), 4, 4)), "out_axes": np.empty((joints, 3)),
+        "out_anchors": np.empty((joints, 3))}
+
+
+def test_the_kernel_refuses_what_does_not_fit_its_plan() -> None:
+    """Wrong sizes, item types, layouts, indices and bounds are a ValueError (a read-only
+    output a BufferError) before any work; the robot's own arguments are accepted."""
+    kernel = _ik.KERNEL
+    assert kernel is not None
+    robot, frames = _g1()[:2]
+    stage = frames[0][0]
+    good = _arguments(robot, stage)
+    assert kernel.solve(*good.values()) >= 1
+    broken_parent = good["ints"].copy()  # type: ignore[attr-defined]
+    broken_parent[_ik.BODY_INTS * 3] = 7  # body 3's parent after it
+    bad_task = good["task_bodies"].copy()  # type: ignore[attr-defined]
+    bad_task[0] = len(robot.names)
+    for name, value in [("ints", broken_parent), ("task_bodies", bad_task),
+                        ("doubles", good["doubles"][:-1]),  # type: ignore[index]
+                        ("weights", np.asarray(good["weights"], dtype=np.float32)),
+                        ("targets", np.asarray(good["targets"])[:-1]),
+                        ("q", np.zeros(len(robot.joint_names) + 1)),
+                        ("out_q", np.empty(len(robot.joint_names))[::-1]),
+                        ("out_bodies", np.empty((len(robot.names), 4, 4)).T),
+                        ("max_repeats", 10**9), ("bodies", 0), ("tasks", -1)]:
+        with pytest.raises(ValueError):
+            kernel.solve(*{**good, name: value}.values())
+    with pytest.raises(BufferError):  # read-only
+        kernel.solve(*{**good, "out_pos": b"123456789012345678901234"}.values())
+
+
+@pytest.mark.parametrize("rule", ["gmr", "converged"])
+def test_a_stage_toward_nan_targets_ends(rule: str) -> None:
+    """Broken targets cannot make the kernel's loop run on: it stops after a few steps (GMR's
+    rule: the error stops falling; adaptive: no damping finds a lower error). NumPy's path
+    raises LinAlgError there (its SVD of a NaN rotation)."""
+    robot, frames = _g1()[:2]
+    stage = [ik.Goal(goal.body, np.full((4, 4), np.nan), goal.weights) for goal in frames[0][0]]
+    _, steps = ik.solve_stage(robot, robot.rest.copy(), stage, RULES[rule])
+    assert steps <= 20

@@ -43,8 +43,8 @@ KERNEL = _load()
 
 BODY_INTS, BODY_DOUBLES = 8, 48  # the C file's row widths (checked against it on import)
 KIND_FIXED, KIND_SINGLE, KIND_MULTI = range(3)
-#: The largest velocity dimension and task count the kernel takes (its own bounds).
-MAX_NV, MAX_TASKS = 1024, 4096
+#: The most bodies, velocity coordinates and tasks the kernel takes (its own bounds).
+MAX_BODIES, MAX_NV, MAX_TASKS = 4096, 1024, 4096
 if KERNEL is not None and (KERNEL.BODY_INTS, KERNEL.BODY_DOUBLES) != (BODY_INTS, BODY_DOUBLES):
     KERNEL = None  # a stale build of another layout: never walk a plan it would misread
 
@@ -101,7 +101,8 @@ def packed(robot: Robot) -> _Packed:
 
 def fits(robot: Robot, tasks: int) -> bool:
     """Whether the kernel is built and takes this robot and this many tasks."""
-    return KERNEL is not None and 0 < robot.nv <= MAX_NV and tasks <= MAX_TASKS
+    return KERNEL is not None and len(robot.names) <= MAX_BODIES and 0 < robot.nv <= MAX_NV \
+        and tasks <= MAX_TASKS
 
 
 def solve(robot: Robot, state: State, stage: list[Goal], rule: Rule,
