@@ -60,7 +60,7 @@ _PACKED: weakref.WeakKeyDictionary[Robot, _Packed] = weakref.WeakKeyDictionary()
 
 
 def _pack(robot: Robot) -> _Packed:
-    plan, count, joints = robot.plan, len(robot.names), len(robot.joint_names)
+    plan, count = robot.plan, len(robot.names)
     body_ints = np.zeros((count, BODY_INTS), dtype=np.int32)
     body_doubles = np.zeros((count, BODY_DOUBLES))
     motion_ints: list[tuple[int, int]] = []
@@ -86,7 +86,6 @@ def _pack(robot: Robot) -> _Packed:
                            joint_ints.ravel(), robot.moved_by.astype(np.int32).ravel()])
     doubles = np.concatenate([body_doubles.ravel(), np.array(units).ravel(),
                               np.concatenate([plan.axis, plan.anchor], axis=1).ravel()])
-    assert len(joint_ints) == joints
     return _Packed(ints.astype(np.int32), doubles, len(units))
 
 

@@ -7,10 +7,15 @@ Jacobian), weights ``W_i = diag(p, p, p, r, r, r)``; minimise ``½ Δᵀ H Δ + 
 ``H = Σ (W_i J_i)ᵀ W_i J_i + (damping + Σ ‖W_i e_i‖²) I`` and ``c = Σ (W_i J_i)ᵀ W_i e_i``,
 every joint within ``0.95 ×`` its distance to its limits. A stage takes one step, then more
 while the unweighted error norm falls by more than 0.001, at most 10 more.
+
+Where the compiled kernel is built (``_ik_kernel.c``, loaded by ``_ik.py``) a whole stage
+of one clip runs in it; the NumPy code here is the statement it follows, the fallback, and
+the oracle its tests hold it equal to.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,9 +47,16 @@ class Goal:
 
 def goals(robot: Robot, tasks: tuple[Task, ...], targets: dict[str, Array]) -> list[Goal]:
     """The stage's tasks with this frame's target poses."""
-    index = {name: k for k, name in enumerate(robot.names)}
-    return [Goal(index[task.robot], targets[task.source],
-                 np.repeat([task.position_weight, task.rotation_weight], 3)) for task in tasks]
+    return [Goal(robot.index[task.robot], targets[task.source],
+                 _weights(task.position_weight, task.rotation_weight)) for task in tasks]
+
+
+@functools.lru_cache(maxsize=1024)
+def _weights(position: float, rotation: float) -> Array:
+    """``(p, p, p, r, r, r)``, made once per pair and read-only (goals share it)."""
+    out = np.array([position] * 3 + [rotation] * 3, dtype=np.float64)
+    out.flags.writeable = False
+    return out
 
 
 def errors(robot: Robot, state: State, stage: list[Goal]) -> Array:
