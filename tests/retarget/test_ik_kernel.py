@@ -218,3 +218,49 @@ def test_a_stage_toward_nan_targets_ends(rule: str) -> None:
     stage = [ik.Goal(goal.body, np.full((4, 4), np.nan), goal.weights) for goal in frames[0][0]]
     _, steps = ik.solve_stage(robot, robot.rest.copy(), stage, RULES[rule])
     assert steps <= 20
+
+
+def test_without_the_kernel_numpy_solves(monkeypatch: pytest.MonkeyPatch) -> None:
+    robot, frames = _g1()[:2]
+    monkeypatch.setattr(_ik, "KERNEL", None)
+    calls: list[int] = []
+    real = ik._step_many
+    monkeypatch.setattr(ik, "_step_many", lambda *a: calls.append(1) or real(*a))
+    _, steps = ik.solve_stage(robot, robot.rest.copy(), frames[0][0])
+    assert len(calls) == steps >= 1
+
+
+def test_the_extension_import_failing_leaves_the_kernel_unset(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def refuse(name: str, *args: object, **kwargs: object) -> object:
+        if name.endswith("_ik_kernel") or (args[2] and "_ik_kernel" in args[2]):  # type: ignore[operator]
+            raise ImportError("no compiler here")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    assert _ik._load() is None
+
+
+def test_stages_in_threads_give_the_same_bits() -> None:
+    """The kernel runs without the GIL: two threads solving clips at once end as one alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    robot, corrected, raw = _g1()
+
+    def clip(frames: list[list[list[ik.Goal]]]) -> list[np.ndarray]:
+        state, out = robot.rest.copy(), []
+        for stages in frames[:20]:
+            for stage in stages:
+                state, _ = ik.solve_stage(robot, state, stage)
+            out.append(np.concatenate([state.q, state.root_pos, state.root_rot.ravel()]))
+        return out
+
+    alone = [clip(corrected), clip(raw)]
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(clip, [corrected, raw]))
+    for mine, theirs in zip(together, alone, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
