@@ -17,15 +17,11 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .robot import Poses, Robot, State
-
-if TYPE_CHECKING:
-    from .ik import Goal, Posture, Rule
 
 Array = NDArray[np.float64]
 
@@ -104,27 +100,26 @@ def fits(robot: Robot, tasks: int) -> bool:
         and tasks <= MAX_TASKS
 
 
-def solve(robot: Robot, state: State, stage: list[Goal], rule: Rule,
-          posture: Posture | None) -> tuple[State, int]:
-    """``ik.solve_stage`` by the kernel (``fits`` must hold): the state it ends in (its
-    poses filled) and the steps it took. ``posture.target`` is one row (joints,)."""
+def solve(robot: Robot, state: State, bodies: NDArray[np.int32], weights: Array, targets: Array,
+          rule: tuple[float, int, bool], posture: tuple[Array, float] | None) -> tuple[State, int]:
+    """One stage by the kernel (``fits`` must hold): tasks ``bodies`` ``(T,)`` int32,
+    ``weights`` ``(T, 6)``, ``targets`` ``(T, 4, 4)``; ``rule`` (min drop, max repeats,
+    adaptive?); ``posture`` (target ``(joints,)``, weight). The state it ends in (its poses
+    filled) and the steps it took."""
     assert KERNEL is not None
     plan = packed(robot)
     joints, count = len(robot.joint_names), len(robot.names)
-    bodies = np.array([goal.body for goal in stage], dtype=np.int32)
-    weights = np.array([goal.weights for goal in stage], dtype=np.float64).reshape(-1, 6)
-    targets = np.array([goal.target for goal in stage], dtype=np.float64).reshape(-1, 4, 4)
-    target = None if posture is None else \
-        np.ascontiguousarray(posture.target, dtype=np.float64).reshape(joints)
+    target = None if posture is None else _doubles(posture[0]).reshape(joints)
     pos, rot, q = np.empty(3), np.empty((3, 3)), np.empty(joints)
     out_bodies, axes, anchors = np.empty((count, 4, 4)), np.empty((joints, 3)), \
         np.empty((joints, 3))
     steps = KERNEL.solve(
-        plan.ints, plan.doubles, count, joints, plan.motions, robot.floating, bodies, weights,
-        targets, len(stage), _doubles(robot.lower), _doubles(robot.upper), target,
-        0.0 if posture is None else float(posture.weight), float(rule.min_drop),
-        int(rule.max_repeats), rule.adaptive, _doubles(state.root_pos),
-        _doubles(state.root_rot), _doubles(state.q), pos, rot, q, out_bodies, axes, anchors)
+        plan.ints, plan.doubles, count, joints, plan.motions, robot.floating,
+        np.ascontiguousarray(bodies, dtype=np.int32), _doubles(weights), _doubles(targets),
+        len(bodies), _doubles(robot.lower), _doubles(robot.upper), target,
+        0.0 if posture is None else float(posture[1]), float(rule[0]), int(rule[1]), rule[2],
+        _doubles(state.root_pos), _doubles(state.root_rot), _doubles(state.q), pos, rot, q,
+        out_bodies, axes, anchors)
     return State(pos, rot, q, Poses(out_bodies, axes, anchors)), int(steps)
 
 

@@ -120,7 +120,7 @@ def solve_stage(robot: Robot, state: State, stage: list[Goal], rule: Rule = GMR,
     rule; tried steps, taken or not, with an adaptive one). By the compiled kernel where it
     is built and takes the robot (the same loop in C, equal to about 1e-13), else in NumPy."""
     if _ik.fits(robot, len(stage)):
-        return _ik.solve(robot, state, stage, rule, posture)
+        return _compiled(robot, state, stage, rule, posture)
     return solve_stage_many(robot, [state], [stage], rule, posture)[0]
 
 
@@ -134,7 +134,7 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
     robot, it solves the clips one after another (faster than NumPy over 100 clips)."""
     if stages and _ik.fits(robot, len(stages[0])):
         _check_same_tasks(stages)
-        return [_ik.solve(robot, state, stage, rule,
+        return [_compiled(robot, state, stage, rule,
                           None if posture is None else posture.take(np.array([k])))
                 for k, (state, stage) in enumerate(zip(states, stages, strict=True))]
     tasks = _Tasks.of(stages)
@@ -179,6 +179,16 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
                                    damping[active] * 4)
         active = active[keep]
     return [(batch.state(k), int(steps[k])) for k in range(len(states))]
+
+
+def _compiled(robot: Robot, state: State, stage: list[Goal], rule: Rule,
+              posture: Posture | None) -> tuple[State, int]:
+    """:func:`solve_stage` by the compiled kernel (``posture.target`` one row)."""
+    return _ik.solve(robot, state, np.array([goal.body for goal in stage], dtype=np.int32),
+                     np.array([goal.weights for goal in stage], dtype=np.float64).reshape(-1, 6),
+                     np.array([goal.target for goal in stage], dtype=np.float64)
+                     .reshape(-1, 4, 4), (rule.min_drop, rule.max_repeats, rule.adaptive),
+                     None if posture is None else (posture.target, posture.weight))
 
 
 @dataclass
