@@ -69,7 +69,7 @@ typedef struct {
     double *twist;                         /* 6*nv: every coordinate's world twist */
     double *hessian, *factor, *gradient;   /* nv*nv, nv*nv, nv */
     double *rows;                          /* 6*nv */
-    double *x, *target, *move, *low, *high, *pull, *rhs; /* nv each */
+    double *x, *target, *move, *low, *high, *rhs; /* nv each */
     int *bound, *free_index, *columns;     /* nv each */
 } Work;
 
@@ -463,7 +463,7 @@ static void solve_spd(const double *h, Py_ssize_t n, const double *b, double *x,
  * from the point of the box nearest 0; the step into w->x. */
 static void box_qp(Py_ssize_t n, const double *h, const double *c, const double *low,
                    const double *high, Work *w) {
-    double *x = w->x, *target = w->target, *move = w->move, *pull = w->pull, *rhs = w->rhs;
+    double *x = w->x, *target = w->target, *move = w->move, *rhs = w->rhs;
     int *bound = w->bound, *index = w->free_index;
     double scale = 0.0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -521,7 +521,7 @@ static void box_qp(Py_ssize_t n, const double *h, const double *c, const double 
         for (Py_ssize_t i = 0; i < n; i++) {
             double s = c[i];
             for (Py_ssize_t k = 0; k < n; k++) s += h[i * n + k] * x[k];
-            pull[i] = s; /* at a bound, the multiplier is +- this */
+            /* at a bound, the multiplier is +- the pull s */
             double wrong = bound[i] < 0 ? -s : (bound[i] > 0 ? s : 0.0);
             if (wrong > most) {
                 most = wrong;
@@ -753,9 +753,11 @@ static PyObject *solve(PyObject *self, PyObject *args) {
     }
     Py_ssize_t steps = 0;
     if (ok) {
-        size_t per_state = (size_t)(nj + 16 * nb + 6 * nj + 6 * tasks);
+        /* a state: q, bodies, axes, anchors, errors; the work: local axes and anchors,
+         * twists, H and its factor, c, rows (6 nv) and six vectors of nv */
+        size_t per_state = (size_t)(7 * nj + 16 * nb + 6 * tasks);
         size_t doubles = 2 * per_state + 6 * (size_t)nj + 6 * (size_t)nv +
-                         2 * (size_t)nv * (size_t)nv + 15 * (size_t)nv;
+                         2 * (size_t)nv * (size_t)nv + 13 * (size_t)nv;
         double *block = malloc(doubles * sizeof(double) + 3 * (size_t)nv * sizeof(int));
         if (block == NULL) {
             PyErr_NoMemory();
@@ -784,8 +786,8 @@ static PyObject *solve(PyObject *self, PyObject *args) {
             w.move = at; at += nv;
             w.low = at; at += nv;
             w.high = at; at += nv;
-            w.pull = at; at += nv;
             w.rhs = at; at += nv;
+            if (at != block + doubles) abort(); /* the layout above and the count agree */
             w.bound = (int *)(block + doubles);
             w.free_index = w.bound + nv;
             w.columns = w.free_index + nv;
