@@ -47,6 +47,8 @@ if KERNEL is not None and (KERNEL.BODY_INTS, KERNEL.BODY_DOUBLES) != (BODY_INTS,
 
 @dataclass(frozen=True)
 class _Packed:
+    """A robot's plan as the kernel reads it (see the module docstring)."""
+
     ints: NDArray[np.int32]
     doubles: Array
     motions: int
