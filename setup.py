@@ -2,7 +2,8 @@
 (on the Python walk of the pickle pre-scan and the NumPy path of forward kinematics):
 
 * the pickle pre-scan (see src/motionkit/formats/shared/pickles/pickle_scan.py);
-* the forward-kinematics kernel (see src/motionkit/kinematics/_compiled.py).
+* the forward-kinematics kernel (see src/motionkit/kinematics/_compiled.py);
+* the IK stage kernel (see src/motionkit/retarget/_ik.py).
 """
 
 import sys
@@ -10,12 +11,14 @@ import sys
 from setuptools import Extension, setup
 
 # -fno-math-errno lets sin and cos of one angle become one sincos call; the FK kernel
-# never reads errno. Only for GCC-style compilers (MSVC takes other flags).
+# and the IK kernel never read errno. Only for GCC-style compilers (MSVC takes other flags).
 FAST_MATH = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
 
 setup(ext_modules=[
     Extension("motionkit.formats.shared.pickles._pickle_scan",
               ["src/motionkit/formats/shared/pickles/_pickle_scan.c"], optional=True),
     Extension("motionkit.kinematics._fk_kernel", ["src/motionkit/kinematics/_fk_kernel.c"],
+              extra_compile_args=FAST_MATH, optional=True),
+    Extension("motionkit.retarget._ik_kernel", ["src/motionkit/retarget/_ik_kernel.c"],
               extra_compile_args=FAST_MATH, optional=True),
 ])

@@ -9,8 +9,10 @@ Unitree G1 in GMR mode, against GMR's own speed, and a batch of clips stepped to
   ``shared/specs/retargeting.md`` §6. If ``mink`` and ``daqp`` are importable they would run as
   a live peer; they are not dependencies of motionkit.
 * **batch**: ``--clips`` slices of the clip (``--length`` frames each, starting at frames
-  0…18 in turn), every clip's frames in order, all clips that have not stopped stepped
-  together by ``ik.solve_stage_many``; frames/s per core (CPU time of this one-threaded loop).
+  0…18 in turn), every clip's frames in order, by ``ik.solve_stage_many`` (the compiled
+  kernel clip after clip where it is built; else NumPy, all clips that have not stopped
+  stepped together); frames/s per core (CPU time of this one-threaded loop).
+* the IK alone and the batch again on NumPy's path (the kernel switched off), for scale.
 
     python bench/retarget.py [--rounds 3] [--clips 100] [--length 50]
 """
@@ -21,13 +23,14 @@ import argparse
 import importlib.util
 import os
 import warnings
+from types import ModuleType
 
 import numpy as np
 from _report import Report, Timing, best, interleaved, timed
 
 import motionkit as mk
 from motionkit import retarget
-from motionkit.retarget import ik
+from motionkit.retarget import _ik, ik
 from motionkit.retarget.robot import Robot
 from motionkit.retarget.source import GMR_HUMAN_HEIGHT, size_ratio, source_frames, targets
 
@@ -90,8 +93,11 @@ def main() -> None:
     robot = Robot.of(skeleton)
     frames = frame_targets(source, body_map, rename, fix)
     options = retarget.Options(like_gmr=True)
-    report.peer("motionkit", "retarget.retarget(options=Options(like_gmr=True)); NumPy, one "
-                "thread; batch: ik.solve_stage_many")
+    compiled = _ik.KERNEL is not None
+    report.peer("motionkit", "retarget.retarget(options=Options(like_gmr=True)); IK stages by "
+                + ("the compiled kernel (_ik_kernel.c)" if compiled else
+                   "NumPy (the compiled kernel is not built)")
+                + ", one thread; batch: ik.solve_stage_many")
     report.peer("GMR", f"YanjieZe/GMR @ 4f9e8b7 (mink 1.3.0, DAQP, MuJoCo): {GMR_FPS:.0f} "
                 "frames/s, ~4.2 steps/frame, cited (spec §6; git-only, not installable here)")
     live = all(importlib.util.find_spec(name) is not None for name in ("mink", "daqp"))
@@ -106,14 +112,25 @@ def main() -> None:
     def ik_only() -> Timing:
         return timed(lambda: steps.__setitem__("ik", ik_loop(robot, body_map, frames)))
 
-    runs = interleaved({"retarget": one_clip, "ik": ik_only}, args.rounds)
+    def ik_numpy() -> Timing:
+        kernel, _ik.KERNEL = _ik.KERNEL, None
+        try:
+            return timed(lambda: steps.__setitem__("numpy", ik_loop(robot, body_map, frames)))
+        finally:
+            _ik.KERNEL = kernel
+
+    runs = interleaved({"retarget": one_clip, "ik": ik_only, "numpy": ik_numpy}, args.rounds)
     whole = len(frames) / best(runs["retarget"]).cpu
-    alone = len(frames) / best(runs["ik"]).cpu
     report.row(f"one clip ({len(frames)} frames) onto G1, like_gmr, end to end",
                f"{whole:,.0f} frames/s = {whole / GMR_FPS:.1f}× GMR's {GMR_FPS:.0f} (cited)",
                "≥ 10× GMR", whole >= 10 * GMR_FPS)
-    report.row("the IK alone on the same targets", f"{alone:,.0f} frames/s, {steps['ik']} "
-               f"steps, {best(runs['ik']).cpu / steps['ik'] * 1e3:.2f} ms/step", "–", None)
+    for name, label in (("ik", "the IK alone on the same targets"),
+                        ("numpy", "the IK alone, NumPy's path (kernel off)")):
+        alone = len(frames) / best(runs[name]).cpu
+        report.row(label, f"{alone:,.0f} frames/s = {alone / GMR_FPS:.1f}× GMR, {steps[name]} "
+                   f"steps, {best(runs[name]).cpu / steps[name] * 1e3:.3f} ms/step",
+                   "≥ 10× GMR" if name == "ik" else "–",
+                   alone >= 10 * GMR_FPS if name == "ik" else None)
     batch_section(robot, body_map, frames, args, report)
     report.finish()
 
@@ -124,13 +141,25 @@ def batch_section(robot: Robot, body_map: retarget.BodyMap, frames: list[dict],
     assert spread >= 1, f"--length at most {len(frames)}"
     clips = [frames[k % min(spread, 19):][:args.length] for k in range(args.clips)]
     steps: dict[str, int] = {}
-    runs = [timed(lambda: steps.__setitem__("batch", batch_loop(robot, body_map, clips)))
-            for _ in range(args.rounds)]
+
+    def batch(name: str, kernel: ModuleType | None) -> Timing:
+        kept, _ik.KERNEL = _ik.KERNEL, kernel
+        try:
+            return timed(lambda: steps.__setitem__(name, batch_loop(robot, body_map, clips)))
+        finally:
+            _ik.KERNEL = kept
+
+    runs = interleaved({"batch": lambda: batch("batch", _ik.KERNEL),
+                        "numpy": lambda: batch("numpy", None)}, args.rounds)
     total = args.clips * args.length
-    rate = total / best(runs).cpu
-    report.row(f"{args.clips} clips × {args.length} frames, stepped together",
-               f"{rate:,.0f} frames/s per core ({steps['batch']} clip-steps, "
-               f"{best(runs).cpu:.2f} s CPU)", "≥ 1,000 frames/s per core", rate >= 1000)
+    for name, label in (("batch", "by ik.solve_stage_many"),
+                        ("numpy", "NumPy's path (kernel off), stepped together")):
+        rate = total / best(runs[name]).cpu
+        report.row(f"{args.clips} clips × {args.length} frames, {label}",
+                   f"{rate:,.0f} frames/s per core ({steps[name]} clip-steps, "
+                   f"{best(runs[name]).cpu:.2f} s CPU)",
+                   "≥ 1,000 frames/s per core" if name == "batch" else "–",
+                   rate >= 1000 if name == "batch" else None)
 
 
 if __name__ == "__main__":

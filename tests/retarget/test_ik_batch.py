@@ -7,13 +7,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import motionkit as mk
 from conftest import corpus_file
-from motionkit.retarget import ik
+from motionkit.retarget import _ik, ik
 from motionkit.retarget.lie import (
     exp3,
     exp3_many,
@@ -74,10 +75,14 @@ def _clip() -> tuple[Robot, list[list[list[ik.Goal]]]]:
     return robot, frames
 
 
-def test_batched_stages_equal_one_by_one_exactly() -> None:
+@pytest.mark.parametrize("compiled", [True, False])
+def test_batched_stages_equal_one_by_one_exactly(compiled: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Five slices of the raw clip (bounds active, the step cap hit), started at different
     frames and poses, solved together and alone: the same states bit for bit, the same
-    steps on every frame and stage."""
+    steps on every frame and stage (by the compiled kernel, and by NumPy's batched loop)."""
+    if not compiled:
+        monkeypatch.setattr(_ik, "KERNEL", None)
     robot, frames = _clip()
     starts, length = (0, 3, 17, 30, 51), 12
     rng = np.random.default_rng(3)
@@ -100,7 +105,11 @@ def test_batched_stages_equal_one_by_one_exactly() -> None:
             together = [state for state, _ in solved]
 
 
-def test_batched_stages_need_the_same_tasks() -> None:
+@pytest.mark.parametrize("compiled", [True, False])
+def test_batched_stages_need_the_same_tasks(compiled: bool,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    if not compiled:
+        monkeypatch.setattr(_ik, "KERNEL", None)
     robot, frames = _clip()
     state = robot.rest.copy()
     try:

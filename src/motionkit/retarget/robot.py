@@ -69,8 +69,11 @@ class Robot:
     moves: NDArray[np.bool_] = field(init=False)
     revolute: NDArray[np.bool_] = field(init=False)
     plan: _Plan = field(init=False)
+    #: body name → its index
+    index: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.index = {name: k for k, name in enumerate(self.names)}
         self.moves = np.zeros((len(self.names), len(self.joint_names)), dtype=bool)
         self.revolute = np.zeros(len(self.joint_names), dtype=bool)
         for body in range(len(self.names)):
