@@ -176,3 +176,22 @@ def test_default_mode_does_not_depend_on_the_sources_size() -> None:
     assert np.degrees(np.abs(joints[0] - joints[1])).max() < 1e-3
     roots = [result.motion.tracks["root"].data[:, :3] for result in (normal, twice)]
     assert np.abs(roots[0] - roots[1]).max() < 1e-6
+
+
+def test_a_source_frame_that_is_not_a_number_is_refused_at_its_frame() -> None:
+    """NaN joint values in the source would give NaN targets (the compiled IK would carry
+    them into the output): one clear error instead."""
+    from motionkit import retarget
+
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    source = mk.read(corpus_file("bvh", "test_freebvh.bvh"))
+    for track in source.tracks.values():
+        if track.kind == "value":
+            track.data[7, 3] = np.nan
+            break
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = mk.read(folder / "g1_mocap_29dof_nomesh.xml")
+    with pytest.raises(mk.ConversionError, match=r"frame 7 gives .* not a number"):
+        retarget.retarget(source, robot, retarget.read_map(folder / "bvh_to_g1.json"),
+                          rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"))

@@ -125,6 +125,7 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
                                 measured_height(source.skeleton, rename))
     names, poses = targets(frames, body_map,
                            size_ratio(body_map, height, like_gmr=options.like_gmr), fix)
+    _check_finite(names, poses)
     state = robot.rest.copy()
     if not options.like_gmr:
         state = _start_at_root(robot, body_map, names, poses[0], state)
@@ -273,6 +274,15 @@ def _speed_window(robot: Robot, speed: float | None, fps: float,
         yield
     finally:
         robot.lower, robot.upper = lower, upper
+
+
+def _check_finite(names: list[str], poses: Array) -> None:
+    """Every target a number: a NaN or infinite source pose is refused at its frame."""
+    bad = np.argwhere(~np.isfinite(poses).all(axis=(2, 3)))
+    if len(bad):
+        frame, body = bad[0]
+        raise ConversionError(f"the source's frame {frame} gives {names[body]!r} a pose that "
+                              "is not a number (NaN or infinite)")
 
 
 def _check_map(robot: Robot, body_map: BodyMap) -> None:
