@@ -411,11 +411,13 @@ FORMATS: tuple[Format, ...] = (
     Format("bvh", "BVH character motion (Biovision Hierarchy)", (".bvh",), "bvh", "bvh"),
     Format("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
            "rosbag.bag", "rosbag"),
+    Format("lerobot", "LeRobot v3.0 dataset (a folder)", (), "lerobot.dataset", "lerobot",
+           writes_by_extension=False),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}
 #: Formats whose modules define ``claims`` for addresses that are not plain files.
-_ADDRESSED = ("rosbag",)
+_ADDRESSED = ("lerobot", "rosbag")  # a dataset folder before any bag folder
 
 
 def formats() -> tuple[Format, ...]:

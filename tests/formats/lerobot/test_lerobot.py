@@ -1,0 +1,385 @@
+"""LeRobot v3.0 datasets: the corpus datasets (written by lerobot 0.6.1) read as lerobot's
+own ``LeRobotDataset[i]`` returns them (the stored ``getitem.json`` oracles: lerobot needs
+Python 3.12 and torch, so it is not installed here), written back file for file with its
+statistics, round trips, the loss rule and broken datasets."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.errors import ConversionError, FormatError, MotionkitWarning
+from motionkit.formats.lerobot import dataset as lerobot
+from motionkit.formats.lerobot.stats import episode_stats
+from motionkit.model import Motion, Timeline, Track
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+DATASETS = ["arm7_tiny", "humanoid29_tiny"]
+DATA = "data/chunk-000/file-000.parquet"
+EPISODES = "meta/episodes/chunk-000/file-000.parquet"
+
+
+def _corpus(name: str) -> Path:
+    return corpus_file("episodes", "lerobot", name)
+
+
+def _oracle(name: str) -> dict[str, object]:
+    return json.loads(corpus_file("episodes", "lerobot", f"{name}.getitem.json").read_text())
+
+
+def _episodes(name: str) -> list[Motion]:
+    return lerobot.read_episodes(_corpus(name))
+
+
+# ------------------------------------------------------------------ reading the corpus
+@pytest.mark.parametrize("name", DATASETS)
+def test_corpus_frames_equal_lerobots_getitem(name: str) -> None:
+    oracle = _oracle(name)
+    motions = _episodes(name)
+    assert len(motions) == oracle["num_episodes"]
+    assert sum(m.frames for m in motions) == oracle["len"]
+    starts = np.cumsum([0] + [m.frames for m in motions])
+    features = oracle["features"]
+    for index, item in oracle["items"].items():  # type: ignore[attr-defined]
+        i = int(index)
+        number = int(np.searchsorted(starts, i, side="right")) - 1
+        motion, frame = motions[number], i - starts[number]
+        assert motion.tracks["joints"].timeline.rate == oracle["fps"]
+        assert item["episode_index"]["value"] == number
+        assert item["frame_index"]["value"] == frame
+        assert item["index"]["value"] == i
+        assert item["task"]["value"] == motion.meta["task"]
+        assert np.float32(item["timestamp"]["value"]) == np.float32(frame / oracle["fps"])
+        for feature, value in item.items():
+            if feature in ("task", "timestamp", "frame_index", "episode_index", "index",
+                           "task_index"):
+                continue
+            track = motion.tracks["joints" if feature == "observation.state" else feature]
+            expected = np.asarray(value["value"], dtype=track.data.dtype).reshape(-1)
+            assert np.array_equal(track.data[frame], expected), (feature, i)  # float32 exact
+            names = features[feature]["names"]
+            assert track.labels == names
+
+
+def test_a_dataset_folder_reads_through_the_registry() -> None:
+    path = _corpus("arm7_tiny")
+    with pytest.warns(MotionkitWarning, match="2 episodes; read episode 0"):
+        first = mk.read(path)
+    assert isinstance(first, Motion)
+    assert first.meta["source_format"] == "lerobot"
+    assert first.meta["task"] == "pick the red cube"
+    assert first.meta["robot_type"] == "arm7_gripper"
+    second = mk.read(path, episode=1)
+    assert isinstance(second, Motion) and second.frames == 47
+    assert second.meta["task"] == "place the cube in the bin"
+    with pytest.raises(FormatError, match="no episode 2"):
+        mk.read(path, episode=2)
+    lines = mk.formats.registry.by_name("lerobot").describe(second)
+    assert lines[0].startswith("episode 1 of 2")
+    assert "observation.state 7×float32" in lines[1]
+
+
+def test_strip_pos_drops_motor_suffixes(tmp_path: Path) -> None:
+    motion = _motion(["a.pos", "b.pos"], frames=3)
+    lerobot.write(tmp_path / "ds", motion, task="t")
+    assert lerobot.read(tmp_path / "ds").tracks["joints"].labels == ["a.pos", "b.pos"]
+    assert lerobot.read(tmp_path / "ds", strip_pos=True).tracks["joints"].labels == ["a", "b"]
+
+
+# ------------------------------------------------------------------ writing it back
+@pytest.mark.parametrize("name", DATASETS)
+def test_written_back_the_corpus_has_the_same_files(name: str, tmp_path: Path) -> None:
+    source = _corpus(name)
+    out = tmp_path / "out"
+    lerobot.write_episodes(out, _episodes(name))
+    assert json.loads((out / "meta/info.json").read_text()) == \
+        json.loads((source / "meta/info.json").read_text())
+    ours, theirs = pq.read_table(out / DATA), pq.read_table(source / DATA)
+    assert ours.schema.remove_metadata() == theirs.schema.remove_metadata()
+    assert ours.equals(theirs)  # every value, bit for bit
+    assert pq.ParquetFile(out / DATA).metadata.num_row_groups == len(_episodes(name))
+    hf = json.loads(ours.schema.metadata[b"huggingface"])
+    assert hf["info"]["features"] == json.loads(theirs.schema.metadata[b"huggingface"])["info"]["features"]
+    assert pq.read_table(out / "meta/tasks.parquet").to_pylist() == \
+        pq.read_table(source / "meta/tasks.parquet").to_pylist()
+    ours_ep, theirs_ep = pq.read_table(out / EPISODES), pq.read_table(source / EPISODES)
+    assert ours_ep.schema.remove_metadata() == theirs_ep.schema.remove_metadata()
+    for mine, real in zip(ours_ep.to_pylist(), theirs_ep.to_pylist(), strict=True):
+        assert mine.keys() == real.keys()
+        for key, value in real.items():
+            if key.startswith("stats/"):
+                assert np.allclose(mine[key], value, rtol=0, atol=1e-6), key
+            else:
+                assert mine[key] == value, key
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_stats_json_equals_lerobots(name: str, tmp_path: Path) -> None:
+    source = _corpus(name)
+    lerobot.write_episodes(tmp_path / "out", _episodes(name))
+    ours = json.loads((tmp_path / "out/meta/stats.json").read_text())
+    theirs = json.loads((source / "meta/stats.json").read_text())
+    assert ours.keys() == theirs.keys()
+    for feature, stats in theirs.items():
+        assert ours[feature].keys() == stats.keys()
+        assert ours[feature]["count"] == stats["count"]
+        for key, value in stats.items():
+            assert np.max(np.abs(np.subtract(ours[feature][key], value))) <= 1e-6, (feature, key)
+
+
+def test_quantiles_are_lerobots_histogram_estimates_not_numpys() -> None:
+    done = np.array([0.0] * 49 + [1.0], dtype=np.float32)
+    stats = episode_stats(done)
+    assert stats["q01"][0] == np.float32(-1e-10)  # the padded lower edge, as lerobot gives
+    ramp = np.arange(50, dtype=np.float64)
+    q50 = episode_stats(ramp)["q50"][0]
+    # the upper edge of the bin holding 24 (bins 49/5000 wide), where numpy says 24.5
+    assert abs(q50 - (2449 * (49 + 2e-10) / 5000 - 1e-10)) < 1e-9
+    assert np.quantile(ramp, 0.5) == 24.5
+    single = episode_stats(np.array([[3.0, 4.0]], dtype=np.float32))
+    assert np.array_equal(single["q99"], single["mean"])  # one frame: quantiles are the mean
+
+
+def test_tasks_parquet_has_the_task_as_its_pandas_index(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    lerobot.write_episodes(tmp_path / "out", _episodes("arm7_tiny"))
+    frame = pandas.read_parquet(tmp_path / "out/meta/tasks.parquet")
+    assert list(frame.index) == ["pick the red cube", "place the cube in the bin"]
+    assert list(frame["task_index"]) == [0, 1]
+
+
+# ------------------------------------------------------------------ round trips
+def _motion(labels: list[str] | None, frames: int = 5, rate: float = 30.0,
+            task: str | None = None) -> Motion:
+    timeline = Timeline.uniform(rate, frames)
+    width = len(labels) if labels else 2
+    data = np.arange(frames * width, dtype=np.float32).reshape(frames, width) / 7
+    meta: dict[str, object] = {"task": task} if task else {}
+    return Motion({"joints": Track("joints", "value", data, timeline, labels)}, meta=meta)
+
+
+@st.composite
+def _datasets(draw: st.DrawFn) -> tuple[int, list[Motion]]:
+    fps = draw(st.integers(1, 240))
+    width = draw(st.integers(1, 6))
+    labels = [f"j{i}" for i in range(width)]
+    floats = st.floats(-1e6, 1e6, width=32, allow_nan=False)
+    motions = []
+    for number in range(draw(st.integers(1, 4))):
+        frames = draw(st.integers(1, 12))
+        timeline = Timeline.uniform(fps, frames)
+        state = np.array(draw(st.lists(floats, min_size=frames * width, max_size=frames * width)),
+                         dtype=np.float32).reshape(frames, width)
+        root = np.zeros((frames, 7))
+        root[:, 0] = np.arange(frames)
+        root[:, 6] = 1.0
+        done = np.zeros(frames, dtype=bool)
+        done[-1] = True
+        tracks = {"joints": Track("joints", "value", state, timeline, labels),
+                  "base": Track("base", "pose", root, timeline),
+                  "next.done": Track("next.done", "value", done, timeline)}
+        task = draw(st.sampled_from(["walk", "pick", "placé ✓"]))
+        motions.append(Motion(tracks, meta={"task": task, "robot_type": "bot", "n": number}))
+    return fps, motions
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_datasets())
+def test_write_read_round_trip(tmp_path: Path, drawn: tuple[int, list[Motion]]) -> None:
+    fps, motions = drawn
+    out = tmp_path / "ds"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MotionkitWarning)  # metadata 'n' is dropped
+        lerobot.write_episodes(out, motions, lossy=True)
+    back = lerobot.read_episodes(out)
+    assert len(back) == len(motions)
+    for source, motion in zip(motions, back, strict=True):
+        assert motion.meta["task"] == source.meta["task"]
+        assert motion.meta["robot_type"] == "bot"
+        assert list(motion.tracks) == list(source.tracks)
+        for name, track in source.tracks.items():
+            got = motion.tracks[name]
+            assert got.kind == track.kind and got.labels == track.labels
+            assert got.timeline.rate == fps and got.frames == track.frames
+            assert np.array_equal(got.data, track.data.astype(got.data.dtype))
+    info = json.loads((out / "meta/info.json").read_text())
+    assert info["features"]["base"]["names"] == ["x", "y", "z", "qx", "qy", "qz", "qw"]
+    assert info["total_frames"] == sum(m.frames for m in motions)
+
+
+def test_float64_precision_is_kept_when_asked(tmp_path: Path) -> None:
+    motion = _motion(["a", "b"], task="t")
+    motion.tracks["joints"] = motion.tracks["joints"].with_data(
+        motion.tracks["joints"].data.astype(np.float64) + 1e-12)
+    mk.write(tmp_path / "ds", motion, format="lerobot", precision="float64")
+    back = lerobot.read(tmp_path / "ds")
+    assert back.tracks["joints"].data.dtype == np.float64
+    assert np.array_equal(back.tracks["joints"].data, motion.tracks["joints"].data)
+
+
+# ------------------------------------------------------------------ the loss rule
+def test_what_an_episode_cannot_hold_is_named(tmp_path: Path) -> None:
+    motion = _motion(["a", "b"], task="t")
+    timeline = motion.tracks["joints"].timeline
+    motion.add(Track("links", "pose", np.tile([0, 0, 0, 0, 0, 0, 1.0], (5, 3, 1)), timeline))
+    motion.add(Track("index", "value", np.zeros(5), timeline))
+    with pytest.raises(ConversionError, match=r"'links' \(one row per part.*'index' \(the name"):
+        mk.write(tmp_path / "ds", motion, format="lerobot")
+    assert not (tmp_path / "ds").exists()
+    with pytest.warns(MotionkitWarning, match="dropped"):
+        mk.write(tmp_path / "ds", motion, format="lerobot", lossy=True)
+    assert list(lerobot.read(tmp_path / "ds").tracks) == ["joints"]
+
+
+def test_stamped_and_fractional_rates_are_refused(tmp_path: Path) -> None:
+    stamped = Motion({"joints": Track("joints", "value", np.zeros((3, 2)),
+                                      Timeline.stamped([0.0, 0.1, 0.25]))}, meta={"task": "t"})
+    with pytest.raises(ConversionError, match="time stamps"):
+        mk.write(tmp_path / "a", stamped, format="lerobot")
+    with pytest.raises(ConversionError, match=r"fps is an integer.*29\.97"):
+        mk.write(tmp_path / "b", _motion(None, rate=29.97, task="t"), format="lerobot")
+    with pytest.raises(ConversionError, match="30, 50 Hz"):
+        lerobot.write_episodes(tmp_path / "c", [_motion(None, task="t"),
+                                                _motion(None, rate=50, task="t")])
+
+
+def test_a_task_is_required_and_an_option_gives_it(tmp_path: Path) -> None:
+    with pytest.raises(ConversionError, match="has no task"):
+        mk.write(tmp_path / "ds", _motion(None), format="lerobot")
+    mk.write(tmp_path / "ds", _motion(None), format="lerobot", task="wave")
+    assert lerobot.read(tmp_path / "ds").meta["task"] == "wave"
+
+
+# ------------------------------------------------------------------ the folder
+def test_a_failed_write_leaves_nothing_half_written(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "ds"
+    lerobot.write(out, _motion(["a", "b"], task="old"))
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    from motionkit.formats.lerobot import write as module
+    monkeypatch.setattr(module, "_write_tasks", broken)
+    with pytest.raises(mk.MotionkitError, match="No space left"):
+        lerobot.write(out, _motion(["a", "b"], task="new"))
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert lerobot.read(out).meta["task"] == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]  # no temporary left
+
+
+def test_a_symlink_is_replaced_never_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "ds").symlink_to(elsewhere)
+    lerobot.write(tmp_path / "ds", _motion(None, task="t"))
+    assert not (tmp_path / "ds").is_symlink() and list(elsewhere.iterdir()) == []
+
+
+def test_the_source_and_foreign_folders_are_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(_corpus("arm7_tiny"), copy)
+    with pytest.raises(ConversionError, match="read from"):
+        lerobot.write_episodes(copy, lerobot.read_episodes(copy))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(ConversionError, match="something other than a LeRobot dataset"):
+        lerobot.write(other, _motion(None, task="t"))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConversionError, match="is a file"):
+        lerobot.write(tmp_path / "file", _motion(None, task="t"))
+
+
+# ------------------------------------------------------------------ broken datasets
+def _copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "ds"
+    shutil.copytree(_corpus("arm7_tiny"), copy)
+    return copy
+
+
+def _edit_info(root: Path, **changes: object) -> None:
+    info = json.loads((root / "meta/info.json").read_text())
+    info.update(changes)
+    (root / "meta/info.json").write_text(json.dumps(info))
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("total_frames", 96, "total_frames is 96 but there are 97"),
+    ("total_episodes", 3, "total_episodes is 3 but there are 2"),
+    ("total_tasks", 1, "total_tasks is 1 but there are 2"),
+])
+def test_totals_that_disagree_with_the_files_are_one_error(tmp_path: Path, key: str, value: int,
+                                                           message: str) -> None:
+    root = _copy(tmp_path)
+    _edit_info(root, **{key: value})
+    with pytest.raises(FormatError, match=message):
+        mk.read(root, episode=0)
+
+
+def test_a_data_file_with_fewer_rows_than_the_totals_is_refused(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = pq.read_table(root / DATA)
+    pq.write_table(table.slice(0, 96), root / DATA)
+    with pytest.raises(FormatError, match="total_frames is 97 but the data files hold 96 rows"):
+        lerobot.read_episodes(root)
+
+
+def test_an_undeclared_column_is_one_error(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = pq.read_table(root / DATA)
+    table = table.append_column("observation.secret", pa.array(np.zeros(table.num_rows)))
+    pq.write_table(table, root / DATA)
+    with pytest.raises(FormatError, match=r"'observation\.secret' that info\.json's features "
+                                          r"do not declare") as caught:
+        lerobot.read_episodes(root)
+    assert caught.value.path == os.fspath(root / DATA)
+
+
+def test_v2_datasets_are_refused_naming_the_version_and_the_converter(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    _edit_info(root, codebase_version="v2.1")
+    with pytest.raises(FormatError, match=r"v2\.1 dataset.*convert_dataset_v21_to_v30"):
+        mk.read(root)
+
+
+@pytest.mark.parametrize("names", [{"motors": ["a", "b"]}, {"b": 1, "a": 0}])
+def test_names_in_lerobots_other_shapes(tmp_path: Path, names: object) -> None:
+    root = tmp_path / "ds"
+    lerobot.write(root, _motion(["x", "y"], task="t"))
+    info = json.loads((root / "meta/info.json").read_text())
+    info["features"]["observation.state"]["names"] = names
+    (root / "meta/info.json").write_text(json.dumps(info))
+    assert lerobot.read(root).tracks["joints"].labels == ["a", "b"]
+
+
+def test_names_of_the_wrong_length_fall_back_with_a_warning(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    lerobot.write(root, _motion(["x", "y"], task="t"))
+    info = json.loads((root / "meta/info.json").read_text())
+    info["features"]["observation.state"]["names"] = ["only"]
+    (root / "meta/info.json").write_text(json.dumps(info))
+    with pytest.warns(MotionkitWarning, match="1 names for 2 elements"):
+        assert lerobot.read(root).tracks["joints"].labels == ["joint_0", "joint_1"]
+
+
+def test_frames_out_of_order_are_refused(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = pq.read_table(root / DATA)
+    order = np.r_[1, 0, np.arange(2, table.num_rows)]
+    pq.write_table(table.take(pa.array(order)), root / DATA)
+    with pytest.raises(FormatError, match="frame_index is not 0"):
+        lerobot.read_episodes(root)
