@@ -413,6 +413,8 @@ FORMATS: tuple[Format, ...] = (
            "rosbag.bag", "rosbag"),
     Format("lerobot", "LeRobot v3.0 dataset (a folder)", (), "lerobot.dataset", "lerobot",
            writes_by_extension=False),
+    Format("hdf5", "robomimic or Isaac Lab episode file (HDF5)", (".hdf5", ".h5"),
+           "hdf5.episodes", "hdf5"),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}

@@ -12,7 +12,6 @@ quantiles: not the dataset's true quantile (it differs from ``numpy.quantile`` b
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,7 +22,7 @@ QUANTILES = {"q01": 0.01, "q10": 0.10, "q50": 0.50, "q90": 0.90, "q99": 0.99}
 BINS = 5000
 PAD = 1e-10
 #: The statistics of one feature, each a 1-D array (``count`` has one element).
-Stats = dict[str, NDArray[np.number[Any]]]
+Stats = dict[str, NDArray[np.float32 | np.float64 | np.int64]]
 STAT_NAMES = ("min", "max", "mean", "std", "count", *QUANTILES)
 
 
