@@ -383,3 +383,13 @@ def test_frames_out_of_order_are_refused(tmp_path: Path) -> None:
     pq.write_table(table.take(pa.array(order)), root / DATA)
     with pytest.raises(FormatError, match="frame_index is not 0"):
         lerobot.read_episodes(root)
+
+
+def test_episodes_in_any_row_order_read_the_same(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = pq.read_table(root / DATA)
+    order = np.r_[np.arange(50, table.num_rows), np.arange(50)]  # episode 1 first
+    pq.write_table(table.take(pa.array(order)), root / DATA)
+    for moved, kept in zip(lerobot.read_episodes(root), _episodes("arm7_tiny"), strict=True):
+        for name, track in kept.tracks.items():
+            assert np.array_equal(moved.tracks[name].data, track.data)

@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,11 @@ class Dataset:
     tasks: dict[int, str]
     robot_type: str | None
     info: dict[str, object] = field(repr=False, default_factory=dict)
+
+    @cached_property
+    def resolved(self) -> str:
+        """The folder's absolute path (the writer refuses to write over it)."""
+        return os.fspath(self.root.resolve())
 
 
 def read(path: PathLike, *, episode: int | None = None, strip_pos: bool = False) -> Motion:
@@ -177,11 +183,11 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
         raise FormatError("data_path must be a path template", root / layout.INFO)
     rows: list[dict[str, object]] = []
     for file in files:
-        table = pq.read_table(file, columns=None)
-        missing = [name for name in _EPISODE_COLUMNS if name not in table.column_names]
+        names = pq.read_schema(file).names
+        missing = [name for name in _EPISODE_COLUMNS if name not in names]
         if missing:
             raise FormatError(f"lacks the column(s) {', '.join(missing)}", file)
-        rows.extend(table.select(list(_EPISODE_COLUMNS)).to_pylist())
+        rows.extend(pq.read_table(file, columns=list(_EPISODE_COLUMNS)).to_pylist())
     rows.sort(key=lambda row: int(row["episode_index"]))  # type: ignore[call-overload]
     episodes = []
     for number, row in enumerate(rows):
@@ -241,18 +247,26 @@ def _check_totals(info: Mapping[str, object], path: Path, episodes: list[Episode
 
 # -- the frames ------------------------------------------------------------------------
 def episode_motions(dataset: Dataset, numbers: range | list[int], strip_pos: bool) -> list[Motion]:
-    """The Motions of episodes ``numbers``, reading each data file once."""
+    """The Motions of episodes ``numbers``, reading each data file once. An episode inside
+    one row group (as lerobot writes them) is a view of the file's arrays, not a copy."""
     by_file: dict[Path, list[int]] = {}
     for number in numbers:
         by_file.setdefault(dataset.episodes[number].data_file, []).append(number)
     motions: dict[int, Motion] = {}
     for file, wanted in by_file.items():
         table = pq.read_table(file)
-        columns = _columns(table, dataset.features, file)
-        episode_of = columns["episode_index"]
+        columns = {feature.name: Column(table.column(feature.name), feature, file)
+                   for feature in dataset.features}
+        episode_of = columns["episode_index"].whole()
+        ordered = bool(np.all(np.diff(episode_of.astype(np.int64)) >= 0))
         for number in wanted:
-            rows = np.flatnonzero(episode_of == number)
-            motions[number] = _motion(dataset, dataset.episodes[number], columns, rows, file,
+            if ordered:  # each episode's rows together
+                low, high = np.searchsorted(episode_of, [number, number + 1])
+                rows: NDArray[np.intp] | slice = slice(int(low), int(high))
+            else:
+                rows = np.flatnonzero(episode_of == number)
+            episode = {name: column.rows(rows) for name, column in columns.items()}
+            motions[number] = _motion(dataset, dataset.episodes[number], episode, file,
                                       strip_pos)
     return [motions[number] for number in numbers]
 
@@ -281,24 +295,43 @@ def _check_data_files(dataset: Dataset) -> None:
                           f"files hold {rows} rows", dataset.root / layout.INFO)
 
 
-def _columns(table: pa.Table, features: list[Feature], path: Path) -> dict[str, NDArray[np.generic]]:
-    """Each numeric feature's column as an array: (rows,) or (rows, width)."""
-    arrays: dict[str, NDArray[np.generic]] = {}
-    for feature in features:
-        arrays[feature.name] = column_array(table.column(feature.name), feature,
-                                            table.num_rows, path)
-    return arrays
+class Column:
+    """One numeric column of a data file as NumPy arrays, one per Parquet chunk (row
+    group): a scalar feature as (rows,), a list feature as (rows, width)."""
+
+    def __init__(self, column: pa.ChunkedArray, feature: Feature, path: Path) -> None:
+        self.parts = [_chunk_array(chunk, feature, path) for chunk in column.chunks]
+        self.starts = np.cumsum([0] + [len(part) for part in self.parts])
+        self.shape = (feature.width,) if feature.width > 1 else ()
+        self.dtype = layout.numpy_dtype(feature.dtype)
+        self._whole: NDArray[np.generic] | None = None
+
+    def whole(self) -> NDArray[np.generic]:
+        """Every row (the chunks joined once)."""
+        if self._whole is None:
+            self._whole = (self.parts[0] if len(self.parts) == 1 else
+                           np.concatenate(self.parts) if self.parts else
+                           np.empty((0, *self.shape), dtype=self.dtype))
+        return self._whole
+
+    def rows(self, rows: NDArray[np.intp] | slice) -> NDArray[np.generic]:
+        """The rows asked for: a view where they lie in one chunk."""
+        if isinstance(rows, slice) and len(self.parts) > 1:
+            part = int(np.searchsorted(self.starts, rows.start, side="right")) - 1
+            if part < len(self.parts) and rows.stop <= self.starts[part + 1]:
+                base = int(self.starts[part])
+                return self.parts[part][rows.start - base:rows.stop - base]
+        return self.whole()[rows]
 
 
-def column_array(column: pa.ChunkedArray, feature: Feature, rows: int,
-                 path: Path) -> NDArray[np.generic]:
-    """One Parquet column as NumPy: a scalar column as (rows,), a list column as (rows, width)."""
-    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+def _chunk_array(array: pa.Array, feature: Feature, path: Path) -> NDArray[np.generic]:
+    """One chunk of a Parquet column as NumPy (zero-copy for numbers without gaps)."""
     dtype = layout.numpy_dtype(feature.dtype)
+    rows = len(array)
+    if array.null_count:
+        raise FormatError(f"column {feature.name!r} has missing rows", path)
     if pa.types.is_list(array.type) or pa.types.is_fixed_size_list(array.type) \
             or pa.types.is_large_list(array.type):
-        if array.null_count:
-            raise FormatError(f"column {feature.name!r} has missing rows", path)
         if not pa.types.is_fixed_size_list(array.type):
             lengths = array.value_lengths().to_numpy(zero_copy_only=False)
             if lengths.size and not np.all(lengths == feature.width):
@@ -312,26 +345,26 @@ def column_array(column: pa.ChunkedArray, feature: Feature, rows: int,
     if feature.width != 1:
         raise FormatError(f"column {feature.name!r} holds one number per row, but its shape is "
                           f"[{feature.width}]", path)
-    if array.null_count:
-        raise FormatError(f"column {feature.name!r} has missing rows", path)
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
 def _motion(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np.generic]],
-            rows: NDArray[np.intp], file: Path, strip_pos: bool) -> Motion:
-    if rows.size != episode.length:
-        raise FormatError(f"holds {rows.size} rows of episode {episode.index}, but "
+            file: Path, strip_pos: bool) -> Motion:
+    """One episode's Motion from its rows of every column."""
+    count = len(columns["frame_index"])
+    if count != episode.length:
+        raise FormatError(f"holds {count} rows of episode {episode.index}, but "
                           f"meta/episodes says its length is {episode.length}", file)
-    frames = columns["frame_index"][rows]
+    frames = columns["frame_index"]
     if not np.array_equal(frames, np.arange(episode.length)):
         raise FormatError(f"episode {episode.index}: frame_index is not 0 … {episode.length - 1} "
                           "in row order", file)
-    index = columns["index"][rows]
+    index = columns["index"]
     if not np.array_equal(index, episode.start + np.arange(episode.length)):
         raise FormatError(f"episode {episode.index}: index is not dataset_from_index "
                           f"{episode.start} onwards in row order", file)
     timeline = Timeline.uniform(float(dataset.fps), episode.length)
-    stamps = columns["timestamp"][rows].astype(np.float64)
+    stamps = columns["timestamp"].astype(np.float64)
     expected = (np.arange(episode.length) / dataset.fps).astype(np.float32)
     if np.max(np.abs(stamps - expected)) > 1e-4:  # lerobot's own tolerance_s
         warn(f"{os.fspath(file)}: episode {episode.index}: timestamp is not frame_index/fps; "
@@ -340,7 +373,7 @@ def _motion(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np
     for feature in dataset.features:
         if feature.name in layout.DEFAULTS:
             continue
-        data = columns[feature.name][rows]
+        data = columns[feature.name]
         names = feature.names
         kind = layout.kind_of(names)
         labels = None if kind != "value" else names
@@ -349,12 +382,13 @@ def _motion(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np
         name = layout.STATE_TRACK if feature.name == layout.STATE else feature.name
         tracks[name] = Track(name, kind, data.reshape(episode.length, feature.width), timeline,
                              labels)
-    return Motion(tracks, meta=_meta(dataset, episode, columns, rows))
+    return Motion(tracks, meta=_meta(dataset, episode, columns["task_index"]))
 
 
-def _meta(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np.generic]],
-          rows: NDArray[np.intp]) -> dict[str, object]:
-    task_indices = list(dict.fromkeys(columns["task_index"][rows].tolist()))
+def _meta(dataset: Dataset, episode: Episode,
+          task_index: NDArray[np.generic]) -> dict[str, object]:
+    found, first = np.unique(task_index, return_index=True)
+    task_indices = [int(i) for i in found[np.argsort(first)]]  # in first-seen order
     unknown = [i for i in task_indices if i not in dataset.tasks]
     if unknown:
         raise FormatError(f"episode {episode.index} has task_index {unknown[0]}, which "
@@ -370,7 +404,7 @@ def _meta(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np.g
     if dataset.robot_type is not None:
         meta["robot_type"] = dataset.robot_type
     meta["lerobot"] = {
-        "dataset": os.fspath(dataset.root.resolve()),
+        "dataset": dataset.resolved,
         "episode_index": episode.index,
         "total_episodes": len(dataset.episodes),
         "fps": dataset.fps,
