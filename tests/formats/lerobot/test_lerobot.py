@@ -393,3 +393,31 @@ def test_episodes_in_any_row_order_read_the_same(tmp_path: Path) -> None:
     for moved, kept in zip(lerobot.read_episodes(root), _episodes("arm7_tiny"), strict=True):
         for name, track in kept.tracks.items():
             assert np.array_equal(moved.tracks[name].data, track.data)
+
+
+def test_topic_named_tracks_become_lerobot_features(tmp_path: Path) -> None:
+    """A synchronised bag's tracks are named by topic: ``state``/``action`` say which are
+    lerobot's, the others lose their slashes (lerobot splits stats keys at slashes)."""
+    timeline = Timeline.uniform(30.0, 4)
+    names = [f"panda_joint{i}" for i in range(1, 8)]
+    pose = np.tile([0.1, 0, 0.5, 0, 0, 0, 1.0], (4, 1))
+    motion = Motion({
+        "/joint_states": Track("/joint_states", "value", np.ones((4, 7)), timeline, names),
+        "/joint_states.velocity": Track("/joint_states.velocity", "value", np.zeros((4, 7)),
+                                        timeline, names),
+        "/cmd": Track("/cmd", "value", np.full((4, 7), 2.0), timeline),
+        "world->base_link": Track("world->base_link", "pose", pose, timeline),
+    }, meta={"task": "reach"})
+    mk.write(tmp_path / "ds", motion, format="lerobot", state="/joint_states", action="/cmd")
+    info = json.loads((tmp_path / "ds/meta/info.json").read_text())
+    assert list(info["features"])[:4] == ["observation.state", "joint_states.velocity", "action",
+                                          "world->base_link"]
+    assert info["features"]["observation.state"]["names"] == names
+    back = lerobot.read(tmp_path / "ds")
+    assert list(back.tracks) == ["joints", "joint_states.velocity", "action", "world->base_link"]
+    assert back.tracks["world->base_link"].kind == "pose"
+    with pytest.raises(ConversionError, match="state='/js' names no track"):
+        mk.write(tmp_path / "other", motion, format="lerobot", state="/js")
+    clash = Motion({"a/b": motion.tracks["/cmd"], "a.b": motion.tracks["/cmd"]}, meta={"task": "t"})
+    with pytest.raises(ConversionError, match=r"feature name 'a\.b' is 'a/b''s"):
+        mk.write(tmp_path / "clash", clash, format="lerobot")

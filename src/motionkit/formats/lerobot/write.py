@@ -51,22 +51,60 @@ class Column:
         return {"dtype": self.dtype, "shape": [self.width], "names": self.names}
 
 
-def feature_name(track: str) -> str:
-    """The feature a track is written as."""
-    return layout.STATE if track == layout.STATE_TRACK else track
+@dataclass(frozen=True)
+class Naming:
+    """Which tracks are lerobot's ``observation.state`` and ``action``; every other track
+    keeps its name, with a leading ``/`` dropped and inner ones made ``.`` (lerobot splits
+    ``stats/<feature>/<stat>`` at slashes, so a feature name never holds one)."""
+
+    state: str | None = None
+    action: str | None = None
+
+    def feature(self, track: str) -> str:
+        if track == (self.state or layout.STATE_TRACK):
+            return layout.STATE
+        if track == (self.action or "action"):
+            return "action"
+        return track.lstrip("/").replace("/", ".")
+
+    def plan(self, motion: Motion) -> tuple[dict[str, str], dict[str, str]]:
+        """The features the tracks become, and why the others cannot be written."""
+        for role, wanted in (("state", self.state), ("action", self.action)):
+            if wanted is not None and wanted not in motion.tracks:
+                raise ConversionError(f"{role}={wanted!r} names no track (tracks: "
+                                      f"{', '.join(motion.tracks) or 'none'})")
+        written: dict[str, str] = {}
+        refused: dict[str, str] = {}
+        taken: dict[str, str] = {}
+        for name, track in motion.tracks.items():
+            feature = self.feature(name)
+            why = _unwritable(track)
+            if why is None and feature in layout.DEFAULTS:
+                why = "the name of a column lerobot writes itself"
+            elif why is None and feature in taken:
+                why = f"its feature name {feature!r} is {taken[feature]!r}'s"
+            elif why is None and not feature:
+                why = "no feature name is left of it"
+            if why is None:
+                written[name] = feature
+                taken[feature] = name
+            else:
+                refused[name] = why
+        return written, refused
 
 
 def losses(obj: Motion, task: str | None = None, robot_type: str | None = None,
-           precision: str = "float32") -> list[str]:
+           precision: str = "float32", state: str | None = None,
+           action: str | None = None) -> list[str]:
     """What an episode cannot hold beyond ``HOLDS``: per-part tracks, tracks that are not
-    numbers, names taken by lerobot's own columns, labels of fixed-width kinds, frames of
-    one episode's several tasks."""
+    numbers, names taken by lerobot's own columns or by another track, labels of
+    fixed-width kinds, frames of one episode's several tasks."""
     lost = []
     first = obj.main_track
+    _, refused = Naming(state, action).plan(obj)
     for name, track in obj.tracks.items():
-        why = _unwritable(name, track, obj)
-        if why:
-            lost.append(f"track {name!r} ({why})")
+        if name in refused:
+            lost.append(f"track {name!r} ({refused[name]})")
         elif track.labels and track.kind != "value":
             lost.append(f"the labels of track {name!r} (a {track.kind} feature's names are "
                         f"{' '.join(layout.KIND_NAMES[track.kind])})")
@@ -80,41 +118,43 @@ def losses(obj: Motion, task: str | None = None, robot_type: str | None = None,
     return lost
 
 
-def _unwritable(name: str, track: Track, motion: Motion) -> str | None:
+def _unwritable(track: Track) -> str | None:
     if track.data.ndim == 3:
         return "one row per part: a LeRobot feature here is one vector per frame"
     if track.data.dtype.kind not in "fiub":
         return f"{track.data.dtype} values, not numbers"
-    if name in layout.DEFAULTS:
-        return "the name of a column lerobot writes itself"
-    if name == layout.STATE and layout.STATE_TRACK in motion.tracks:
-        return f"'{layout.STATE_TRACK}' is written as {layout.STATE}"
     return None
 
 
 def write(path: str | os.PathLike[str], obj: Motion, *, task: str | None = None,
-          robot_type: str | None = None, precision: str = "float32") -> None:
-    """Write one motion as a one-episode dataset folder."""
-    write_dataset(path, [obj], task=task, robot_type=robot_type, precision=precision)
+          robot_type: str | None = None, precision: str = "float32", state: str | None = None,
+          action: str | None = None) -> None:
+    """Write one motion as a one-episode dataset folder; ``state`` and ``action`` name the
+    tracks written as ``observation.state`` (default ``joints``) and ``action``."""
+    write_dataset(path, [obj], task=task, robot_type=robot_type, precision=precision,
+                  naming=Naming(state, action))
 
 
 def write_episodes(path: str | os.PathLike[str], motions: Sequence[Motion], *,
                    lossy: bool = False, task: str | None = None, robot_type: str | None = None,
-                   precision: str = "float32") -> list[Motion]:
+                   precision: str = "float32", state: str | None = None,
+                   action: str | None = None) -> list[Motion]:
     """Write several motions as the episodes of one dataset, each through the loss rule
     (refused, or with ``lossy`` dropped with a warning); returns what was written."""
     from ..registry import by_name  # the contract, applied per episode
 
     fmt = by_name("lerobot")
-    options: dict[str, object] = {"task": task, "robot_type": robot_type, "precision": precision}
+    options: dict[str, object] = {"task": task, "robot_type": robot_type, "precision": precision,
+                                  "state": state, "action": action}
     settled = [fmt.settle(motion, lossy, options=dict(options)) for motion in motions]
-    write_dataset(path, settled, task=task, robot_type=robot_type, precision=precision)
+    write_dataset(path, settled, task=task, robot_type=robot_type, precision=precision,
+                  naming=Naming(state, action))
     return settled
 
 
 def write_dataset(path: str | os.PathLike[str], motions: Sequence[Motion], *,
                   task: str | None = None, robot_type: str | None = None,
-                  precision: str = "float32") -> None:
+                  precision: str = "float32", naming: Naming = Naming()) -> None:
     """Write motions that the loss rule has settled as the episodes of one dataset."""
     if precision not in PRECISIONS:
         raise ConversionError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
@@ -123,16 +163,16 @@ def write_dataset(path: str | os.PathLike[str], motions: Sequence[Motion], *,
     target = Path(path)
     _refuse_source(target, motions)
     fps = _fps(motions)
-    columns = _columns(motions[0], precision)
+    columns = _columns(motions[0], precision, naming)
     for number, motion in enumerate(motions[1:], start=1):
-        if _columns(motion, precision) != columns:
+        if _columns(motion, precision, naming) != columns:
             raise ConversionError(f"episode {number} has other features than episode 0 "
                                   "(every episode of a dataset has the same features, names "
                                   "and widths)")
     tasks = [_task(motion, task, number) for number, motion in enumerate(motions)]
     robot = _robot_type(motions, robot_type)
     with building(target) as folder:
-        _Writer(folder, fps, columns, robot).write(motions, tasks)
+        _Writer(folder, fps, columns, robot, naming).write(motions, tasks)
 
 
 def _refuse_source(target: Path, motions: Sequence[Motion]) -> None:
@@ -165,15 +205,15 @@ def _fps(motions: Sequence[Motion]) -> int:
     return rates.pop()
 
 
-def _columns(motion: Motion, precision: str) -> list[Column]:
+def _columns(motion: Motion, precision: str, naming: Naming) -> list[Column]:
     columns = []
-    for name, track in motion.tracks.items():
-        if _unwritable(name, track, motion):
-            continue  # dropped by the loss rule (lossy)
+    written, _ = naming.plan(motion)  # the others were dropped by the loss rule (lossy)
+    for name, feature in written.items():
+        track = motion.tracks[name]
         kind = track.data.dtype.kind
         dtype = precision if kind == "f" else "bool" if kind == "b" else "int64"
         names = layout.KIND_NAMES.get(track.kind) or track.labels
-        columns.append(Column(feature_name(name), dtype, int(track.data.shape[1]),
+        columns.append(Column(feature, dtype, int(track.data.shape[1]),
                               list(names) if names else None))
     if not columns:
         raise ConversionError("an episode needs at least one track of numbers")
@@ -207,8 +247,10 @@ def _robot_type(motions: Sequence[Motion], robot_type: str | None) -> str | None
 class _Writer:
     """The files of one dataset, episode by episode."""
 
-    def __init__(self, folder: Path, fps: int, columns: list[Column], robot_type: str | None):
+    def __init__(self, folder: Path, fps: int, columns: list[Column], robot_type: str | None,
+                 naming: Naming):
         self.folder, self.fps, self.columns, self.robot_type = folder, fps, columns, robot_type
+        self.naming = naming
         defaults = [Column(name, dtype, 1, None) for name, dtype in layout.DEFAULTS.items()]
         self.all_columns = columns + defaults
         self.schema = pa.schema(
@@ -255,7 +297,8 @@ class _Writer:
                 task: int) -> dict[str, NDArray[np.generic]]:
         frames = motion.frames
         arrays: dict[str, NDArray[np.generic]] = {}
-        tracks = {feature_name(name): track for name, track in motion.tracks.items()}
+        written, _ = self.naming.plan(motion)
+        tracks = {feature: motion.tracks[name] for name, feature in written.items()}
         for column in self.columns:
             data = tracks[column.name].data
             values = data.astype(layout.numpy_dtype(column.dtype), copy=False)
