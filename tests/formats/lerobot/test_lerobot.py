@@ -421,3 +421,38 @@ def test_topic_named_tracks_become_lerobot_features(tmp_path: Path) -> None:
     clash = Motion({"a/b": motion.tracks["/cmd"], "a.b": motion.tracks["/cmd"]}, meta={"task": "t"})
     with pytest.raises(ConversionError, match=r"feature name 'a\.b' is 'a/b''s"):
         mk.write(tmp_path / "clash", clash, format="lerobot")
+
+
+def test_data_files_roll_over_by_size_and_chunks_by_count(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from motionkit.formats.lerobot import layout
+
+    monkeypatch.setattr(layout, "DATA_FILES_MB", 1e-4)  # every episode opens a new file
+    monkeypatch.setattr(layout, "CHUNKS_SIZE", 2)
+    motions = [_motion(["a", "b"], frames=3 + i, task=f"t{i % 2}") for i in range(5)]
+    lerobot.write_episodes(tmp_path / "ds", motions)
+    files = sorted(p.relative_to(tmp_path / "ds").as_posix()
+                   for p in (tmp_path / "ds/data").rglob("*.parquet"))
+    assert files == ["data/chunk-000/file-000.parquet", "data/chunk-000/file-001.parquet",
+                     "data/chunk-001/file-000.parquet", "data/chunk-001/file-001.parquet",
+                     "data/chunk-002/file-000.parquet"]
+    back = lerobot.read_episodes(tmp_path / "ds")
+    assert [m.frames for m in back] == [3, 4, 5, 6, 7]
+    assert [m.meta["task"] for m in back] == ["t0", "t1", "t0", "t1", "t0"]
+
+
+def test_a_file_that_would_expand_beyond_reason_is_refused(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from motionkit.formats.lerobot import layout
+
+    root = tmp_path / "ds"
+    timeline = Timeline.uniform(30.0, 20000)
+    zeros = Motion({"joints": Track("joints", "value", np.zeros((20000, 29), np.float32),
+                                    timeline)}, meta={"task": "rest"})
+    lerobot.write(root, zeros)  # 0.36 MB on disk that decode to 3 MB (the index columns
+    monkeypatch.setattr(layout, "MIN_EXPANSION_BYTES", 0)  # keep it from shrinking more)
+    monkeypatch.setattr(layout, "MAX_EXPANSION", 2)
+    with pytest.raises(FormatError, match="would expand to"):
+        lerobot.read_episodes(root)
+    monkeypatch.setattr(layout, "MAX_EXPANSION", 20)
+    assert lerobot.read(root).frames == 20000

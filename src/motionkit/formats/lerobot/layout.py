@@ -37,6 +37,11 @@ KIND_NAMES: dict[TrackKind, list[str]] = {
 #: The track that ``observation.state`` becomes (joint values by name).
 STATE = "observation.state"
 STATE_TRACK = "joints"
+#: A data file may expand to this many times its size on disk, or this many bytes, whichever
+#: is more (dictionary and run-length encoding make constant columns tiny; a hostile file
+#: of a billion equal rows is refused before it is decoded).
+MAX_EXPANSION = 1000
+MIN_EXPANSION_BYTES = 4 << 30
 #: Largest ``info.json`` read (a real one is a few KiB).
 MAX_INFO_BYTES = 16 * 1024 * 1024
 DTYPES = {"float32": pa.float32(), "float64": pa.float64(), "int64": pa.int64(),

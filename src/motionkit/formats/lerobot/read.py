@@ -275,6 +275,7 @@ def _check_data_files(dataset: Dataset) -> None:
     """Every data file exists, has exactly the declared columns, and together they hold
     ``total_frames`` rows (from the Parquet footers: no frame is read)."""
     declared = {feature.name for feature in dataset.features} | set(dataset.skipped)
+    row_bytes = sum(f.width * layout.numpy_dtype(f.dtype).itemsize for f in dataset.features)
     rows = 0
     for file in dict.fromkeys(episode.data_file for episode in dataset.episodes):
         if not file.is_file():
@@ -289,6 +290,10 @@ def _check_data_files(dataset: Dataset) -> None:
         if missing:
             raise FormatError(f"lacks the column(s) {', '.join(map(repr, missing))} that "
                               "info.json declares", file)
+        expands = metadata.num_rows * row_bytes
+        if expands > max(layout.MIN_EXPANSION_BYTES, layout.MAX_EXPANSION * file.stat().st_size):
+            raise FormatError(f"would expand to {expands / 2**30:.1f} GiB of frames, over "
+                              f"{layout.MAX_EXPANSION}x its size on disk; refused", file)
         rows += metadata.num_rows
     if rows != dataset.info.get("total_frames"):
         raise FormatError(f"total_frames is {dataset.info.get('total_frames')!r} but the data "
