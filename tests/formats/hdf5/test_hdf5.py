@@ -91,6 +91,9 @@ def test_robomimic_rate_joint_names_and_quaternions() -> None:
     assert isinstance(named, Motion)
     assert named.tracks["joints"].labels == names and named.frames == 12
     assert named.tracks["joints"].timeline.rate == 10.0
+    lines = mk.formats.registry.by_name("hdf5").describe(named)
+    assert lines[:3] == ["robomimic file: demo_2 of 3 demos (demo=N reads another)",
+                         "rate from: the fps option", "joint names: the joint_names option"]
     with pytest.raises(FormatError, match="no demo_1 in mask 'train'"):
         mk.read(_robomimic(), demo=1, mask="train")
 

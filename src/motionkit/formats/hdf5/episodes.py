@@ -45,6 +45,20 @@ def sniff(head: bytes) -> bool:
     return head.startswith(SIGNATURE)
 
 
+def describe(obj: object) -> list[str]:
+    """``info`` lines: layout, which demo of how many, where rate and joint names came from."""
+    own = obj.meta.get("hdf5") if isinstance(obj, Motion) else None
+    if not isinstance(own, dict):
+        return []
+    lines = [f"{own.get('layout')} file: {own.get('demo')} of {own.get('demos')} demos "
+             "(demo=N reads another)",
+             f"rate from: {own.get('fps')}", f"joint names: {own.get('joint_names')}"]
+    if own.get("not_read"):
+        lines.append("not read (listed only): " + ", ".join(
+            f"{key} {shape}" for key, shape in own["not_read"].items()))
+    return lines
+
+
 @dataclass
 class _File:
     """A checked episode file: its layout, demos in order, and its metadata."""
