@@ -456,3 +456,42 @@ def test_a_file_that_would_expand_beyond_reason_is_refused(tmp_path: Path,
         lerobot.read_episodes(root)
     monkeypatch.setattr(layout, "MAX_EXPANSION", 20)
     assert lerobot.read(root).frames == 20000
+
+
+def test_episode_ranges_must_follow_on(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = pq.read_table(root / EPISODES)
+    starts = table.column("dataset_from_index").to_pylist()
+    stops = table.column("dataset_to_index").to_pylist()
+    table = table.set_column(table.schema.get_field_index("dataset_from_index"),
+                             "dataset_from_index", pa.array([starts[0], starts[1] + 1]))
+    table = table.set_column(table.schema.get_field_index("dataset_to_index"),
+                             "dataset_to_index", pa.array([stops[0], stops[1] + 1]))
+    pq.write_table(table, root / EPISODES)
+    with pytest.raises(FormatError, match="dataset_from_index 51 does not follow on"):
+        mk.read(root, episode=0)
+
+
+def test_video_features_are_listed_not_read(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    info = json.loads((root / "meta/info.json").read_text())
+    info["features"]["observation.images.wrist"] = {
+        "dtype": "video", "shape": [480, 640, 3], "names": ["height", "width", "channels"]}
+    info["video_path"] = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+    (root / "meta/info.json").write_text(json.dumps(info))
+    motion = lerobot.read(root, episode=1)
+    assert "observation.images.wrist" not in motion.tracks
+    assert motion.meta["lerobot"]["not_read"] == {"observation.images.wrist": "video"}
+    lines = mk.formats.registry.by_name("lerobot").describe(motion)
+    assert "not read (listed only): observation.images.wrist (video)" in lines
+
+
+def test_timestamps_off_the_fps_grid_warn(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    table = pq.read_table(root / DATA)
+    stamps = table.column("timestamp").to_numpy() * np.float32(1.01)
+    table = table.set_column(table.schema.get_field_index("timestamp"),
+                             pa.field("timestamp", pa.float32()), pa.array(stamps))
+    pq.write_table(table, root / DATA)
+    with pytest.warns(MotionkitWarning, match="timestamp is not frame_index/fps"):
+        lerobot.read(root, episode=0)

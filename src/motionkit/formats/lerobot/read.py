@@ -189,17 +189,21 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
             raise FormatError(f"lacks the column(s) {', '.join(missing)}", file)
         rows.extend(pq.read_table(file, columns=list(_EPISODE_COLUMNS)).to_pylist())
     rows.sort(key=lambda row: int(row["episode_index"]))  # type: ignore[call-overload]
-    episodes = []
+    episodes: list[Episode] = []
     for number, row in enumerate(rows):
         index, length, start, stop = (row["episode_index"], row["length"],
                                       row["dataset_from_index"], row["dataset_to_index"])
         if index != number:
-            raise FormatError(f"episode indices are not 0 … N-1 (found {index} as the "
-                              f"{number + 1}. episode)", files[0])
+            raise FormatError(f"episode indices are not 0 … N-1 (episode {index} where "
+                              f"{number} was due)", files[0])
         if not (isinstance(length, int) and isinstance(start, int) and isinstance(stop, int)
                 and length > 0 and stop - start == length):
             raise FormatError(f"episode {index}: length {length} disagrees with "
                               f"dataset_from_index {start} … dataset_to_index {stop}", files[0])
+        if start != (episodes[-1].start + episodes[-1].length if episodes else 0):
+            raise FormatError(f"episode {index}: dataset_from_index {start} does not follow on "
+                              "from the episode before (the global index runs on across "
+                              "episodes)", files[0])
         try:
             relative = template.format(chunk_index=row["data/chunk_index"],
                                        file_index=row["data/file_index"])
