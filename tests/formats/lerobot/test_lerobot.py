@@ -495,3 +495,16 @@ def test_timestamps_off_the_fps_grid_warn(tmp_path: Path) -> None:
     pq.write_table(table, root / DATA)
     with pytest.warns(MotionkitWarning, match="timestamp is not frame_index/fps"):
         lerobot.read(root, episode=0)
+
+
+def test_nan_and_float32_overflow_are_refused(tmp_path: Path) -> None:
+    motion = _motion(["a", "b"], task="t")
+    data = motion.tracks["joints"].data.astype(np.float64)
+    data[3, 1] = np.nan
+    motion.tracks["joints"] = motion.tracks["joints"].with_data(data)
+    with pytest.raises(ConversionError, match=r"'joints' has 1 frame.*the first is frame 3"):
+        mk.write(tmp_path / "ds", motion, format="lerobot")
+    data[3, 1] = 1e300  # finite in float64, infinite as float32
+    with pytest.raises(ConversionError, match="NaN or infinite values"):
+        mk.write(tmp_path / "ds", motion, format="lerobot")
+    assert not (tmp_path / "ds").exists()

@@ -300,8 +300,10 @@ class _Writer:
         written, _ = self.naming.plan(motion)
         tracks = {feature: motion.tracks[name] for name, feature in written.items()}
         for column in self.columns:
-            data = tracks[column.name].data
-            values = data.astype(layout.numpy_dtype(column.dtype), copy=False)
+            track = tracks[column.name]
+            with np.errstate(over="ignore"):  # an overflow to inf is refused just below
+                values = track.data.astype(layout.numpy_dtype(column.dtype), copy=False)
+            _check_finite(values, track.name, number)
             arrays[column.name] = values[:, 0] if column.width == 1 else values
         indices = np.arange(frames, dtype=np.int64)
         arrays["timestamp"] = (indices / self.fps).astype(np.float32)
@@ -375,6 +377,19 @@ class _Writer:
             "splits": {"train": f"0:{len(rows)}"},
         }
         (meta / "info.json").write_text(json.dumps(info, indent=4, ensure_ascii=False))
+
+
+def _check_finite(values: NDArray[np.generic], track: str, number: int) -> None:
+    """ConversionError for NaN or infinite values (also where float32 overflows): lerobot's
+    statistics, and its training, cannot take them."""
+    if values.dtype.kind != "f":
+        return
+    bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+    if bad.any():
+        raise ConversionError(
+            f"episode {number}: track {track!r} has {int(bad.sum())} frame(s) with NaN or "
+            f"infinite values (as written), the first is frame {int(np.argmax(bad))}: lerobot's "
+            "statistics cannot take them (fill or cut the gaps first)")
 
 
 def _write_tasks(path: Path, task_index: dict[str, int]) -> None:
