@@ -80,7 +80,7 @@ def read(path: PathLike, *, demo: int | None = None, mask: str | None = None,
         if demo is None:
             if len(names) > 1:
                 warn(f"{os.fspath(path)}: the file has {len(names)} demos; read {names[0]} "
-                     "(demo=N reads another, formats.hdf5.episodes.read_demos reads them all)")
+                     "(demo=N reads another, motionkit.formats.hdf5.episodes.read_demos all)")
             chosen = names[0]
         else:
             chosen = f"demo_{demo}"

@@ -14,7 +14,8 @@ __all__ = ["HOLDS", "claims", "describe", "losses", "read", "read_episodes", "wr
 
 
 def describe(obj: Loaded) -> list[str]:
-    """``info`` lines: which episode of how many, the features, what was not read."""
+    """``info`` lines: which episode of how many, the features, what was not read (the task
+    and robot type are metadata, which ``info`` shows anyway)."""
     own = obj.meta.get("lerobot") if isinstance(obj, Motion) else None
     if not isinstance(own, dict):
         return []
@@ -28,7 +29,4 @@ def describe(obj: Loaded) -> list[str]:
     if isinstance(skipped, dict) and skipped:
         lines.append("not read (listed only): " + ", ".join(f"{name} ({dtype})"
                                                             for name, dtype in skipped.items()))
-    task = obj.meta.get("task") if isinstance(obj, Motion) else None
-    if task is not None:
-        lines.append(f"task: {task}")
     return lines

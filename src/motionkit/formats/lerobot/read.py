@@ -82,7 +82,7 @@ def read(path: PathLike, *, episode: int | None = None, strip_pos: bool = False)
     if episode is None:
         if count > 1:
             warn(f"{os.fspath(path)}: the dataset has {count} episodes; read episode 0 "
-                 "(episode=N reads another, formats.lerobot.read_episodes reads them all)")
+                 "(episode=N reads another, motionkit.formats.lerobot.dataset.read_episodes all)")
         episode = 0
     if not 0 <= episode < count:
         raise FormatError(f"no episode {episode}: the dataset has {count} (0 … {count - 1})",
