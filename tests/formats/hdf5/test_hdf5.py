@@ -100,7 +100,8 @@ def test_robomimic_rate_joint_names_and_quaternions() -> None:
 
 # ------------------------------------------------------------------ Isaac Lab
 def test_isaaclab_recorder_file() -> None:
-    demos = episodes.read_demos(_isaaclab())
+    with pytest.warns(MotionkitWarning, match=r"no frame rate; its frames are numbered only \(fps=N"):
+        demos = episodes.read_demos(_isaaclab())
     assert [(m.meta["name"], m.frames) for m in demos] == [("demo_0", 16), ("demo_1", 10)]
     first = demos[0]
     own = first.meta["hdf5"]
@@ -172,7 +173,7 @@ def test_a_demo_whose_arrays_differ_in_length_is_one_error(tmp_path: Path) -> No
         handle["data/demo_1/obs/robot0_eef_pos"] = np.zeros((14, 3))
     with pytest.raises(FormatError, match="demo_1: obs/robot0_eef_pos has 14 rows but actions "
                                           "has 15") as caught:
-        episodes.read_demos(path)
+        episodes.read_demos(path, fps=10)
     assert caught.value.path == str(path)
     assert episodes.read(path, demo=0).frames == 20  # the other demos still read
 
@@ -191,11 +192,12 @@ def test_demos_sort_by_number_and_odd_names_are_refused(tmp_path: Path) -> None:
     with h5py.File(path, "w") as handle:
         for number in (10, 9, 2):
             handle[f"data/demo_{number}/actions"] = np.full((3, 2), number, dtype=np.float64)
-    assert [m.meta["name"] for m in episodes.read_demos(path)] == ["demo_2", "demo_9", "demo_10"]
+    names = [m.meta["name"] for m in episodes.read_demos(path, fps=10)]
+    assert names == ["demo_2", "demo_9", "demo_10"]
     with h5py.File(path, "r+") as handle:
         handle["data/extra/actions"] = np.zeros((3, 2))
     with pytest.raises(FormatError, match="data/extra is not named demo_N"):
-        episodes.read_demos(path)
+        episodes.read_demos(path, fps=10)
 
 
 def test_links_to_other_files_are_refused(tmp_path: Path) -> None:
@@ -207,7 +209,7 @@ def test_links_to_other_files_are_refused(tmp_path: Path) -> None:
         handle["data/demo_0/actions"] = np.zeros((3, 2))
         handle["data/demo_0/obs"] = h5py.ExternalLink(str(other), "/secret")
     with pytest.raises(FormatError, match="ExternalLink"):
-        episodes.read(path)
+        episodes.read(path, fps=10)
 
 
 def test_not_hdf5_and_unknown_masks(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def read(path: PathLike, *, demo: int | None = None, mask: str | None = None,
             if chosen not in names:
                 raise FormatError(f"no {chosen}" + (f" in mask {mask!r}" if mask else "")
                                   + f" (demos: {_listing(names)})", path)
-        return _demo(handle, info, chosen, path, joint_names, fps)
+        return _demo(handle, info, chosen, path, joint_names, _told_rate(info, fps, path))
 
 
 def read_demos(path: PathLike, *, mask: str | None = None,
@@ -95,7 +95,8 @@ def read_demos(path: PathLike, *, mask: str | None = None,
     """Every demo (or those of robomimic's ``mask``), sorted by number, one Motion each."""
     with _open(path) as handle:
         info = _inspect(handle, path)
-        return [_demo(handle, info, name, path, joint_names, fps)
+        rate = _told_rate(info, fps, path)
+        return [_demo(handle, info, name, path, joint_names, rate)
                 for name in _selected(info, mask, path)]
 
 
@@ -214,8 +215,18 @@ def _rate(info: _File, fps: float | None, path: PathLike) -> tuple[float | None,
     return None, "none: the file has no rate (frames are numbered only; fps=... sets one)"
 
 
+def _told_rate(info: _File, fps: float | None, path: PathLike) -> tuple[float | None, str]:
+    """The rate, with a warning where the file has none (writers of times refuse frame
+    numbers, so say how to give one)."""
+    rate = _rate(info, fps, path)
+    if rate[0] is None:
+        warn(f"{os.fspath(path)}: the file holds no frame rate; its frames are numbered only "
+             "(fps=N / -O fps=N gives them times)")
+    return rate
+
+
 def _demo(handle: h5py.File, info: _File, name: str, path: PathLike,
-          joint_names: Sequence[str] | None, fps: float | None) -> Motion:
+          joint_names: Sequence[str] | None, rate_and_source: tuple[float | None, str]) -> Motion:
     group = handle["data"][name]
     arrays: dict[str, NDArray[np.generic]] = {}
     initial: dict[str, object] = {}
@@ -246,7 +257,7 @@ def _demo(handle: h5py.File, info: _File, name: str, path: PathLike,
     if samples is not None and int(samples) != frames and frames:
         raise FormatError(f"{name}: num_samples is {int(samples)} but the arrays have {frames} "
                           "rows", path)
-    rate, rate_from = _rate(info, fps, path)
+    rate, rate_from = rate_and_source
     timeline = Timeline.uniform(rate, frames) if rate else Timeline.frame_numbers(frames)
     joints_key = _joints_key(info, arrays)
     tracks: dict[str, Track] = {}
