@@ -5,6 +5,7 @@ statistics, round trips, the loss rule and broken datasets."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -17,14 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import _require, corpus_file
 from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 from motionkit.formats.lerobot import dataset as lerobot
 from motionkit.formats.lerobot.stats import episode_stats
 from motionkit.model import Motion, Timeline, Track
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+# in the test extra: missing, it is a broken install, which CI (MOTIONKIT_REQUIRE_CORPUS) fails
+pa = importlib.import_module("pyarrow") if _require() else pytest.importorskip("pyarrow")
+pq = importlib.import_module("pyarrow.parquet")
 
 DATASETS = ["arm7_tiny", "humanoid29_tiny"]
 DATA = "data/chunk-000/file-000.parquet"
