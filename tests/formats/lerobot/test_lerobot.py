@@ -510,3 +510,57 @@ def test_nan_and_float32_overflow_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConversionError, match="NaN or infinite values"):
         mk.write(tmp_path / "ds", motion, format="lerobot")
     assert not (tmp_path / "ds").exists()
+
+
+# ------------------------------------------------------------------ lerobot itself, where it is
+LEROBOT_CHILD = r"""
+import json, os, sys
+os.environ["HF_HUB_OFFLINE"] = "1"
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+root, fps = sys.argv[1], int(sys.argv[2])
+plain = lambda value: value.tolist() if hasattr(value, "tolist") else value
+ds = LeRobotDataset("motionkit/check", root=root)
+padded = LeRobotDataset("motionkit/check", root=root,
+                        delta_timestamps={"action": [0.0, 1 / fps, 2 / fps]})
+print(json.dumps({
+    "len": len(ds), "num_episodes": ds.num_episodes,
+    "items": [{key: plain(value) for key, value in ds[i].items()} for i in range(len(ds))],
+    "pads": [plain(padded[i]["action_is_pad"]) for i in range(len(ds))],
+    "stats": {key: {name: plain(value) for name, value in stats.items()}
+              for key, stats in ds.meta.stats.items()},
+}))
+"""
+
+
+def test_lerobot_itself_loads_what_we_write(tmp_path: Path) -> None:
+    """Run where a Python with lerobot 0.6.1 is named by MOTIONKIT_LEROBOT_PYTHON (it needs
+    Python 3.12 and torch, so not in motionkit's venv); MOTIONKIT_REQUIRE_LEROBOT=1 fails
+    instead of skipping. Elsewhere the stored getitem.json oracles stand in (above)."""
+    python = os.environ.get("MOTIONKIT_LEROBOT_PYTHON")
+    if not python:
+        if os.environ.get("MOTIONKIT_REQUIRE_LEROBOT", "") not in ("", "0"):
+            pytest.fail("MOTIONKIT_REQUIRE_LEROBOT is set but MOTIONKIT_LEROBOT_PYTHON is not")
+        pytest.skip("no Python with lerobot (set MOTIONKIT_LEROBOT_PYTHON)")
+    import subprocess
+
+    motions = _episodes("arm7_tiny")
+    lerobot.write_episodes(tmp_path / "ds", motions)
+    done = subprocess.run([python, "-c", LEROBOT_CHILD, str(tmp_path / "ds"), "30"],
+                          capture_output=True, text=True, timeout=600, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["len"] == sum(m.frames for m in motions) and found["num_episodes"] == 2
+    steps = [(number, frame) for number, m in enumerate(motions) for frame in range(m.frames)]
+    for i, ((number, frame), item) in enumerate(zip(steps, found["items"], strict=True)):
+        motion = motions[number]
+        assert (item["index"], item["episode_index"], item["frame_index"]) == (i, number, frame)
+        assert np.float32(item["timestamp"]) == np.float32(frame / 30)
+        assert item["task"] == motion.meta["task"]
+        assert np.array_equal(np.float32(item["observation.state"]), motion.tracks["joints"].data[frame])
+        assert np.array_equal(np.float32(item["action"]), motion.tracks["action"].data[frame])
+        last = motion.frames - 1
+        assert found["pads"][i] == [False, frame + 1 > last, frame + 2 > last]
+    ours = json.loads((tmp_path / "ds/meta/stats.json").read_text())
+    for feature, stats in found["stats"].items():
+        for key, value in stats.items():
+            assert np.max(np.abs(np.subtract(ours[feature][key], value))) <= 1e-6, (feature, key)
