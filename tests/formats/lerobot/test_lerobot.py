@@ -564,3 +564,13 @@ def test_lerobot_itself_loads_what_we_write(tmp_path: Path) -> None:
     for feature, stats in found["stats"].items():
         for key, value in stats.items():
             assert np.max(np.abs(np.subtract(ours[feature][key], value))) <= 1e-6, (feature, key)
+
+
+def test_a_track_of_other_length_is_a_loss_and_dropped_when_lossy(tmp_path: Path) -> None:
+    motion = _motion(["a", "b"], task="t")
+    motion.add(Track("short", "value", np.zeros((3, 1)), Timeline.uniform(30.0, 3)))
+    with pytest.raises(ConversionError, match="'short' \\(3 frames, not 5"):
+        mk.write(tmp_path / "ds", motion, format="lerobot")
+    with pytest.warns(MotionkitWarning, match="'short'"):
+        mk.write(tmp_path / "ds", motion, format="lerobot", lossy=True)
+    assert list(lerobot.read(tmp_path / "ds").tracks) == ["joints"]

@@ -2,8 +2,9 @@
 frame: one episode per motion, one Parquet row group per episode, lerobot's metadata files
 and its statistics (``stats.py``).
 
-Each track of a motion becomes a feature: ``joints`` is ``observation.state``, any other
-track keeps its name; element names come from the track's labels (pose, vector and
+Each track of a motion becomes a feature: ``joints`` (or ``state=TRACK``) is
+``observation.state``, ``action`` (or ``action=TRACK``) is ``action``, any other track keeps
+its name (see :class:`Naming`); element names come from the track's labels (pose, vector and
 quaternion tracks are named ``x y z qx qy qz qw``, quaternions x-y-z-w). Floats are written
 as float32 (lerobot's convention; ``precision="float64"`` keeps them), integers as int64.
 The fps is the motions' common rate, which must be an integer; the task of an episode is
@@ -76,9 +77,13 @@ class Naming:
         written: dict[str, str] = {}
         refused: dict[str, str] = {}
         taken: dict[str, str] = {}
+        first = motion.main_track
         for name, track in motion.tracks.items():
             feature = self.feature(name)
             why = _unwritable(track)
+            if why is None and first is not None and track.frames != first.frames:
+                why = (f"{track.frames} frames, not {first.frames} as {first.name!r}: an "
+                       "episode is one timeline")
             if why is None and feature in layout.DEFAULTS:
                 why = "the name of a column lerobot writes itself"
             elif why is None and feature in taken:
@@ -100,7 +105,6 @@ def losses(obj: Motion, task: str | None = None, robot_type: str | None = None,
     numbers, names taken by lerobot's own columns or by another track, labels of
     fixed-width kinds, frames of one episode's several tasks."""
     lost = []
-    first = obj.main_track
     _, refused = Naming(state, action).plan(obj)
     for name, track in obj.tracks.items():
         if name in refused:
@@ -108,9 +112,6 @@ def losses(obj: Motion, task: str | None = None, robot_type: str | None = None,
         elif track.labels and track.kind != "value":
             lost.append(f"the labels of track {name!r} (a {track.kind} feature's names are "
                         f"{' '.join(layout.KIND_NAMES[track.kind])})")
-        elif first is not None and track.frames != first.frames:
-            lost.append(f"track {name!r} ({track.frames} frames, not {first.frames} as "
-                        f"{first.name!r}: an episode is one timeline)")
     tasks = obj.meta.get("tasks")
     if task is None and "task" not in obj.meta and isinstance(tasks, list) and len(tasks) > 1:
         lost.append(f"which frames belong to which of the episode's {len(tasks)} tasks (all "
