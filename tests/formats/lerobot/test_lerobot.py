@@ -574,3 +574,13 @@ def test_a_track_of_other_length_is_a_loss_and_dropped_when_lossy(tmp_path: Path
     with pytest.warns(MotionkitWarning, match="'short'"):
         mk.write(tmp_path / "ds", motion, format="lerobot", lossy=True)
     assert list(lerobot.read(tmp_path / "ds").tracks) == ["joints"]
+
+
+def test_folders_a_killed_writer_left_are_removed(tmp_path: Path) -> None:
+    stale = tmp_path / ".ds.999999999.0badf00d.motionkit-tmp"
+    (stale / "meta").mkdir(parents=True)
+    os.utime(stale, (0, 0))  # older than this process, and pid 999999999 is not running
+    live = tmp_path / f".ds.{os.getpid()}.feedbeef.motionkit-tmp"
+    live.mkdir()
+    lerobot.write(tmp_path / "ds", _motion(None, task="t"))
+    assert not stale.exists() and live.exists()  # a live writer's folder is never touched
