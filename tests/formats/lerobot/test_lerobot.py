@@ -584,3 +584,27 @@ def test_folders_a_killed_writer_left_are_removed(tmp_path: Path) -> None:
     live.mkdir()
     lerobot.write(tmp_path / "ds", _motion(None, task="t"))
     assert not stale.exists() and live.exists()  # a live writer's folder is never touched
+
+
+def test_episodes_with_several_tasks_round_trip(tmp_path: Path) -> None:
+    first = _motion(["a", "b"], frames=5)
+    first.meta["tasks"] = ["wave", "bow", "unused"]
+    timeline = first.tracks["joints"].timeline
+    first.add(Track("task", "value", np.array([1, 1, 0, 0, 1]), timeline))
+    second = _motion(["a", "b"], frames=5, task="wave")
+    lerobot.write_episodes(tmp_path / "ds", [first, second])
+    assert pq.read_table(tmp_path / "ds/meta/tasks.parquet").to_pylist() == [
+        {"task_index": 0, "task": "bow"}, {"task_index": 1, "task": "wave"}]
+    episodes = pq.read_table(tmp_path / "ds" / EPISODES).column("tasks").to_pylist()
+    assert episodes == [["bow", "wave"], ["wave"]]  # first-seen order, never a set's
+    data = pq.read_table(tmp_path / "ds" / DATA).column("task_index").to_pylist()
+    assert data == [0, 0, 1, 1, 0] + [1] * 5
+    back = lerobot.read_episodes(tmp_path / "ds")
+    assert back[0].meta["tasks"] == ["bow", "wave"]
+    assert back[0].tracks["task"].data[:, 0].tolist() == [0, 0, 1, 1, 0]
+    assert "task" not in back[1].tracks and back[1].meta["task"] == "wave"
+    with pytest.raises(ConversionError, match="'task' \\(per-frame tasks, replaced by the task"):
+        mk.write(tmp_path / "one", first, format="lerobot", task="one")
+    del first.meta["tasks"]
+    with pytest.raises(ConversionError, match="'task' \\(lerobot's name for the task text"):
+        mk.write(tmp_path / "two", first, format="lerobot")

@@ -37,6 +37,8 @@ KIND_NAMES: dict[TrackKind, list[str]] = {
 #: The track that ``observation.state`` becomes (joint values by name).
 STATE = "observation.state"
 STATE_TRACK = "joints"
+#: The track of a multi-task episode that gives each frame's position in ``meta["tasks"]``.
+TASK_TRACK = "task"
 #: A data file may expand to this many times its size on disk, or this many bytes, whichever
 #: is more (dictionary and run-length encoding make constant columns tiny; a hostile file
 #: of a billion equal rows is refused before it is decoded).

@@ -391,7 +391,15 @@ def _motion(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np
         name = layout.STATE_TRACK if feature.name == layout.STATE else feature.name
         tracks[name] = Track(name, kind, data.reshape(episode.length, feature.width), timeline,
                              labels)
-    return Motion(tracks, meta=_meta(dataset, episode, columns["task_index"]))
+    meta = _meta(dataset, episode, columns["task_index"])
+    tasks = meta.get("tasks")
+    if isinstance(tasks, list):  # several: each frame's position among them
+        task_of = {text: number for number, text in enumerate(tasks)}
+        found, inverse = np.unique(columns["task_index"], return_inverse=True)
+        positions = np.array([task_of[dataset.tasks[int(i)]] for i in found], dtype=np.int64)
+        tracks[layout.TASK_TRACK] = Track(layout.TASK_TRACK, "value",
+                                          positions[inverse.reshape(-1)], timeline)
+    return Motion(tracks, meta=meta)
 
 
 def _meta(dataset: Dataset, episode: Episode,
@@ -407,9 +415,7 @@ def _meta(dataset: Dataset, episode: Episode,
     if len(tasks) == 1:
         meta["task"] = tasks[0]
     else:
-        meta["tasks"] = tasks
-        warn(f"{os.fspath(episode.data_file)}: episode {episode.index} has {len(tasks)} tasks; "
-             "meta['tasks'] lists them, the frame each belongs to is not kept")
+        meta["tasks"] = tasks  # the track 'task' says which frame has which
     if dataset.robot_type is not None:
         meta["robot_type"] = dataset.robot_type
     meta["lerobot"] = {

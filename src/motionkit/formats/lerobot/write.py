@@ -68,8 +68,9 @@ class Naming:
             return "action"
         return track.lstrip("/").replace("/", ".")
 
-    def plan(self, motion: Motion) -> tuple[dict[str, str], dict[str, str]]:
-        """The features the tracks become, and why the others cannot be written."""
+    def plan(self, motion: Motion, task: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+        """The features the tracks become, and why the others cannot be written (the
+        ``task`` track that assigns frames to ``meta["tasks"]`` is neither)."""
         for role, wanted in (("state", self.state), ("action", self.action)):
             if wanted is not None and wanted not in motion.tracks:
                 raise ConversionError(f"{role}={wanted!r} names no track (tracks: "
@@ -78,9 +79,16 @@ class Naming:
         refused: dict[str, str] = {}
         taken: dict[str, str] = {}
         first = motion.main_track
+        assigns = frame_tasks(motion) is not None
         for name, track in motion.tracks.items():
+            if name == layout.TASK_TRACK and assigns and task is None:
+                continue  # becomes task_index
             feature = self.feature(name)
             why = _unwritable(track)
+            if why is None and name == layout.TASK_TRACK:
+                why = ("per-frame tasks, replaced by the task option" if assigns else
+                       "lerobot's name for the task text; a per-frame task track needs "
+                       "meta['tasks'] to index")
             if why is None and first is not None and track.frames != first.frames:
                 why = (f"{track.frames} frames, not {first.frames} as {first.name!r}: an "
                        "episode is one timeline")
@@ -105,7 +113,7 @@ def losses(obj: Motion, task: str | None = None, robot_type: str | None = None,
     numbers, names taken by lerobot's own columns or by another track, labels of
     fixed-width kinds, frames of one episode's several tasks."""
     lost = []
-    _, refused = Naming(state, action).plan(obj)
+    _, refused = Naming(state, action).plan(obj, task)
     for name, track in obj.tracks.items():
         if name in refused:
             lost.append(f"track {name!r} ({refused[name]})")
@@ -113,7 +121,8 @@ def losses(obj: Motion, task: str | None = None, robot_type: str | None = None,
             lost.append(f"the labels of track {name!r} (a {track.kind} feature's names are "
                         f"{' '.join(layout.KIND_NAMES[track.kind])})")
     tasks = obj.meta.get("tasks")
-    if task is None and "task" not in obj.meta and isinstance(tasks, list) and len(tasks) > 1:
+    if task is None and "task" not in obj.meta and isinstance(tasks, list) and len(tasks) > 1 \
+            and frame_tasks(obj) is None:
         lost.append(f"which frames belong to which of the episode's {len(tasks)} tasks (all "
                     f"frames get the first, {tasks[0]!r})")
     return lost
@@ -164,16 +173,16 @@ def write_dataset(path: str | os.PathLike[str], motions: Sequence[Motion], *,
     target = Path(path)
     _refuse_source(target, motions)
     fps = _fps(motions)
-    columns = _columns(motions[0], precision, naming)
+    columns = _columns(motions[0], precision, naming, task)
     for number, motion in enumerate(motions[1:], start=1):
-        if _columns(motion, precision, naming) != columns:
+        if _columns(motion, precision, naming, task) != columns:
             raise ConversionError(f"episode {number} has other features than episode 0 "
                                   "(every episode of a dataset has the same features, names "
                                   "and widths)")
-    tasks = [_task(motion, task, number) for number, motion in enumerate(motions)]
+    tasks = [_tasks(motion, task, number) for number, motion in enumerate(motions)]
     robot = _robot_type(motions, robot_type)
     with building(target) as folder:
-        _Writer(folder, fps, columns, robot, naming).write(motions, tasks)
+        _Writer(folder, fps, columns, robot, naming, task).write(motions, tasks)
 
 
 def _refuse_source(target: Path, motions: Sequence[Motion]) -> None:
@@ -206,9 +215,9 @@ def _fps(motions: Sequence[Motion]) -> int:
     return rates.pop()
 
 
-def _columns(motion: Motion, precision: str, naming: Naming) -> list[Column]:
+def _columns(motion: Motion, precision: str, naming: Naming, task: str | None) -> list[Column]:
     columns = []
-    written, _ = naming.plan(motion)  # the others were dropped by the loss rule (lossy)
+    written, _ = naming.plan(motion, task)  # the others were dropped by the loss rule (lossy)
     for name, feature in written.items():
         track = motion.tracks[name]
         kind = track.data.dtype.kind
@@ -221,17 +230,43 @@ def _columns(motion: Motion, precision: str, naming: Naming) -> list[Column]:
     return columns
 
 
-def _task(motion: Motion, task: str | None, number: int) -> str:
+def frame_tasks(motion: Motion) -> NDArray[np.int64] | None:
+    """Each frame's position in ``meta["tasks"]`` from the motion's ``task`` track (what
+    reading a multi-task episode gives), or None where the motion has no such assignment."""
+    tasks, track = motion.meta.get("tasks"), motion.tracks.get(layout.TASK_TRACK)
+    if not (isinstance(tasks, list) and tasks and all(isinstance(t, str) for t in tasks)
+            and track is not None and track.data.dtype.kind in "iu"
+            and track.data.ndim == 2 and track.data.shape[1] == 1):
+        return None
+    values = track.data[:, 0].astype(np.int64)
+    return values if values.size and values.min() >= 0 and values.max() < len(tasks) else None
+
+
+@dataclass(frozen=True)
+class EpisodeTasks:
+    """An episode's tasks in first-seen order, and each frame's position among them."""
+
+    texts: list[str]
+    per_frame: NDArray[np.int64] | None = None  # None: every frame has texts[0]
+
+
+def _tasks(motion: Motion, task: str | None, number: int) -> EpisodeTasks:
     if task is not None:
-        return task
+        return EpisodeTasks([task])
+    tasks, assigned = motion.meta.get("tasks"), frame_tasks(motion)
+    if assigned is not None and isinstance(tasks, list):
+        used, first = np.unique(assigned, return_index=True)
+        order = used[np.argsort(first)]  # first-seen order
+        position = np.empty(len(tasks), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        return EpisodeTasks([tasks[i] for i in order], position[assigned])
     text = motion.meta.get("task")
-    tasks = motion.meta.get("tasks")
     if text is None and isinstance(tasks, list) and tasks:
         text = tasks[0]
     if not isinstance(text, str):
         raise ConversionError(f"episode {number} has no task: LeRobot needs one per episode "
                               "(meta['task'] or task=... / -O task=...)")
-    return text
+    return EpisodeTasks([text])
 
 
 def _robot_type(motions: Sequence[Motion], robot_type: str | None) -> str | None:
@@ -249,17 +284,18 @@ class _Writer:
     """The files of one dataset, episode by episode."""
 
     def __init__(self, folder: Path, fps: int, columns: list[Column], robot_type: str | None,
-                 naming: Naming):
+                 naming: Naming, task: str | None):
         self.folder, self.fps, self.columns, self.robot_type = folder, fps, columns, robot_type
-        self.naming = naming
+        self.naming, self.task = naming, task
         defaults = [Column(name, dtype, 1, None) for name, dtype in layout.DEFAULTS.items()]
         self.all_columns = columns + defaults
         self.schema = pa.schema(
             [pa.field(c.name, layout.arrow_type(c.dtype, c.width)) for c in self.all_columns],
             metadata=layout.hf_metadata({c.name: (c.dtype, c.width) for c in self.all_columns}))
 
-    def write(self, motions: Sequence[Motion], tasks: list[str]) -> None:
-        task_index = {text: number for number, text in enumerate(dict.fromkeys(tasks))}
+    def write(self, motions: Sequence[Motion], tasks: list[EpisodeTasks]) -> None:
+        every = dict.fromkeys(text for episode in tasks for text in episode.texts)
+        task_index = {text: number for number, text in enumerate(every)}  # first seen
         rows: list[dict[str, object]] = []
         per_episode: list[dict[str, Stats]] = []
         chunk = file = 0
@@ -267,8 +303,11 @@ class _Writer:
         writer: pq.ParquetWriter | None = None
         start = 0
         try:
-            for number, (motion, text) in enumerate(zip(motions, tasks, strict=True)):
-                arrays = self._arrays(motion, number, start, task_index[text])
+            for number, (motion, own) in enumerate(zip(motions, tasks, strict=True)):
+                indices = np.array([task_index[text] for text in own.texts], dtype=np.int64)
+                frames = (np.full(motion.frames, indices[0]) if own.per_frame is None
+                          else indices[own.per_frame])
+                arrays = self._arrays(motion, number, start, frames)
                 table = self._table(arrays)
                 megabytes = table.nbytes / 1e6
                 if writer is not None and size + megabytes >= layout.DATA_FILES_MB:
@@ -287,7 +326,8 @@ class _Writer:
                 stats["timestamp"] = episode_stats(np.arange(table.num_rows) / self.fps)
                 per_episode.append(stats)
                 length = table.num_rows
-                rows.append(self._episode_row(number, text, length, chunk, file, start, stats))
+                rows.append(self._episode_row(number, own.texts, length, chunk, file, start,
+                                              stats))
                 start += length
         finally:
             if writer is not None:
@@ -295,10 +335,10 @@ class _Writer:
         self._metadata(rows, per_episode, task_index, start)
 
     def _arrays(self, motion: Motion, number: int, start: int,
-                task: int) -> dict[str, NDArray[np.generic]]:
+                task_index: NDArray[np.int64]) -> dict[str, NDArray[np.generic]]:
         frames = motion.frames
         arrays: dict[str, NDArray[np.generic]] = {}
-        written, _ = self.naming.plan(motion)
+        written, _ = self.naming.plan(motion, self.task)
         tracks = {feature: motion.tracks[name] for name, feature in written.items()}
         for column in self.columns:
             track = tracks[column.name]
@@ -311,7 +351,7 @@ class _Writer:
         arrays["frame_index"] = indices
         arrays["episode_index"] = np.full(frames, number, dtype=np.int64)
         arrays["index"] = indices + start
-        arrays["task_index"] = np.full(frames, task, dtype=np.int64)
+        arrays["task_index"] = task_index
         return arrays
 
     def _table(self, arrays: dict[str, NDArray[np.generic]]) -> pa.Table:
@@ -325,10 +365,10 @@ class _Writer:
                 columns.append(pa.FixedSizeListArray.from_arrays(flat, column.width))
         return pa.Table.from_arrays(columns, schema=self.schema)
 
-    def _episode_row(self, number: int, task: str, length: int, chunk: int, file: int,
+    def _episode_row(self, number: int, tasks: list[str], length: int, chunk: int, file: int,
                      start: int, stats: dict[str, Stats]) -> dict[str, object]:
         row: dict[str, object] = {
-            "episode_index": number, "tasks": [task], "length": length,
+            "episode_index": number, "tasks": tasks, "length": length,
             "data/chunk_index": chunk, "data/file_index": file,
             "dataset_from_index": start, "dataset_to_index": start + length,
         }
