@@ -432,11 +432,15 @@ FORMATS: tuple[Format, ...] = (
     Format("bvh", "BVH character motion (Biovision Hierarchy)", (".bvh",), "bvh", "bvh"),
     Format("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
            "rosbag.bag", "rosbag"),
+    Format("lerobot", "LeRobot v3.0 dataset (a folder)", (), "lerobot.dataset", "lerobot",
+           writes_by_extension=False),
+    Format("hdf5", "robomimic or Isaac Lab episode file (HDF5)", (".hdf5", ".h5"),
+           "hdf5.episodes", "hdf5"),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}
 #: Formats whose modules define ``claims`` for addresses that are not plain files.
-_ADDRESSED = ("rosbag",)
+_ADDRESSED = ("lerobot", "rosbag")  # a dataset folder before any bag folder
 
 
 def formats() -> tuple[Format, ...]:
