@@ -19,6 +19,7 @@ $(LOCKED): $(LOCK)
 	$(BIN)/python -m pip check  # the lock is complete: every dependency of every package is in it
 	touch $(LOCKED)
 
+$(STAMP): src/motionkit/formats/shared/_number_scan.c
 $(STAMP): $(LOCKED) pyproject.toml setup.py src/motionkit/formats/shared/pickles/_pickle_scan.c src/motionkit/kinematics/_fk_kernel.c
 	find src -name '*.so' -delete  # a failed (optional) rebuild must not leave an old one
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .

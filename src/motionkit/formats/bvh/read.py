@@ -32,6 +32,7 @@ from ... import _accel
 from ..._io import read_bytes
 from ...errors import FormatError, warn
 from ...model import Body, Joint, Motion, Skeleton, Timeline, Track
+from ..shared import number_scan
 from ._axes import RADIANS, basis, rate_of, unit_scale
 
 Array = NDArray[np.float64]
@@ -297,6 +298,14 @@ def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: in
                            "for them", frames_at)
     if expected and expected > (len(data) + 1) // 2:  # each number takes 2 bytes at least
         return _slow_numbers(tokens, start, frames, width, frames_at)  # names what is missing
+    values = np.empty((frames, width))
+    scanned = number_scan.scan(tokens.raw, start, values)
+    if scanned is not None:
+        if scanned.stop < 0 and scanned.found == expected:
+            return values
+        if scanned.stop >= 0:  # the first token that is not a plain number: a bad one?
+            _number(tokens, _TOKEN.match(tokens.raw, scanned.stop))
+        return _slow_numbers(tokens, start, frames, width, frames_at)  # names what is wrong
     fast = _with_polars(tokens.raw, start, frames, width) if width else None
     if fast is not None:
         return fast
@@ -351,11 +360,7 @@ def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_a
                 bad_line = (line_start, line_count)
             line_start, line_count = newline + 1, 0
         line_count += 1
-        try:
-            found.append(float(match.group()))
-        except ValueError:
-            text = match.group().decode("utf-8", "replace")[:40]
-            raise tokens.error(f"not a number: {text!r}", match.start()) from None
+        found.append(_number(tokens, match))
     if line_count not in (0, width) and bad_line is None:
         bad_line = (line_start, line_count)
     expected = frames * width
@@ -369,6 +374,16 @@ def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_a
         warn(f"{os.fspath(tokens.path)}: {len(found) - expected} numbers after the "
              f"{frames} frames that 'Frames:' announces were ignored")
     return np.array(found[:expected], dtype=np.float64).reshape(frames, width)
+
+
+def _number(tokens: _Tokens, match: re.Match[bytes] | None) -> float:
+    """The float of a MOTION token; FormatError where it is not a number."""
+    assert match is not None
+    try:
+        return float(match.group())
+    except ValueError:
+        text = match.group().decode("utf-8", "replace")[:40]
+        raise tokens.error(f"not a number: {text!r}", match.start()) from None
 
 
 def build(nodes: list[Node], values: Array, timeline: Timeline, scale: float,
