@@ -35,53 +35,50 @@ static const double powers[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 static inline int blank(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 static inline int is_digit(unsigned char c) { return (unsigned char)(c - '0') < 10; }
 
-/* Parse the plain decimal number at p (its end bounded by end); on success store its
- * value, set *next past it and return 1; return 0 when the token is anything else, -1
- * with an exception set when PyOS_string_to_double fails (no memory). */
+/* Parse the plain decimal number at p; on success store its value, set *next past it and
+ * return 1; return 0 when the token is anything else, -1 with an exception set when
+ * PyOS_string_to_double fails (no memory). The text ends in a NUL byte (a bytes object's
+ * always does), which no loop here reads past: it is no digit, sign, point, letter or
+ * blank, so the loops need no bound; end only tells that NUL from one inside the text. */
 static int number(const unsigned char *p, const unsigned char *end, double *value,
                   const unsigned char **next) {
     const unsigned char *token = p;
-    int negative = 0;
-    if (p < end && (*p == '+' || *p == '-')) {
-        negative = *p == '-';
-        p++;
-    }
+    int negative = *p == '-';
+    if (*p == '+' || *p == '-') p++;
+    /* w gathers every digit after the leading zeros (it may wrap past 19 digits: such a
+     * number takes the slow path, which does not read w) */
     uint64_t w = 0;
-    int significant = 0, shift = 0, seen = 0;
-    for (; p < end && is_digit(*p); p++, seen++) {
-        if (w || *p != '0') {
-            if (++significant <= 19) w = 10 * w + (uint64_t)(*p - '0');
-            else shift++;
+    unsigned d;
+    const unsigned char *first = p;
+    while (*p == '0') p++;
+    const unsigned char *from = p;
+    for (; (d = (unsigned)*p - '0') < 10; p++) w = 10 * w + d;
+    long significant = p - from, shift = 0;
+    int seen = p > first;
+    if (*p == '.') {
+        const unsigned char *point = ++p;
+        if (!significant) {
+            while (*p == '0') p++; /* zeros after the point, before any digit */
         }
-    }
-    if (p < end && *p == '.') {
-        for (p++; p < end && is_digit(*p); p++, seen++) {
-            if (w || *p != '0') {
-                if (++significant <= 19) {
-                    w = 10 * w + (uint64_t)(*p - '0');
-                    shift--;
-                }
-            } else {
-                shift--;
-            }
-        }
+        const unsigned char *digits = p;
+        for (; (d = (unsigned)*p - '0') < 10; p++) w = 10 * w + d;
+        significant += p - digits;
+        shift = -(long)(p - point);
+        seen = seen || p > point;
     }
     if (!seen) return 0;
     long exponent = 0;
-    if (p < end && (*p == 'e' || *p == 'E')) {
+    if (*p == 'e' || *p == 'E') {
         p++;
-        int minus = 0;
-        if (p < end && (*p == '+' || *p == '-')) {
-            minus = *p == '-';
-            p++;
-        }
-        if (p == end || !is_digit(*p)) return 0;
-        for (; p < end && is_digit(*p); p++) {
-            if (exponent < 100000) exponent = 10 * exponent + (*p - '0');
+        int minus = *p == '-';
+        if (*p == '+' || *p == '-') p++;
+        if (!is_digit(*p)) return 0;
+        for (; (d = (unsigned)*p - '0') < 10; p++) {
+            if (exponent < 100000) exponent = 10 * exponent + (long)d;
         }
         if (minus) exponent = -exponent;
     }
-    if (p < end && !blank(*p)) return 0;
+    if (p != end && !blank(*p)) return 0;
     *next = p;
     long e = exponent + shift;
     if (FAST_PATH && significant <= 19 && w <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
@@ -122,7 +119,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(raw);
     const unsigned char *p = text + start, *end = text + size;
     for (;;) {
-        while (p < end && blank(*p)) p++;
+        while (blank(*p)) p++; /* the final NUL is no blank */
         if (p == end) break;
         double value;
         const unsigned char *next = p;
