@@ -510,8 +510,10 @@ def _coordinates(values: Array, names: list[str], sources: dict[str, tuple[int, 
     moves it)."""
     picks = np.array([sources[name][0] for name in names], dtype=np.intp)
     factors = np.array([sources[name][1] for name in names])
-    joints = (values[:, np.maximum(picks, 0)] * factors if len(names)
-              else np.zeros((values.shape[0], 0)))
+    if not len(names):
+        return np.zeros((values.shape[0], 0))
+    joints = np.take(values, np.maximum(picks, 0), axis=1)  # one new array, scaled in place
+    joints *= factors
     joints[:, picks < 0] = 0.0
     return joints
 
