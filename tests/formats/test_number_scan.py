@@ -24,7 +24,8 @@ def _agree(raw: bytes, start: int = 0, room: int | None = None) -> number_scan.S
     room = len(raw) // 2 + 1 if room is None else room
     fast, slow = np.full(room, -7.0), np.full(room, -7.0)
     compiled = number_scan.scan(raw, start, fast)
-    assert compiled is not None
+    if compiled is None:  # not built: the install test above fails, these have nothing to hold
+        pytest.skip("the compiled number scan was not built")
     reference = number_scan.scan_reference(raw, start, slow)
     assert compiled == reference, raw[:200]
     assert fast.tobytes() == slow.tobytes(), raw[:200]  # bit for bit, NaN and -0.0 included
@@ -73,7 +74,8 @@ def test_room_bounds_what_is_stored_not_what_is_counted() -> None:
 
 def test_bad_arguments_are_refused() -> None:
     compiled = number_scan._COMPILED
-    assert compiled is not None
+    if compiled is None:
+        pytest.skip("the compiled number scan was not built")
     with pytest.raises(ValueError, match="start"):
         compiled.scan(b"1 2", 4, np.empty(2))
     with pytest.raises(ValueError, match="float64"):
