@@ -583,7 +583,9 @@ def _chain(turns: list[list[tuple[int, int, float]]], joints: Array, out: Array)
     if w is None:
         out[...] = (0.0, 0.0, 0.0, 1.0)
         return out
-    flip = np.where(w < 0, -1.0, 1.0)
+    flip = (w < 0).astype(np.float64)  # -1.0 where w < 0, else 1.0 (faster than np.where)
+    flip *= -2.0
+    flip += 1.0
     for k, part in enumerate([*v, w]):
         if part is None:
             out[..., k] = 0.0
