@@ -53,7 +53,7 @@ static int number(const unsigned char *p, const unsigned char *end, double *valu
     while (*p == '0') p++;
     const unsigned char *from = p;
     for (; (d = (unsigned)*p - '0') < 10; p++) w = 10 * w + d;
-    long significant = p - from, shift = 0;
+    Py_ssize_t significant = p - from, shift = 0; /* as wide as the text can be long */
     int seen = p > first;
     if (*p == '.') {
         const unsigned char *point = ++p;
@@ -63,24 +63,24 @@ static int number(const unsigned char *p, const unsigned char *end, double *valu
         const unsigned char *digits = p;
         for (; (d = (unsigned)*p - '0') < 10; p++) w = 10 * w + d;
         significant += p - digits;
-        shift = -(long)(p - point);
+        shift = -(p - point);
         seen = seen || p > point;
     }
     if (!seen) return 0;
-    long exponent = 0;
+    Py_ssize_t exponent = 0;
     if (*p == 'e' || *p == 'E') {
         p++;
         int minus = *p == '-';
         if (*p == '+' || *p == '-') p++;
         if (!is_digit(*p)) return 0;
         for (; (d = (unsigned)*p - '0') < 10; p++) {
-            if (exponent < 100000) exponent = 10 * exponent + (long)d;
+            if (exponent < 100000) exponent = 10 * exponent + (Py_ssize_t)d;
         }
         if (minus) exponent = -exponent;
     }
     if (p != end && !blank(*p)) return 0;
     *next = p;
-    long e = exponent + shift;
+    Py_ssize_t e = exponent + shift;
     if (FAST_PATH && significant <= 19 && w <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
         double v = (double)w;
         v = e < 0 ? v / powers[-e] : v * powers[e];
