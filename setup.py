@@ -17,6 +17,8 @@ FAST_MATH = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
 setup(ext_modules=[
     Extension("motionkit.formats.shared.pickles._pickle_scan",
               ["src/motionkit/formats/shared/pickles/_pickle_scan.c"], optional=True),
+    Extension("motionkit.formats.shared._number_scan",
+              ["src/motionkit/formats/shared/_number_scan.c"], optional=True),
     Extension("motionkit.kinematics._fk_kernel", ["src/motionkit/kinematics/_fk_kernel.c"],
               extra_compile_args=FAST_MATH, optional=True),
     Extension("motionkit.retarget._ik_kernel", ["src/motionkit/retarget/_ik_kernel.c"],

@@ -118,6 +118,62 @@ def worker(tool: str, path: str, repeat: int) -> dict[str, float]:
     return found
 
 
+#: The parts of a read the profile times: (label, module, attribute), nested ones after
+#: the part that holds them (their time is taken out of it).
+PARTS = [("file read (read_bytes)", "motionkit.formats.bvh.read", "read_bytes"),
+         ("HIERARCHY tokens", "motionkit.formats.bvh.read", "parse_hierarchy"),
+         ("MOTION numbers (the number scan)", "motionkit.formats.bvh.read", "_numbers"),
+         ("building the Motion (tracks, Skeleton)", "motionkit.formats.bvh.read", "build"),
+         ("  bodies and joints (_Layout.add)", "motionkit.formats.bvh.read", "_Layout.add"),
+         ("  coordinate columns", "motionkit.formats.bvh.read", "_coordinates"),
+         ("  Euler → quaternions", "motionkit.formats.bvh.read", "_joint_rotations"),
+         ("unit check (rest height)", "motionkit.formats.bvh.read", "_check_height"),
+         ("registry's quaternion check", "motionkit.formats.registry", "_warn_bad_rotations")]
+
+
+def profile(path: str, repeat: int) -> dict[str, float]:
+    """CPU seconds per read of each part of ``mk.read(path)`` (best of ``repeat`` reads,
+    each part timed by a wrapper), the whole read, its system time and page faults."""
+    import importlib
+    import resource
+
+    import motionkit as mk
+
+    spent: dict[str, float] = {}
+
+    def timing(label: str, function: Callable[..., object]) -> Callable[..., object]:
+        def timed_part(*args: object, **kwargs: object) -> object:
+            start = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - start
+        return timed_part
+
+    for label, module_name, attribute in PARTS:
+        owner: object = importlib.import_module(module_name)
+        *outer, name = attribute.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        setattr(owner, name, timing(label, getattr(owner, name)))
+    mk.read(path)
+    best_parts: dict[str, float] = {}
+    for _ in range(repeat):
+        spent.clear()
+        start = time.process_time()
+        mk.read(path)
+        spent["whole read"] = time.process_time() - start
+        if not best_parts or spent["whole read"] < best_parts["whole read"]:
+            best_parts = dict(spent)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(repeat):
+        mk.read(path)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    best_parts["system time"] = (after.ru_stime - before.ru_stime) / repeat
+    best_parts["page faults"] = (after.ru_minflt - before.ru_minflt) / repeat
+    return best_parts
+
+
 def _run(tool: str, path: Path, repeat: int, extra: dict[str, list[float]]) -> Timing:
     done = subprocess.run([sys.executable, __file__, "--worker", tool, str(path), str(repeat)],
                           capture_output=True, text=True, check=tool != "polars-bare")
@@ -139,7 +195,9 @@ def main() -> None:
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker[0], args.worker[1], int(args.worker[2]))))
+        tool, path, repeat = args.worker
+        found = profile(path, int(repeat)) if tool == "profile" else worker(tool, path, int(repeat))
+        print(json.dumps(found))
         return
     report = Report("bvh", "BVH read: motionkit vs bvhio and polars' bare parse")
     import bvhio
@@ -181,11 +239,46 @@ def measure(report: Report, files: list[Path], rounds: int, repeat: int) -> None
     report.table(["file", "MB", "motionkit CPU s", "its first read", "bvhio CPU s",
                   "polars bare CPU s", "speed vs bvhio", "motionkit / bare", "write CPU s",
                   "exact round trip"], rows)
+    profiled = [path for path in files if path.name.startswith("generated_")]
+    if profiled:
+        breakdown(report, [profiled[0], profiled[-1]], repeat)
     if speed:
         report.row("BVH read CPU speed vs bvhio, files ≥ 0.5 MB", span(speed, 1, "×"), "≥ 20×",
                    min(speed) >= 20)
         report.row("BVH read CPU vs polars' bare parse, files ≥ 0.5 MB", span(floor, 2, "×"),
                    "≤ 1.5×", max(floor) <= 1.5)
+
+
+def breakdown(report: Report, files: list[Path], repeat: int) -> None:
+    """Where a read's CPU time goes, per part, for the smallest and largest generated files
+    (each in a fresh process; a part nested in another is taken out of that one)."""
+    found = []
+    for path in files:
+        done = subprocess.run([sys.executable, __file__, "--worker", "profile", str(path),
+                               str(max(repeat, 5))], capture_output=True, text=True, check=True)
+        found.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    rows = []
+    for label, _, _ in PARTS:
+        own = [parts.get(label, 0.0) for parts in found]
+        if label.startswith("building"):  # its nested parts have rows of their own
+            own = [o - sum(parts.get(lab, 0.0) for lab, _, _ in PARTS if lab.startswith("  "))
+                   for o, parts in zip(own, found, strict=True)]
+        shown = f"— {label.strip()}" if label.startswith("  ") else label
+        rows.append([shown.replace("building the Motion", "building the Motion, the rest"),
+                     *(f"{o * 1e3:.2f} ms ({o / parts['whole read']:.0%})"
+                       for o, parts in zip(own, found, strict=True))])
+    rest = [parts["whole read"] - sum(parts.get(label, 0.0) for label, _, _ in PARTS
+                                       if not label.startswith("  ")) for parts in found]
+    rows.append(["the rest (dispatch, frame line, Motion meta)",
+                 *(f"{r * 1e3:.2f} ms ({r / parts['whole read']:.0%})"
+                   for r, parts in zip(rest, found, strict=True))])
+    rows.append(["whole read (CPU, best of the reads)",
+                 *(f"{parts['whole read'] * 1e3:.2f} ms" for parts in found)])
+    rows.append(["of which system time (page faults of fresh arrays), faults per read",
+                 *(f"{parts['system time'] * 1e3:.2f} ms, {parts['page faults']:.0f}"
+                   for parts in found)])
+    report.table(["where a motionkit read's CPU time goes", *(path.name for path in files)], rows)
+
 
 
 if __name__ == "__main__":

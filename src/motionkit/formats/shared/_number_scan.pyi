@@ -1,0 +1,3 @@
+from typing import Any
+
+def scan(raw: bytes, start: int, out: Any) -> tuple[int, int]: ...
