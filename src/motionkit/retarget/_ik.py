@@ -39,10 +39,18 @@ KERNEL = _load()
 
 BODY_INTS, BODY_DOUBLES = 8, 48  # the C file's row widths (checked against it on import)
 KIND_FIXED, KIND_SINGLE, KIND_MULTI = range(3)
-#: The most bodies, velocity coordinates and tasks the kernel takes (its own bounds).
-MAX_BODIES, MAX_NV, MAX_TASKS = 4096, 1024, 4096
-if KERNEL is not None and (KERNEL.BODY_INTS, KERNEL.BODY_DOUBLES) != (BODY_INTS, BODY_DOUBLES):
-    KERNEL = None  # a stale build of another layout: never walk a plan it would misread
+
+
+def use_only_if(expected: dict[str, float]) -> None:
+    """Drop the kernel unless each of its constants equals ``expected``'s (the solver's
+    own, from ``ik.py`` and ``lie.py``): a stale or edited build never splits the paths."""
+    global KERNEL
+    if KERNEL is not None and any(getattr(KERNEL, name, None) != value
+                                  for name, value in expected.items()):
+        KERNEL = None
+
+
+use_only_if({"BODY_INTS": BODY_INTS, "BODY_DOUBLES": BODY_DOUBLES})
 
 
 @dataclass(frozen=True)
@@ -98,8 +106,8 @@ def packed(robot: Robot) -> _Packed:
 
 def fits(robot: Robot, tasks: int) -> bool:
     """Whether the kernel is built and takes this robot and this many tasks."""
-    return KERNEL is not None and len(robot.names) <= MAX_BODIES and 0 < robot.nv <= MAX_NV \
-        and tasks <= MAX_TASKS
+    return KERNEL is not None and len(robot.names) <= KERNEL.MAX_BODIES \
+        and 0 < robot.nv <= KERNEL.MAX_NV and tasks <= KERNEL.MAX_TASKS
 
 
 def solve(robot: Robot, state: State, bodies: NDArray[np.int32], weights: Array, targets: Array,

@@ -141,7 +141,7 @@ static void log3(const double *m, double *omega) {
     }
     double sine = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
     double angle = 2.0 * atan2(sine, q[3]);
-    if (angle > M_PI) angle -= 2.0 * M_PI;
+    if (angle > Py_MATH_PI) angle -= 2.0 * Py_MATH_PI;
     double k = sine < 1e-300 ? 0.0 : angle / sine;
     for (int i = 0; i < 3; i++) omega[i] = q[i] * k;
 }
@@ -615,7 +615,9 @@ static Py_ssize_t stage(const Robot *r, const Tasks *t, const Rule *rule, State 
         double after = norm_of(r, t, next, rule);
         steps++;
         int taken = rule->adaptive ? after < before : 1;
-        int going = taken ? before - after > rule->min_drop : damping < MAX_DAMPING;
+        /* a refused step that left the norm as it was: nothing moves (converged) */
+        int going = taken ? before - after > rule->min_drop
+                          : after != before && damping < MAX_DAMPING;
         int keep = going && steps <= rule->max_repeats;
         if (taken) {
             State *swap = cur;
@@ -634,12 +636,26 @@ static Py_ssize_t stage(const Robot *r, const Tasks *t, const Rule *rule, State 
 /* ---- the module ---- */
 
 /* A buffer of exactly `need` items of `size` bytes, C-contiguous; 0 with an error set. */
-static int take(PyObject *obj, Py_buffer *view, int writable, Py_ssize_t size, Py_ssize_t need,
+/* Whether a buffer's struct format is the one item `code` ('d' double, 'i' int), in native
+ * byte order (an optional '@', '=' or, on a little-endian machine, '<' before it). */
+static int format_is(const char *format, char code) {
+    if (format == NULL) return 0;
+    if (*format == '@' || *format == '=') format++;
+#if PY_LITTLE_ENDIAN
+    else if (*format == '<') format++;
+#endif
+    return format[0] == code && format[1] == '\0';
+}
+
+/* A buffer of exactly `need` items of type `code` ('d' or 'i'), C-contiguous; 0 with an
+ * error set. */
+static int take(PyObject *obj, Py_buffer *view, int writable, char code, Py_ssize_t need,
                 const char *name) {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    Py_ssize_t size = code == 'i' ? (Py_ssize_t)sizeof(int) : (Py_ssize_t)sizeof(double);
     if (PyObject_GetBuffer(obj, view, flags) < 0) return 0;
-    if (view->itemsize != size || view->len != need * size) {
-        PyErr_Format(PyExc_ValueError, "%s: need %zd items of %zd bytes", name, need, size);
+    if (view->itemsize != size || view->len != need * size || !format_is(view->format, code)) {
+        PyErr_Format(PyExc_ValueError, "%s: need %zd items of type '%c'", name, need, code);
         PyBuffer_Release(view);
         return 0;
     }
@@ -720,8 +736,7 @@ static PyObject *solve(PyObject *self, PyObject *args) {
     for (int a = 0; a < A_COUNT && ok; a++) {
         if (a == A_POSTURE && objs[a] == Py_None) continue;
         int integer = a == A_INTS || a == A_TASK_BODIES;
-        ok = take(objs[a], &views[a], a >= A_OUT_POS, integer ? sizeof(int) : sizeof(double),
-                  needs[a], names[a]);
+        ok = take(objs[a], &views[a], a >= A_OUT_POS, integer ? 'i' : 'd', needs[a], names[a]);
         held[a] = ok;
     }
     Robot robot = {0};
@@ -827,8 +842,17 @@ static struct PyModuleDef module_definition = {
 PyMODINIT_FUNC PyInit__ik_kernel(void) {
     PyObject *module = PyModule_Create(&module_definition);
     if (module == NULL) return NULL;
+    /* the row widths, bounds and solver constants, compared with Python's on import */
     if (PyModule_AddIntConstant(module, "BODY_INTS", BODY_INTS) < 0 ||
-        PyModule_AddIntConstant(module, "BODY_DOUBLES", BODY_DOUBLES) < 0) {
+        PyModule_AddIntConstant(module, "BODY_DOUBLES", BODY_DOUBLES) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_BODIES", MAX_BODIES) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_NV", MAX_NV) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_TASKS", MAX_TASKS) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_REPEATS", MAX_REPEATS) < 0 ||
+        PyModule_AddObject(module, "DAMPING", PyFloat_FromDouble(DAMPING)) < 0 ||
+        PyModule_AddObject(module, "LIMIT_GAIN", PyFloat_FromDouble(LIMIT_GAIN)) < 0 ||
+        PyModule_AddObject(module, "MAX_DAMPING", PyFloat_FromDouble(MAX_DAMPING)) < 0 ||
+        PyModule_AddObject(module, "SMALL", PyFloat_FromDouble(SMALL)) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -2,6 +2,14 @@ from typing_extensions import Buffer
 
 BODY_INTS: int
 BODY_DOUBLES: int
+MAX_BODIES: int
+MAX_NV: int
+MAX_TASKS: int
+MAX_REPEATS: int
+DAMPING: float
+LIMIT_GAIN: float
+MAX_DAMPING: float
+SMALL: float
 
 def solve(ints: Buffer, doubles: Buffer, bodies: int, joints: int, motions: int, floating: bool,
           task_bodies: Buffer, weights: Buffer, targets: Buffer, tasks: int, lower: Buffer,

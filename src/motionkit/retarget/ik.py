@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _ik
-from .lie import hat_many, jlog6_of_twist, log6_many
+from .lie import SMALL, hat_many, jlog6_of_twist, log6_many
 from .maps import Task
 from .robot import Poses, Robot, State
 
@@ -34,6 +34,8 @@ DAMPING = 0.5
 LIMIT_GAIN = 0.95
 MIN_DROP = 0.001
 MAX_REPEATS = 10
+#: The most repeats a stage rule may allow (the compiled kernel's bound too).
+MOST_REPEATS = 100_000
 
 
 @dataclass(frozen=True)
@@ -59,23 +61,6 @@ def _weights(position: float, rotation: float) -> Array:
     return out
 
 
-def errors(robot: Robot, state: State, stage: list[Goal]) -> Array:
-    """Every task's 6-D error, stacked (unweighted)."""
-    tasks = _Tasks.of([stage])
-    return _errors_many(robot.poses(state).bodies[None], tasks.bodies, tasks.targets).ravel()
-
-
-def step(robot: Robot, state: State, stage: list[Goal]) -> State:
-    """One damped, limit-bounded step toward the stage's targets."""
-    tasks = _Tasks.of([stage])
-    poses = robot.poses(state)
-    batch = _Batch(state.root_pos[None], state.root_rot[None], state.q[None],
-                   poses.bodies[None], poses.axes[None], poses.anchors[None])
-    error = _errors_many(batch.bodies, tasks.bodies, tasks.targets)
-    pos, rot, q = _step_many(robot, batch, error, tasks)
-    return State(pos[0], rot[0], q[0])
-
-
 @dataclass(frozen=True)
 class Rule:
     """How a stage steps and when it stops: one step, then more while the error norm falls
@@ -92,6 +77,12 @@ class Rule:
     max_repeats: int = MAX_REPEATS
     adaptive: bool = False
 
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.min_drop) and self.min_drop >= 0
+                and 0 <= self.max_repeats <= MOST_REPEATS):
+            raise ValueError(f"a stage rule needs a finite min_drop ≥ 0 and 0 ≤ max_repeats ≤ "
+                             f"{MOST_REPEATS}")
+
 
 #: GMR's stage loop.
 GMR = Rule()
@@ -99,6 +90,8 @@ GMR = Rule()
 #: or no damping up to ``MAX_DAMPING`` finds a lower point (or after 200 steps).
 CONVERGED = Rule(1e-7, 200, adaptive=True)
 MAX_DAMPING = 1e8
+_ik.use_only_if({"DAMPING": DAMPING, "LIMIT_GAIN": LIMIT_GAIN, "MAX_DAMPING": MAX_DAMPING,
+                 "SMALL": SMALL, "MAX_REPEATS": MOST_REPEATS})
 
 
 @dataclass(frozen=True)
@@ -132,7 +125,9 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
     own rule and ends where it would alone, in as many steps. The stages must drive the same
     bodies with the same weights (their targets differ). Where the compiled kernel takes the
     robot, it solves the clips one after another (faster than NumPy over 100 clips)."""
-    if stages and _ik.fits(robot, len(stages[0])):
+    if not stages:
+        return []
+    if _ik.fits(robot, len(stages[0])):
         _check_same_tasks(stages)
         return [_compiled(robot, state, stage, rule,
                           None if posture is None else posture.take(np.array([k])))
@@ -171,8 +166,10 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
         else:
             batch.put(active[taken], moved.take(np.flatnonzero(taken)))
             error[active[taken]] = new_error[taken]
+        # taken: on while it still falls enough; refused: on with more damping, unless the
+        # step left the norm as it was (nothing moves: converged)
         going = np.where(taken, before[active] - after > rule.min_drop,
-                         damping[active] < MAX_DAMPING)
+                         (after != before[active]) & (damping[active] < MAX_DAMPING))
         keep = going & (steps[active] <= rule.max_repeats)
         before[active[taken]] = after[taken]
         damping[active] = np.where(taken, np.maximum(damping[active] / 3, DAMPING),

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 Array = NDArray[np.float64]
 
 #: Below this angle (rad) the coefficients come from their Taylor series.
-_SMALL = 1e-4
+SMALL = 1e-4
 
 
 def hat(v: Array) -> Array:
@@ -55,7 +55,7 @@ def exp3(omega: Array) -> Array:
     """The rotation matrix of a rotation vector (Rodrigues)."""
     angle = float(np.linalg.norm(omega))
     w = hat(omega)
-    if angle < _SMALL:
+    if angle < SMALL:
         a, b = 1.0 - angle * angle / 6.0, 0.5 - angle * angle / 24.0
     else:
         a, b = math.sin(angle) / angle, (1.0 - math.cos(angle)) / (angle * angle)
@@ -68,7 +68,7 @@ def log6(transform: Array) -> Array:
     omega = log3(transform[:3, :3])
     angle = float(np.linalg.norm(omega))
     w = hat(omega)
-    if angle < _SMALL:
+    if angle < SMALL:
         c = 1.0 / 12.0 + angle * angle / 720.0
     else:
         half = 0.5 * angle
@@ -93,7 +93,7 @@ def _jr3_inverse(omega: Array) -> Array:
     """Inverse of SO(3)'s right Jacobian: ``I + ½ω̂ + (1/θ² − (1+cos θ)/(2θ sin θ)) ω̂²``."""
     angle = float(np.linalg.norm(omega))
     w = hat(omega)
-    if angle < _SMALL:
+    if angle < SMALL:
         c = 1.0 / 12.0 + angle * angle / 720.0
     else:
         c = 1.0 / (angle * angle) - (1.0 + math.cos(angle)) / (2.0 * angle * math.sin(angle))
@@ -107,7 +107,7 @@ def _barfoot_q(rho: Array, omega: Array) -> Array:
     r, w = hat(rho), hat(omega)
     rw, wr = r @ w, w @ r
     wrw = wr @ w
-    if angle < _SMALL:
+    if angle < SMALL:
         t2 = angle * angle
         a, b, c = 1.0 / 6.0 - t2 / 120.0, 1.0 / 24.0 - t2 / 720.0, 1.0 / 120.0 - t2 / 2520.0
     else:
@@ -146,7 +146,7 @@ def _norm(v: Array) -> Array:
 def exp3_many(omega: Array) -> Array:
     """``(..., 3)`` rotation vectors → ``(..., 3, 3)`` rotation matrices."""
     angle = _norm(omega)
-    small = angle < _SMALL
+    small = angle < SMALL
     safe = np.where(small, 1.0, angle)
     t2 = angle * angle
     a = np.where(small, 1.0 - t2 / 6.0, np.sin(safe) / safe)
@@ -178,7 +178,7 @@ def log6_many(transform: Array) -> Array:
     """``(..., 4, 4)`` rigid transforms → ``(..., 6)`` twists (ρ, ω)."""
     omega = log3_many(transform[..., :3, :3])
     angle = _norm(omega)
-    small = angle < _SMALL
+    small = angle < SMALL
     safe = np.where(small, 1.0, angle)
     half = 0.5 * safe
     c = np.where(small, 1.0 / 12.0 + angle * angle / 720.0,
@@ -199,7 +199,7 @@ def jlog6_of_twist(xi: Array) -> Array:
     again: ``jlog6(T⁻¹)`` is ``jlog6_of_twist(−log6(T))``)."""
     rho, omega = xi[..., :3], xi[..., 3:]
     angle = _norm(omega)
-    small = angle < _SMALL
+    small = angle < SMALL
     safe = np.where(small, 1.0, angle)
     t2 = angle * angle
     s2 = safe * safe

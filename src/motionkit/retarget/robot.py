@@ -201,13 +201,6 @@ class Robot:
             out[:, 3:, 3:6] = turn
         return out
 
-    def integrate(self, state: State, step: Array) -> State:
-        """The state after velocity-coordinate step ``step`` (MuJoCo's ``mj_integratePos``:
-        root translation in world axes, rotation in the root's own axes)."""
-        pos, rot, q = self.integrate_many(state.root_pos[None], state.root_rot[None],
-                                          state.q[None], step[None])
-        return State(pos[0], rot[0], q[0])
-
     def integrate_many(self, root_pos: Array, root_rot: Array, q: Array,
                        step: Array) -> tuple[Array, Array, Array]:
         """:meth:`integrate` over a batch (``step`` ``(B, nv)``)."""
