@@ -11,8 +11,10 @@ import sys
 from setuptools import Extension, setup
 
 # -fno-math-errno lets sin and cos of one angle become one sincos call; the FK kernel
-# and the IK kernel never read errno. Only for GCC-style compilers (MSVC takes other flags).
-FAST_MATH = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno"]
+# and the IK kernel never read errno. -ffp-contract=off: no fused multiply-adds (baseline
+# on aarch64), so the kernels round as NumPy does and the IK takes NumPy's step counts.
+# Only for GCC-style compilers (MSVC takes other flags).
+FAST_MATH = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno", "-ffp-contract=off"]
 
 setup(ext_modules=[
     Extension("motionkit.formats.shared.pickles._pickle_scan",

@@ -75,25 +75,27 @@ def _clip() -> tuple[Robot, list[list[list[ik.Goal]]]]:
     return robot, frames
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_batched_stages_equal_one_by_one_exactly(compiled: bool,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Five slices of the raw clip (bounds active, the step cap hit), started at different
-    frames and poses, solved together and alone: the same states bit for bit, the same
-    steps on every frame and stage (by the compiled kernel, and by NumPy's batched loop)."""
-    if not compiled:
-        monkeypatch.setattr(_ik, "KERNEL", None)
-    robot, frames = _clip()
-    starts, length = (0, 3, 17, 30, 51), 12
+def _slices(robot: Robot) -> list[State]:
     rng = np.random.default_rng(3)
-    first = [robot.rest.copy() for _ in starts]
+    first = [robot.rest.copy() for _ in STARTS]
     for state in first[1:]:
         state.q = rng.uniform(0.5 * robot.lower, 0.5 * robot.upper)
-    alone = [s.copy() for s in first]
-    together = [s.copy() for s in first]
-    for offset in range(length):
+    return first
+
+
+STARTS, LENGTH = (0, 3, 17, 30, 51), 12
+
+
+def test_batched_stages_equal_one_by_one_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five slices of the raw clip (bounds active, the step cap hit), started at different
+    frames and poses, solved together and alone by NumPy's batched loop: the same states
+    bit for bit, the same steps on every frame and stage."""
+    monkeypatch.setattr(_ik, "KERNEL", None)
+    robot, frames = _clip()
+    alone, together = _slices(robot), _slices(robot)
+    for offset in range(LENGTH):
         for number in range(2):
-            stages = [frames[start + offset][number] for start in starts]
+            stages = [frames[start + offset][number] for start in STARTS]
             solved = ik.solve_stage_many(robot, together, stages)
             for k, stage in enumerate(stages):
                 alone[k], steps = ik.solve_stage(robot, alone[k], stage)
@@ -103,6 +105,28 @@ def test_batched_stages_equal_one_by_one_exactly(compiled: bool,
                                      (alone[k].root_rot, solved[k][0].root_rot)):
                     assert np.array_equal(mine, theirs), (offset, number, k)
             together = [state for state, _ in solved]
+
+
+def test_the_kernels_batch_equals_numpys_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same five slices through ``solve_stage_many`` by the kernel (clip after clip)
+    and by NumPy's batched loop: equal steps, states within 1e-10."""
+    if _ik.KERNEL is None:
+        pytest.fail("the IK kernel is not built")
+    kernel = _ik.KERNEL
+    robot, frames = _clip()
+    ours, numpys = _slices(robot), _slices(robot)
+    for offset in range(LENGTH):
+        for number in range(2):
+            stages = [frames[start + offset][number] for start in STARTS]
+            monkeypatch.setattr(_ik, "KERNEL", kernel)
+            compiled = ik.solve_stage_many(robot, ours, stages)
+            monkeypatch.setattr(_ik, "KERNEL", None)
+            plain = ik.solve_stage_many(robot, numpys, stages)
+            for (mine, my_steps), (theirs, their_steps) in zip(compiled, plain, strict=True):
+                assert my_steps == their_steps, (offset, number)
+                assert np.abs(mine.q - theirs.q).max() < 1e-10
+                assert np.abs(mine.root_pos - theirs.root_pos).max() < 1e-10
+            ours, numpys = [s for s, _ in compiled], [s for s, _ in plain]
 
 
 @pytest.mark.parametrize("compiled", [True, False])

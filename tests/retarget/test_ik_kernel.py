@@ -198,6 +198,9 @@ def test_the_kernel_refuses_what_does_not_fit_its_plan() -> None:
     for name, value in [("ints", broken_parent), ("task_bodies", bad_task),
                         ("doubles", good["doubles"][:-1]),  # type: ignore[index]
                         ("weights", np.asarray(good["weights"], dtype=np.float32)),
+                        ("weights", np.asarray(good["weights"]).astype(np.int64)),  # 8 bytes
+                        ("ints", np.asarray(good["ints"]).astype(np.uint32)),  # 4 bytes
+                        ("ints", np.asarray(good["ints"]).astype(np.float32)),
                         ("targets", np.asarray(good["targets"])[:-1]),
                         ("q", np.zeros(len(robot.joint_names) + 1)),
                         ("out_q", np.empty(len(robot.joint_names))[::-1]),
@@ -264,3 +267,25 @@ def test_stages_in_threads_give_the_same_bits() -> None:
         together = list(pool.map(clip, [corrected, raw]))
     for mine, theirs in zip(together, alone, strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_an_adaptive_stage_that_cannot_move_ends_at_once(
+        compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tasks and no posture: the first step changes nothing, so the stage ends there
+    (it used to refuse it 14 more times, damping × 4 each)."""
+    if not compiled:
+        monkeypatch.setattr(_ik, "KERNEL", None)
+    robot = _g1()[0]
+    assert ik.solve_stage(robot, robot.rest.copy(), [], ik.CONVERGED)[1] == 1
+
+
+def test_a_kernel_whose_constants_differ_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solver's constants live in Python; a build with other ones is dropped."""
+    kernel = _ik.KERNEL
+    assert kernel is not None
+    _ik.use_only_if({"DAMPING": ik.DAMPING, "MAX_DAMPING": ik.MAX_DAMPING})
+    assert _ik.KERNEL is kernel
+    monkeypatch.setattr(_ik, "KERNEL", kernel)
+    _ik.use_only_if({"DAMPING": ik.DAMPING * 2})
+    assert _ik.KERNEL is None

@@ -52,7 +52,7 @@ def test_a_batch_job_carries_every_retargeting_option_to_its_worker() -> None:
     from motionkit.retarget import Options, Plan
 
     options = Options(height=1.6, ground_clearance=0.01, max_joint_speed=3.0,
-                      plant_feet=False, feet=("left_ankle_roll_link", "right_ankle_roll_link"),
+                      plant_feet=True, feet=("left_ankle_roll_link", "right_ankle_roll_link"),
                       smoothing=10.0)
     job = Job("retarget", Path("out"), "gmr", None, False, False,
               plan=Plan("g1.xml", "map.json", options=options))

@@ -195,3 +195,66 @@ def test_a_source_frame_that_is_not_a_number_is_refused_at_its_frame() -> None:
     with pytest.raises(mk.ConversionError, match=r"frame 7 gives .* not a number"):
         retarget.retarget(source, robot, retarget.read_map(folder / "bvh_to_g1.json"),
                           rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"))
+
+
+def test_a_source_position_out_of_all_reach_is_refused_at_its_frame(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A corrupt frame (root x = 1e160 cm) would overflow the solver's squares and, in GMR
+    mode, carry NaN into every later frame: one line naming the frame instead."""
+    text = corpus_file("bvh", "test_freebvh.bvh").read_text().splitlines()
+    first = text.index("MOTION") + 3
+    row = text[first + 3].split()
+    text[first + 3] = " ".join(["1e160", *row[1:]])
+    (tmp_path / "huge.bvh").write_text("\n".join(text) + "\n")
+    args = _command(tmp_path / "out.pkl", "--like-gmr")
+    args[1] = str(tmp_path / "huge.bvh")
+    code, err = _run(args, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "frame 3" in err and not (tmp_path / "out.pkl").exists()
+
+
+ARM = ('<mujoco><worldbody><body name="Hips" pos="0 0 1">'
+       '<joint name="spin" axis="0 0 1" range="-2 2"/><geom size="0.05"/>'
+       '<body name="LeftArm" pos="0.2 0 0.3"><joint name="lift" axis="1 0 0" range="-2 2"/>'
+       '<geom size="0.04"/><body name="LeftForeArm" pos="0.3 0 0"><geom size="0.03"/>'
+       "</body></body></body></worldbody></mujoco>")
+
+
+def test_a_fixed_base_robot_by_name_reports_and_writes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fixed-base arm (no root track): the command writes and reports without a root,
+    and ``--rename`` reaches a map by name (Mixamo's names → the arm's)."""
+    (tmp_path / "arm.xml").write_text(ARM)
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    code, err = _run(["retarget", str(corpus_file("bvh", "test_freebvh.bvh")),
+                      "--robot", str(tmp_path / "arm.xml"), "--by-name", "--lock-base",
+                      "--rename", str(folder / "freebvh_lafan1_names.json"),
+                      "-o", str(tmp_path / "arm.seq")], capsys)
+    assert code == 0, err
+    assert "69 frames at 30 fps" in err and "no source height" in err
+    motion = mk.read(tmp_path / "arm.seq")
+    assert motion.frames == 69 and np.abs(motion.tracks["joints"].data).max() > 0.01
+
+
+def test_a_robot_with_nothing_to_move_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rigid.xml").write_text(
+        '<mujoco><worldbody><body name="Hips" pos="0 0 1"><freejoint/><geom size="0.1"/>'
+        "</body></worldbody></mujoco>")
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    code, err = _run(["retarget", str(corpus_file("bvh", "test_freebvh.bvh")),
+                      "--robot", str(tmp_path / "rigid.xml"), "--by-name", "--lock-base",
+                      "--rename", str(folder / "freebvh_lafan1_names.json"),
+                      "-o", str(tmp_path / "out.pkl"), "--to", "gmr"], capsys)
+    assert code == 2 and "nothing to move" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("options", [{"feet": "left_ankle_roll_link"},
+                                     {"feet": ("a",), "plant_feet": False},
+                                     {"feet": ("a",), "like_gmr": True},
+                                     {"feet": ("a",), "ground_clearance": None}])
+def test_feet_are_named_only_where_planting_runs(options: dict[str, object]) -> None:
+    from motionkit import retarget
+
+    with pytest.raises(mk.ConversionError):
+        retarget.Options(**options)  # type: ignore[arg-type]

@@ -154,3 +154,39 @@ def test_a_map_that_drives_no_foot_says_nothing_is_planted() -> None:
     with pytest.warns(mk.MotionkitWarning, match="no robot foot to plant"):
         done = retarget.retarget(source, robot, footless, **settings)  # type: ignore[arg-type]
     assert done.planted_frames == {}
+
+
+def test_a_creeping_foot_makes_several_stances() -> None:
+    """A contact point sliding at 0.05 m/s (under the planted speed) for 2 s is cut into
+    stances of at most 2 cm, not pinned at its mean for the whole run."""
+    from motionkit.retarget.ground import stances
+    from motionkit.retarget.source import SourceFrames
+
+    path = np.zeros((61, 1, 3))
+    path[:, 0, 0] = 0.05 * np.arange(61) / 30.0
+    runs = stances(SourceFrames(["toe"], path, np.tile(np.eye(3), (61, 1, 1, 1)), 30.0), 0)
+    assert sum(stop - start for start, stop in runs) == 61 and len(runs) == 5
+    assert all(abs(path[stop - 1, 0, 0] - path[start, 0, 0]) <= 0.02 for start, stop in runs)
+
+
+def test_nothing_planted_means_one_solve() -> None:
+    """One frame plants nothing: the clip is solved once, as with planting off."""
+    source, robot, body_map, settings = _inputs("corrected")
+    first = _from_frames(source, 1)
+    held, free = (retarget.retarget(first, robot, body_map, options=retarget.Options(
+        plant_feet=plant), **settings) for plant in (True, False))  # type: ignore[arg-type]
+    assert held.planted_frames == {}
+    assert np.array_equal(held.steps, free.steps)
+    assert np.array_equal(held.motion.tracks["joints"].data, free.motion.tracks["joints"].data)
+
+
+def _from_frames(motion: mk.Motion, count: int) -> mk.Motion:
+    out = mk.Motion(meta=dict(motion.meta))
+    out.skeleton = motion.skeleton
+    for name in list(motion.tracks):
+        if motion.tracks.is_stored(name):
+            track = motion.tracks[name]
+            out.add(mk.Track(track.name, track.kind, track.data[:count],
+                             mk.Timeline.uniform(track.timeline.rate or 30.0, count),
+                             labels=track.labels))
+    return out

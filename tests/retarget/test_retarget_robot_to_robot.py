@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 
 import motionkit as mk
 from conftest import corpus_file
@@ -14,7 +15,10 @@ from motionkit.kinematics.motion import link_poses
 from motionkit.model.skeleton import Skeleton
 
 
-def test_g1_onto_g1_by_name_gives_the_motion_back() -> None:
+@pytest.mark.parametrize("ground", [None, 0.0])
+def test_g1_onto_g1_by_name_gives_the_motion_back(ground: float | None) -> None:
+    """With the ground on too (the default): a map by name plants no feet (the source
+    robot's are its own), and the shift moves the root only up or down."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the model's floor geom belongs to no body
         robot = mk.read(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
@@ -29,9 +33,11 @@ def test_g1_onto_g1_by_name_gives_the_motion_back() -> None:
                         labels=[str(n) for n in gmr["dof_names"]]))
     names = [body.name for body in robot.bodies]
     done = retarget.retarget(source, robot, retarget.same_names(names, names),
-                             options=retarget.Options(ground_clearance=None))
+                             options=retarget.Options(ground_clearance=ground))
+    assert done.planted_frames == {}
     assert np.degrees(np.abs(done.motion.tracks["joints"].data - gmr["dof_pos"])).max() < 1e-3
     ours, theirs = link_poses(robot, done.motion), link_poses(robot, source)
+    ours.data[:, :, 2] -= done.ground_shift
     assert np.abs(ours.data[:, :, :3] - theirs.data[:, :, :3]).max() < 1e-5
 
 
@@ -102,9 +108,10 @@ def test_a_fixed_base_whose_root_turns_about_an_offset_joint(tmp_path) -> None: 
     assert np.abs(replay[:, :, :3] - expected[:, :, :3]).max() < 1e-6
 
 
-def test_a_quadruped_onto_itself_replays() -> None:
+@pytest.mark.parametrize("ground", [None, 0.0])
+def test_a_quadruped_onto_itself_replays(ground: float | None) -> None:
     """Spec §7 (quadrupeds, GMR #165): the Go2 trotting and turning, retargeted onto itself
-    with a map by name, gives its joints back within 1e-3°."""
+    with a map by name, gives its joints back within 1e-3° (with the ground on as well)."""
     robot = mk.read(corpus_file("mimickit", "go2.xml"))
     assert isinstance(robot, Skeleton)
     frames, fps = 60, 30.0
@@ -127,8 +134,9 @@ def test_a_quadruped_onto_itself_replays() -> None:
     source.add(mk.Track("joints", "value", np.stack(columns, 1), timeline, labels=labels))
     names = [body.name for body in robot.bodies]
     done = retarget.retarget(source, robot, retarget.same_names(names, names),
-                             options=retarget.Options(ground_clearance=None))
+                             options=retarget.Options(ground_clearance=ground))
     joints = done.motion.tracks["joints"]
     assert joints.labels == labels
     assert np.degrees(np.abs(joints.data - np.stack(columns, 1))).max() < 1e-3
-    assert np.abs(done.motion.tracks["root"].data[:, :3] - root[:, :3]).max() < 1e-6
+    moved = done.motion.tracks["root"].data[:, :3] - [0.0, 0.0, done.ground_shift]
+    assert np.abs(moved - root[:, :3]).max() < 1e-6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -69,13 +70,19 @@ def plan_of(settings: dict[str, object]) -> Plan:
     def take(key: str) -> Any:  # click has checked each value's type
         return settings.pop(key)
 
+    def path(key: str) -> str | None:  # absolute: a batch worker may start elsewhere
+        value = take(key)
+        return None if value is None else os.path.abspath(value)
+
     like_gmr, clearance, no_ground = take("like_gmr"), take("ground_clearance"), take("no_ground")
     options = Options(like_gmr, take("height"), None if no_ground or like_gmr else clearance,
                       take("lock_base"), take("max_joint_speed"),
-                      plant_feet=not take("no_plant_feet"), feet=take("feet"),
+                      plant_feet=False if take("no_plant_feet") else None, feet=take("feet"),
                       smoothing=take("smoothing"))
-    return Plan(take("robot"), take("map_path"), take("by_name"), take("rename"),
-                take("frame_fix"), options)
+    robot = path("robot")
+    assert robot is not None  # a required option
+    return Plan(robot, path("map_path"), take("by_name"), path("rename"), path("frame_fix"),
+                options)
 
 
 @click.command("retarget", epilog="""\b
@@ -123,16 +130,18 @@ def _report(out: str, result: object, like_gmr: bool) -> None:
 
     assert isinstance(result, Retargeted)
     frames = result.motion.frames
-    click.echo(f"{clean(out)}: {frames} frames at {result.motion.tracks['root'].timeline.rate:g} "
-               f"fps, {int(result.steps.sum())} IK steps "
-               f"({'GMR mode' if like_gmr else 'default mode'}; source height "
-               f"{result.height:.3f} m; root shifted {result.ground_shift * 1000:+.1f} mm)",
-               err=True)
+    rate = result.motion.tracks["joints"].timeline.rate or 0.0
+    height = f"source height {result.height:.3f} m" if result.height is not None else \
+        "no source height (a map by name)"
+    click.echo(f"{clean(out)}: {frames} frames at {rate:g} fps, {int(result.steps.sum())} IK "
+               f"steps ({'GMR mode' if like_gmr else 'default mode'}; {height}; root shifted "
+               f"{result.ground_shift * 1000:+.1f} mm)", err=True)
     if result.planted_frames:
         click.echo("feet held while planted: " + ", ".join(
             f"{clean(foot)} {count} frames" for foot, count in result.planted_frames.items()),
             err=True)
-    mean = result.position_errors.mean(axis=0) * 1000
-    worst = np.argsort(mean)[::-1][:3]
-    click.echo("tracking error (mean, mm): " + ", ".join(
-        f"{clean(result.tracked[k])} {mean[k]:.1f}" for k in worst), err=True)
+    if result.tracked:
+        mean = result.position_errors.mean(axis=0) * 1000
+        worst = np.argsort(mean)[::-1][:3]
+        click.echo("tracking error (mean, mm): " + ", ".join(
+            f"{clean(result.tracked[k])} {mean[k]:.1f}" for k in worst), err=True)

@@ -6,9 +6,13 @@ of the clip's lowest height for that point (spec §7: 31 left and 35 right frame
 of the corpus clip). Both are for a human of ``PLANTED_FOR_HEIGHT`` and scale with the
 source's height, so that a source in other units or of another size plants the same
 frames. The contact point is the lowest body at rest of the subtree the foot's task
-follows (a BVH's toe). While planted, the robot's foot keeps one pose per stance: the
-stance's mean position on the ground plane, flat (its rest orientation turned about the
-vertical only), its lowest shape point on the ground.
+follows (a BVH's toe). A stance is a run of planted frames, cut where the contact point
+has crept ``PLANTED_HEIGHT`` (scaled) from where the stance began.
+
+Through a stance the robot's foot keeps one pose: the mean position the first solve gave
+it, its lowest shape point on the ground, and, for a foot with a sole (shapes that span
+a plane), the mean orientation with the sole turned level. A point or line foot (one
+sphere, a capsule) keeps the orientation its task asks for.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ Array = NDArray[np.float64]
 PLANTED_SPEED, PLANTED_HEIGHT, PLANTED_FOR_HEIGHT = 0.1, 0.02, 1.75
 #: Robot feet: mapped bodies whose lowest shape point at rest is this close to the lowest.
 FOOT_BAND = 0.02
+#: A sole spans a plane: its contact points spread at least this far (m) in two directions.
+SOLE_SPREAD = 1e-3
+#: The frames of one FK call while the lowest point of a clip is looked for.
+CHUNK = 4096
 _PRIMITIVES = ("sphere", "capsule", "cylinder", "box")
 
 
@@ -41,19 +49,26 @@ class Foot:
 
     body: int  # robot body
     point: int  # index in the source frames
-    #: the body's origin above its lowest shape point, and its world rotation, at rest
-    height: float
-    rest_turn: Array
+    shapes: tuple[Shape, ...]
+    #: the sole's normal in the body's frame (up at rest), or None for a point or line foot
+    sole: Array | None
 
 
 def lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array) -> float:
-    """The lowest point of the robot's spheres, capsules, cylinders and boxes over the clip."""
+    """The lowest point of the robot's spheres, capsules, cylinders and boxes over the clip
+    (FK a chunk of frames at a time)."""
     shapes = _primitives(skeleton)
     if not shapes:
         raise ConversionError("the robot has no primitive shapes to put on the ground "
                               "(pass ground_clearance=None / --no-ground)")
-    bodies = robot.poses_many(root[:, :3], quaternion.to_matrix(root[:, 3:]), q)[0]
-    return min(float(_bottoms(shape, bodies[:, index]).min()) for index, shape in shapes)
+    lowest = np.inf
+    for start in range(0, len(q), CHUNK):
+        part = slice(start, start + CHUNK)
+        bodies = robot.poses_many(root[part, :3], quaternion.to_matrix(root[part, 3:]),
+                                  q[part])[0]
+        lowest = min(lowest, *(float(_bottoms(shape, bodies[:, index]).min())
+                               for index, shape in shapes))
+    return float(lowest)
 
 
 def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: SourceFrames,
@@ -64,8 +79,9 @@ def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: Sourc
     follows = {task.robot: task.source for stage in body_map.stages for task in stage
                if task.position_weight > 0}
     rest = robot.poses(robot.rest).bodies
+    by_body = _shapes_by_body(skeleton)
     lowest = {index: float(min(_bottoms(shape, rest[None, index])[0] for shape in shapes))
-              for index, shapes in _shapes_by_body(skeleton).items()}
+              for index, shapes in by_body.items()}
     if names is None:
         floor = min(lowest.values(), default=np.inf)
         names = tuple(name for name in follows
@@ -79,43 +95,91 @@ def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: Sourc
         if body not in lowest:
             raise ConversionError(f"the foot {name!r} has no primitive shape to stand on")
         point = frames.index(_lowest_at_rest(source, measured_body(follows[name]), rename))
-        feet.append(Foot(body, point, float(rest[body, 2, 3] - lowest[body]),
-                         rest[body, :3, :3].copy()))
+        shapes = tuple(by_body[body])
+        feet.append(Foot(body, point, shapes, _sole(shapes, rest[body, :3, :3])))
     return feet
 
 
-def planted(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT
-            ) -> NDArray[np.bool_]:
-    """Per frame: whether the source point is planted there (it is in a planted pair), for
-    a source ``height`` tall."""
+def stances(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT
+            ) -> list[tuple[int, int]]:
+    """The source point's stances, as ``(first, stop)`` frame ranges, for a source
+    ``height`` tall (see the module's docstring)."""
     scale = height / PLANTED_FOR_HEIGHT
     path = frames.positions[:, point]
     speed = np.linalg.norm(np.diff(path[:, :2], axis=0), axis=1) * frames.fps
     low = path[:, 2] - path[:, 2].min() <= PLANTED_HEIGHT * scale
     pairs = (speed < PLANTED_SPEED * scale) & (low[:-1] | low[1:])
-    out = np.zeros(len(path), dtype=bool)
-    out[:-1] |= pairs
-    out[1:] |= pairs
+    planted = np.zeros(len(path), dtype=bool)
+    planted[:-1] |= pairs
+    planted[1:] |= pairs
+    out = []
+    for start, stop in _runs(planted):
+        first = start
+        for frame in range(start + 1, stop):
+            if np.linalg.norm(path[frame, :2] - path[first, :2]) > PLANTED_HEIGHT * scale:
+                out.append((first, frame))
+                first = frame
+        out.append((first, stop))
     return out
 
 
-def stance_targets(robot: Robot, foot: Foot, states: list[State], stance: NDArray[np.bool_],
-                   ground: float) -> dict[int, Array]:
-    """Per planted frame, the foot's world target: each stance (a run of planted frames)
-    at the mean position and heading the foot had over it in ``states``, flat, its lowest
-    point at ``ground``."""
+def stance_targets(robot: Robot, foot: Foot, states: list[State],
+                   runs: list[tuple[int, int]], ground: float) -> dict[int, Array]:
+    """Per planted frame, the foot's world target: each stance at the mean position the
+    foot had over it in ``states``, its lowest point at ``ground``, and for a sole the mean
+    orientation turned level (the orientation of a point foot's target is not used)."""
     out: dict[int, Array] = {}
     bodies = np.array([robot.poses(state).bodies[foot.body] for state in states])
-    for start, stop in _runs(stance):
-        turns = bodies[start:stop, :3, :3] @ foot.rest_turn.T
-        heading = float(np.arctan2((turns[:, 1, 0] - turns[:, 0, 1]).mean(),
-                                   (turns[:, 0, 0] + turns[:, 1, 1]).mean()))
+    for start, stop in runs:
         target = np.eye(4)
-        target[:3, :3] = exp3(np.array([0.0, 0.0, heading])) @ foot.rest_turn
+        target[:3, :3] = _mean_turn(bodies[start:stop, :3, :3])
+        if foot.sole is not None:
+            target[:3, :3] = _level(target[:3, :3] @ foot.sole) @ target[:3, :3]
+        bottom = min(float(_bottoms(shape, target[None])[0]) for shape in foot.shapes)
         target[:2, 3] = bodies[start:stop, :2, 3].mean(axis=0)
-        target[2, 3] = ground + foot.height
+        target[2, 3] = ground - bottom
         out.update((frame, target) for frame in range(start, stop))
     return out
+
+
+def _mean_turn(turns: Array) -> Array:
+    """The rotation nearest the mean of ``turns`` (the chordal mean)."""
+    u, _, vt = np.linalg.svd(turns.sum(axis=0))
+    fix = np.diag([1.0, 1.0, float(np.sign(np.linalg.det(u @ vt)) or 1.0)])
+    out: Array = u @ fix @ vt
+    return out
+
+
+def _level(normal: Array) -> Array:
+    """The smallest rotation that turns the unit vector ``normal`` straight up."""
+    axis = np.cross(normal, [0.0, 0.0, 1.0])
+    size = float(np.linalg.norm(axis))
+    angle = float(np.arctan2(size, normal[2]))
+    if size < 1e-12:
+        return np.eye(3) if normal[2] > 0 else np.diag([1.0, -1.0, -1.0])
+    return exp3(axis / size * angle)
+
+
+def _sole(shapes: tuple[Shape, ...], rest_turn: Array) -> Array | None:
+    """The plane the foot's shapes rest on, as its normal in the body's frame (pointing up
+    at rest), or None when they span no plane (a point or line foot)."""
+    points = []
+    for shape in shapes:
+        centre = shape.transform[:3, 3]
+        if shape.kind == "box":
+            half = np.asarray(shape.params["size"]) / 2
+            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+            points.extend(centre + (shape.transform[:3, :3] @ (corners * half).T).T)
+        else:
+            points.append(centre)
+    if len(points) < 3:
+        return None
+    spread = np.asarray(points) - np.mean(points, axis=0)
+    _, sizes, directions = np.linalg.svd(spread)
+    if sizes[1] / np.sqrt(len(points)) < SOLE_SPREAD:
+        return None
+    normal: Array = directions[2]
+    return normal if (rest_turn @ normal)[2] > 0 else -normal
 
 
 def _runs(mask: NDArray[np.bool_]) -> list[tuple[int, int]]:

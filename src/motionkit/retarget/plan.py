@@ -43,16 +43,17 @@ class Plan:
             progress: Callable[[Iterable[int]], Iterable[int]] | None = None) -> Retargeted:
         """``source`` retargeted onto the robot."""
         robot = _robot(*_key(self.robot))
+        rename = read_rename(self.rename) if self.rename else None
         if self.map_path is not None:
             body_map = _map(*_key(self.map_path))
         else:
             if source.skeleton is None:
                 raise ConversionError("a map by name needs the source's skeleton "
                                       "(a robot motion: give its character)")
-            body_map = same_names([b.name for b in source.skeleton.bodies],
+            body_map = same_names([(rename or {}).get(b.name, b.name)
+                                   for b in source.skeleton.bodies],
                                   [b.name for b in robot.bodies])
-        return retarget(source, robot, body_map,
-                        rename=read_rename(self.rename) if self.rename else None,
+        return retarget(source, robot, body_map, rename=rename,
                         fix=read_frame_fix(self.frame_fix) if self.frame_fix else None,
                         options=self.options, progress=progress)
 

@@ -29,7 +29,7 @@ from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
 from . import ik
-from .ground import Foot, find_feet, lowest_point, planted, stance_targets
+from .ground import Foot, find_feet, lowest_point, stance_targets, stances
 from .lie import exp3
 from .maps import BodyMap, Task
 from .robot import Robot, State
@@ -57,9 +57,10 @@ class Options:
     lock_base: bool = False
     #: the most any joint may move per second between output frames (rad/s, m/s)
     max_joint_speed: float | None = None
-    #: hold each robot foot still, flat and on the ground while the source's foot is planted
-    #: (default mode, with the ground on; see ``ground``)
-    plant_feet: bool = True
+    #: hold each robot foot still, level and on the ground while the source's foot is
+    #: planted (default mode, with the ground on; see ``ground``). None: for maps with a
+    #: source height (a human's), not for maps by name (a robot's feet are its own)
+    plant_feet: bool | None = None
     #: the robot's feet (None: the mapped bodies whose shapes are lowest at rest)
     feet: tuple[str, ...] | None = None
     #: pull each frame's joints toward where constant speed from the two frames before
@@ -79,8 +80,14 @@ class Options:
         if self.smoothing is not None and not (math.isfinite(self.smoothing)
                                                and self.smoothing > 0):
             raise ConversionError("the smoothing weight must be a positive number")
-        if self.feet is not None:  # a list from JSON (a batch worker's job) is a tuple here
-            object.__setattr__(self, "feet", tuple(self.feet))
+        if self.feet is not None:
+            if isinstance(self.feet, str) or not all(isinstance(f, str) for f in self.feet):
+                raise ConversionError("feet is a sequence of robot body names")
+            if self.plant_feet is False or self.like_gmr or self.ground_clearance is None \
+                    or self.lock_base:
+                raise ConversionError("feet are for planting, which needs the default mode "
+                                      "with the ground on and a free base")
+            object.__setattr__(self, "feet", tuple(self.feet))  # a JSON list in a batch job
         if self.smoothing is not None and self.like_gmr:
             raise ConversionError("GMR has no smoothing: leave it out with like_gmr")
 
@@ -91,10 +98,11 @@ class Retargeted:
 
     motion: Motion
     steps: NDArray[np.int64]  # (frames, stages)
-    #: per frame and position task of the last stage: distance from body to target (m)
+    #: per frame and position task of the last stage that has any: distance from body to
+    #: its target from the source (m)
     position_errors: Array
     tracked: list[str]  # the robot bodies of those tasks
-    height: float
+    height: float | None  # the source's (None: a map by name, no scaling)
     ground_shift: float
     #: per robot foot held while the source's was planted: how many frames
     planted_frames: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -114,6 +122,9 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         robot = dataclasses.replace(robot, floating=False)
     else:
         _check_map(robot, body_map)
+    if robot.nv == 0:
+        raise ConversionError("the robot has nothing to move: no joints, and its base is "
+                              "fixed or held (--lock-base)")
     frames = source_frames(source.skeleton, source, rename)
     if body_map.convention == "gmr-bvh" and source.meta.get("source_format") != "bvh":
         raise ConversionError("a GMR ik_config for BVH holds offsets for GMR's BVH frames: "
@@ -136,35 +147,38 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     if not options.like_gmr and options.ground_clearance is not None and robot.floating:
         clearance = options.ground_clearance
         shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
+        plant = options.plant_feet if options.plant_feet is not None else \
+            body_map.height_assumption is not None
         feet = find_feet(robot, robot_skeleton, body_map, frames, source.skeleton, rename,
-                         options.feet) if options.plant_feet else []
-        if options.plant_feet and not feet:
+                         options.feet) if plant else []
+        if plant and not feet:
             warn("no robot foot to plant: no mapped body has the robot's lowest shapes at "
                  "rest (name the feet: feet=... / --feet)")
-        if feet:
-            stances = [planted(frames, foot.point, *(
-                () if body_map.height_assumption is None else (height,))) for foot in feet]
-            solved = clip.plant(solved, feet, stances, clearance - shift)
-            held = {robot.names[foot.body]: int(stance.sum())
-                    for foot, stance in zip(feet, stances, strict=True)}
+        runs = [stances(frames, foot.point, *(
+            () if body_map.height_assumption is None else (height,))) for foot in feet]
+        if any(runs):
+            solved = clip.plant(solved, feet, runs, clearance - shift)
+            held = {robot.names[foot.body]: sum(stop - start for start, stop in run)
+                    for foot, run in zip(feet, runs, strict=True) if run}
             shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
         solved.root[:, 2] += shift
     motion = _motion(robot_skeleton, robot.joint_names, solved.root, solved.q, fps)
     return Retargeted(motion, solved.steps, solved.errors, [t.robot for t in solved.last],
-                      height, shift, held)
+                      None if body_map.height_assumption is None else height, shift, held)
 
 
 class _FrameGoals:
     """Each frame's goals per stage: the map's tasks toward the frame's targets, a planted
-    foot's replaced by its stance pose (weights ``STANCE_WEIGHTS``)."""
+    foot's replaced by its stance pose (weights ``STANCE_WEIGHTS``; a point foot keeps its
+    task's orientation and rotation weight)."""
 
     def __init__(self, robot: Robot, body_map: BodyMap, names: list[str], poses: Array):
         self.robot, self.body_map, self.names, self.poses = robot, body_map, names, poses
-        self.held: dict[int, dict[int, Array]] = {}  # frame → body → target
+        self.held: dict[int, dict[int, tuple[Array, bool]]] = {}  # frame → body → target, sole?
 
     def hold(self, foot: Foot, targets: dict[int, Array]) -> None:
         for frame, target in targets.items():
-            self.held.setdefault(frame, {})[foot.body] = target
+            self.held.setdefault(frame, {})[foot.body] = (target, foot.sole is not None)
 
     def mapped(self, frame: int, tasks: tuple[Task, ...]) -> list[ik.Goal]:
         """The tasks toward the frame's targets from the source."""
@@ -172,8 +186,16 @@ class _FrameGoals:
 
     def __call__(self, frame: int, tasks: tuple[Task, ...]) -> list[ik.Goal]:
         held = self.held.get(frame, {})
-        return [ik.Goal(goal.body, held[goal.body], STANCE_WEIGHTS) if goal.body in held
-                else goal for goal in self.mapped(frame, tasks)]
+        return [goal if goal.body not in held else self._stance(goal, *held[goal.body])
+                for goal in self.mapped(frame, tasks)]
+
+    @staticmethod
+    def _stance(goal: ik.Goal, target: Array, sole: bool) -> ik.Goal:
+        if sole:
+            return ik.Goal(goal.body, target, STANCE_WEIGHTS)
+        placed = goal.target.copy()
+        placed[:3, 3] = target[:3, 3]
+        return ik.Goal(goal.body, placed, np.concatenate([STANCE_WEIGHTS[:3], goal.weights[3:]]))
 
 
 @dataclass
@@ -197,9 +219,16 @@ class _Clip:
             with _speed_window(robot, options.max_joint_speed, self.fps,
                                solved.q[frame - 1] if frame else None):
                 for number, tasks in enumerate(self.body_map.stages):
-                    state, solved.steps[frame, number] = ik.solve_stage(
-                        robot, state, self.goals(frame, tasks),
-                        ik.GMR if options.like_gmr else ik.CONVERGED, posture)
+                    try:
+                        state, solved.steps[frame, number] = ik.solve_stage(
+                            robot, state, self.goals(frame, tasks),
+                            ik.GMR if options.like_gmr else ik.CONVERGED, posture)
+                    except np.linalg.LinAlgError:
+                        state = State(np.full(3, np.nan), state.root_rot, state.q)
+            if not (np.isfinite(state.q).all() and np.isfinite(state.root_pos).all()
+                    and np.isfinite(state.root_rot).all()):
+                raise ConversionError(f"the IK found no pose that is a number at the source's "
+                                      f"frame {frame} (its targets are out of any robot's reach)")
             solved.keep(frame, robot, state, self.goals.mapped(frame, solved.last))
         return solved
 
@@ -210,14 +239,14 @@ class _Clip:
         ahead = q[frame - 1] if frame == 1 else 2 * q[frame - 1] - q[frame - 2]
         return ik.Posture(ahead[None], self.options.smoothing)
 
-    def plant(self, solved: _Solved, feet: list[Foot], stances: list[NDArray[np.bool_]],
+    def plant(self, solved: _Solved, feet: list[Foot], runs: list[list[tuple[int, int]]],
               ground: float) -> _Solved:
-        """The clip solved again with each foot held through its stances, placed where
-        ``solved`` had it on average, flat, its lowest point at ``ground`` (the steps
-        counted are both solves')."""
+        """The clip solved again with each foot held through its stances (``runs``),
+        placed where ``solved`` had it on average, its lowest point at ``ground`` (the
+        steps counted are both solves')."""
         placed = solved.states()
-        for foot, stance in zip(feet, stances, strict=True):
-            self.goals.hold(foot, stance_targets(self.robot, foot, placed, stance, ground))
+        for foot, run in zip(feet, runs, strict=True):
+            self.goals.hold(foot, stance_targets(self.robot, foot, placed, run, ground))
         again = self.solve(solved.state(0))
         again.steps += solved.steps
         return again
@@ -231,11 +260,13 @@ class _Solved:
     root: Array
     steps: NDArray[np.int64]
     errors: Array
-    last: tuple[Task, ...]  # the position tasks of the last stage
+    last: tuple[Task, ...]  # the position tasks of the last stage that has any
 
     @classmethod
     def of(cls, robot: Robot, body_map: BodyMap, count: int) -> _Solved:
-        last = tuple(task for task in body_map.stages[-1] if task.position_weight > 0)
+        tracking = [stage for stage in body_map.stages if any(t.position_weight > 0
+                                                              for t in stage)] or [()]
+        last = tuple(task for task in tracking[-1] if task.position_weight > 0)
         return cls(np.empty((count, len(robot.joint_names))), np.empty((count, 7)),
                    np.zeros((count, len(body_map.stages)), dtype=np.int64),
                    np.zeros((count, len(last))), last)
@@ -276,13 +307,21 @@ def _speed_window(robot: Robot, speed: float | None, fps: float,
         robot.lower, robot.upper = lower, upper
 
 
+#: No target is farther than this from the origin (m): beyond it a source is corrupt (and
+#: the solver's squares would overflow).
+FARTHEST = 1e6
+
+
 def _check_finite(names: list[str], poses: Array) -> None:
-    """Every target a number: a NaN or infinite source pose is refused at its frame."""
-    bad = np.argwhere(~np.isfinite(poses).all(axis=(2, 3)))
+    """Every target a number within ``FARTHEST``: a NaN, infinite or absurd source pose is
+    refused at its frame."""
+    with np.errstate(invalid="ignore"):
+        bad = np.argwhere(~(np.abs(poses[..., :3, 3]) <= FARTHEST).all(axis=2)
+                          | ~np.isfinite(poses).all(axis=(2, 3)))
     if len(bad):
         frame, body = bad[0]
         raise ConversionError(f"the source's frame {frame} gives {names[body]!r} a pose that "
-                              "is not a number (NaN or infinite)")
+                              f"is not a number or is more than {FARTHEST:g} m away")
 
 
 def _check_map(robot: Robot, body_map: BodyMap) -> None:
