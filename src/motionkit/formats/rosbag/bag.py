@@ -24,8 +24,10 @@ from ..._io import atomic_write
 from ...errors import ConversionError, FormatError, MotionkitError, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
+from ...ops.sync import METHOD_ATTR
 from ..loss import Holds
 from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
+from . import signals
 from .tf import TfBuffer
 
 PathLike = str | os.PathLike[str]
@@ -191,7 +193,13 @@ def _broken(base: Path, where: str, exc: BaseException) -> FormatError:
 
 
 def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, Any]]:
-    """(connection, decoded message) for every message of ``connections``.
+    """(connection, decoded message) for every message of ``connections``."""
+    for connection, _, message in _logged(reader, base, connections):
+        yield connection, message
+
+
+def _logged(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, int, Any]]:
+    """(connection, log time in ns, decoded message) for every message of ``connections``.
 
     A broken bag makes rosbags raise almost anything (its ReaderErrors, AssertionError,
     KeyError, OSError, UnicodeDecodeError, struct errors …); each becomes a FormatError
@@ -201,7 +209,7 @@ def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple
     index = 0
     while True:
         try:
-            connection, _, raw = next(messages)
+            connection, log_ns, raw = next(messages)
         except StopIteration:
             return
         except Exception as exc:  # rosbags' whole range, for a broken or truncated bag
@@ -211,7 +219,7 @@ def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple
         except Exception as exc:  # rosbags' decoders, for a corrupt message
             raise _broken(base, f"broken bag: message {index} on {connection.topic} cannot "
                           "be decoded", exc) from None
-        yield connection, message
+        yield connection, int(log_ns), message
         index += 1
 
 
@@ -230,30 +238,38 @@ def topics(path: PathLike) -> list[tuple[str, str, int]]:
 
 
 def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
-         dedupe: bool = False) -> Motion:
-    """Read one topic or TF chain as a trajectory, or every supported topic as tracks.
+         dedupe: bool = False, time: str = "header") -> Motion:
+    """Read one topic or TF chain, several of them, or every supported topic as tracks.
 
     The selector comes from the address (``bag:/topic``, ``bag:tf:parent->child``) or the
-    ``topic`` option.
+    ``topic`` option. A pose topic read alone is a trajectory (``root``); a signal topic
+    (JointState, Imu, numeric arrays: ``signals``) read alone gives tracks named
+    ``joints``, ``joints.velocity``, … Several selectors separated by commas
+    (``bag:/joint_states,/tf:world->base_link,/cmd``), like a whole bag, give tracks named
+    by topic, each on its own stamps (``motionkit.ops.sync`` puts them on one clock).
+    ``time="log"`` stamps every message with the bag's log time instead of its header.
     """
     base, selector = split_address(path)
     selector = selector or topic
     reader = _open(base)
     try:
-        if selector and selector.startswith("tf:"):
-            return _read_tf(reader, base, selector[3:])
+        if selector is not None and "," in selector:
+            return _read_several(reader, base, selector, sort=sort, dedupe=dedupe, time=time)
+        if selector is not None and (chain := _chain(selector)) is not None:
+            return _read_tf(reader, base, chain)
         supported = [c for c in reader.connections if c.msgtype in POSE_TYPES]
         if selector is not None:
-            wanted = [c for c in reader.connections if c.topic in (selector, "/" + selector)]
-            if not wanted:
-                names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
-                raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
+            wanted = _wanted(reader, base, selector)
+            if wanted[0].msgtype in signals.SIGNAL_TYPES:
+                return _read_signal(reader, base, wanted, sort=sort, dedupe=dedupe, time=time)
             if wanted[0].msgtype not in POSE_TYPES:
                 raise FormatError(f"topic {selector!r} has type {wanted[0].msgtype}, not one "
-                                  f"of {', '.join(POSE_TYPES)}", base)
+                                  f"of {', '.join(POSE_TYPES + signals.SIGNAL_TYPES)}", base)
             return _read_topic(reader, base, wanted, sort=sort, dedupe=dedupe)
         tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
-        if not supported:
+        signal = sorted({c.topic for c in reader.connections
+                         if c.msgtype in signals.SIGNAL_TYPES})
+        if not supported and not signal:
             hint = ""
             if tf:
                 edges = ", ".join(f"{a}->{b}" for a, b in _tf_buffer(reader, base, tf).edges)
@@ -263,19 +279,122 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
                 hint = f" (its topics: {names or 'none'})"
             raise FormatError(f"no pose topics in the bag{hint}", base)
         topic_names = sorted({c.topic for c in supported})
-        if len(topic_names) == 1:
+        if len(topic_names) == 1 and not signal:
             return _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
-        motion = Motion(meta={"name": base.stem, "rosbag": {"topics": topic_names,
+        motion = Motion(meta={"name": base.stem, "rosbag": {"topics": topic_names + signal,
                                          "tf_topics": sorted({c.topic for c in tf})}})
         for name in topic_names:
-            single = _read_topic(reader, base, [c for c in supported if c.topic == name],
-                                 sort=sort, dedupe=dedupe)
-            root = single.tracks["root"]
-            motion.add(Track(name, "pose", root.data, root.timeline,
-                             attrs={**root.attrs, **cast("dict[str, object]", single.meta["rosbag"])}))
+            _add_pose(motion, name, _read_topic(reader, base, [c for c in supported
+                                                              if c.topic == name],
+                                                sort=sort, dedupe=dedupe))
+        for name in signal:
+            _add_signal(motion, reader, base, [c for c in reader.connections if c.topic == name],
+                        sort=sort, dedupe=dedupe, time=time)
         return motion
     finally:
         reader.close()
+
+
+def _chain(selector: str) -> str | None:
+    """``parent->child`` of a TF selector: ``tf:parent->child`` or, naming the TF topic,
+    ``/tf:parent->child``; None for a topic."""
+    head, colon, chain = selector.partition(":")
+    return chain if colon and _is_tf_topic(head or "tf") else None
+
+
+def _wanted(reader: Any, base: Path, selector: str) -> list[Any]:
+    """The connections of topic ``selector`` (a leading slash optional on both sides)."""
+    wanted = [c for c in reader.connections if c.topic.lstrip("/") == selector.lstrip("/")]
+    if not wanted:
+        names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
+        raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
+    return wanted
+
+
+def _add_pose(motion: Motion, name: str, single: Motion) -> None:
+    """A pose topic's trajectory as the track ``name``, its facts as attributes."""
+    root = single.tracks["root"]
+    motion.add(Track(name, "pose", root.data, root.timeline,
+                     attrs={**root.attrs, **cast("dict[str, object]", single.meta["rosbag"])}))
+
+
+def _read_several(reader: Any, base: Path, selector: str, *, sort: bool, dedupe: bool,
+                  time: str) -> Motion:
+    """Each comma-separated selector's tracks, named by topic (a TF chain by
+    ``parent->child``)."""
+    parts = [part.strip() for part in selector.split(",") if part.strip()]
+    motion = Motion(meta={"name": base.stem, "rosbag": {"selectors": parts}})
+    for part in parts:
+        before = set(motion.tracks)
+        if (chain := _chain(part)) is not None:
+            single = _read_tf(reader, base, chain)
+            _add_pose(motion, chain.replace(" ", ""), single)
+        else:
+            wanted = _wanted(reader, base, part)
+            if wanted[0].msgtype in signals.SIGNAL_TYPES:
+                _add_signal(motion, reader, base, wanted, sort=sort, dedupe=dedupe, time=time)
+            elif wanted[0].msgtype in POSE_TYPES:
+                _add_pose(motion, wanted[0].topic,
+                          _read_topic(reader, base, wanted, sort=sort, dedupe=dedupe))
+            else:
+                raise FormatError(f"topic {part!r} has type {wanted[0].msgtype}, not one of "
+                                  f"{', '.join(POSE_TYPES + signals.SIGNAL_TYPES)}", base)
+        if set(motion.tracks) == before:
+            raise FormatError(f"selector {part!r} names tracks already read (or none)", base)
+    return motion
+
+
+def _signal_tracks(reader: Any, base: Path, connections: list[Any], name: str, *,
+                   sort: bool, dedupe: bool, time: str) -> tuple[list[Track], dict[str, object]]:
+    """The tracks of one signal topic (named from ``name`` by ``signals.track_name``) and
+    its facts (topic, message type, which time was used, …)."""
+    msgtype, topic_name = connections[0].msgtype, connections[0].topic
+    pairs = ((log_ns, msg) for _, log_ns, msg in _logged(reader, base, connections))
+    try:
+        signal = signals.decode(msgtype, pairs, topic_name, base, time)
+    except _FIELD_ERRORS as exc:
+        raise _broken(base, f"broken bag: a message on {topic_name} lacks the fields of "
+                      f"{msgtype}", exc) from None
+    if signal.stamps_ns.size == 0:
+        raise FormatError(f"topic {topic_name} has no messages", base)
+    source = f"{base}:{topic_name}"
+    timeline, order = stamped_timeline(None, signal.stamps_ns, path=source,
+                                       line_of=lambda row: row + 1, sort=sort, dedupe=dedupe)
+    tracks = []
+    for item in signal.fields:
+        data = item.data if order is None else item.data[order]
+        if item.kind == "quaternion":
+            given = np.isfinite(data).all(axis=1)
+            data[given] = normalized_quaternions(data[given], source, lambda row: row + 1)
+        tracks.append(Track(signals.track_name(name, item.name), item.kind,  # type: ignore[arg-type]
+                            data, timeline, labels=item.labels))
+    facts: dict[str, object] = {"topic": topic_name, "msgtype": msgtype, **signal.facts}
+    if msgtype in signals.NUMERIC_TYPES:
+        facts[METHOD_ATTR] = "hold"  # a command: what the controller saw (spec 3.3)
+    return tracks, facts
+
+
+def _read_signal(reader: Any, base: Path, connections: list[Any], *, sort: bool,
+                 dedupe: bool, time: str) -> Motion:
+    """One signal topic read alone: tracks ``joints``/``imu.…``/``data``, facts in meta."""
+    tracks, facts = _signal_tracks(reader, base, connections,
+                                   signals.base_name(connections[0].msgtype), sort=sort,
+                                   dedupe=dedupe, time=time)
+    motion = Motion(meta={"name": connections[0].topic.lstrip("/") or base.stem,
+                          "rosbag": facts})
+    for track in tracks:
+        motion.add(track)
+    return motion
+
+
+def _add_signal(motion: Motion, reader: Any, base: Path, connections: list[Any], *,
+                sort: bool, dedupe: bool, time: str) -> None:
+    """A signal topic's tracks named by its topic, its facts as each track's attributes."""
+    tracks, facts = _signal_tracks(reader, base, connections, connections[0].topic,
+                                   sort=sort, dedupe=dedupe, time=time)
+    for track in tracks:
+        track.attrs.update(facts)
+        motion.add(track)
 
 
 def _stamp(header: Any) -> int:

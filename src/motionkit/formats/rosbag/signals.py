@@ -1,0 +1,216 @@
+"""Signal topics of a bag: ``sensor_msgs/JointState``, ``sensor_msgs/Imu`` and header-less
+numeric messages (``std_msgs/Float64MultiArray``, ``std_msgs/Float64``, …).
+
+Each topic becomes one or more *fields*: a JointState's position, velocity and effort
+(labelled by joint name, mapped by name per message), an IMU's orientation (x y z w),
+angular velocity and linear acceleration, a numeric message's ``data``. Where a message
+leaves a field out (an empty JointState array, a name another message has) its values
+are NaN, so a resampler sees a gap instead of invented zeros; a field no message carries
+gives no track.
+
+Time per message: ``header.stamp``, or the bag's log (receive) time where the stamp is 0,
+for messages without a header, or when ``time="log"`` is asked. Which one was used is
+recorded once, as ``time`` in the topic's facts (``header``, ``log`` or ``header+log``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...errors import FormatError
+from ...model.timeline import ns_to_seconds
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+IMU = "sensor_msgs/msg/Imu"
+#: Header-less numeric messages: their one field ``data`` (a number or an array).
+NUMERIC_TYPES = (*(f"std_msgs/msg/{kind}{suffix}"
+                   for kind in ("Float64", "Float32", "Int8", "Int16", "Int32", "Int64",
+                                "UInt8", "UInt16", "UInt32", "UInt64")
+                   for suffix in ("MultiArray", "")), "std_msgs/msg/Bool")
+SIGNAL_TYPES = (JOINT_STATE, IMU, *NUMERIC_TYPES)
+#: The JointState arrays, in message order; ``position`` is the topic's main field.
+JOINT_FIELDS = ("position", "velocity", "effort")
+TIME_MODES = ("header", "log")
+#: The name a topic's tracks take when it is read alone (``bag:/joint_states``).
+SINGLE_BASE = {JOINT_STATE: "joints", IMU: "imu"}
+NUMERIC_BASE = "data"
+
+
+@dataclass
+class Field:
+    """One field of a topic: ``(messages, …)`` values, NaN where a message lacks them."""
+
+    name: str  # "" for the topic's main field
+    kind: str
+    data: NDArray[np.float64]
+    labels: list[str] | None = None
+
+
+@dataclass
+class Signal:
+    """A decoded signal topic: its message times (integer ns), fields and facts."""
+
+    stamps_ns: NDArray[np.int64]
+    fields: list[Field]
+    facts: dict[str, object] = field(default_factory=dict)
+
+
+def base_name(msgtype: str) -> str:
+    """The track name of a topic read alone (its main field; other fields add ``.field``)."""
+    return SINGLE_BASE.get(msgtype, NUMERIC_BASE)
+
+
+def track_name(base: str, field_name: str) -> str:
+    """``base`` for a topic's main field, ``base.field`` for the others (one rule for a
+    topic read alone, base ``joints``, and for several topics, base = the topic)."""
+    return f"{base}.{field_name}" if field_name else base
+
+
+def _header_ns(header: Any) -> int:
+    stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+    if not -(2**63) <= stamp < 2**63:
+        raise OverflowError("the stamp does not fit in 64-bit nanoseconds")
+    return stamp
+
+
+class _Clock:
+    """Each message's time by the rule above, counting which source was used."""
+
+    def __init__(self, mode: str, has_header: bool) -> None:
+        if mode not in TIME_MODES:
+            raise FormatError(f"time must be one of {', '.join(TIME_MODES)}, not {mode!r}")
+        self.use_header = has_header and mode == "header"
+        self.header = self.log = 0
+
+    def __call__(self, message: Any, log_ns: int) -> int:
+        if self.use_header:
+            stamp = _header_ns(message.header)
+            if stamp != 0:
+                self.header += 1
+                return stamp
+        self.log += 1
+        return log_ns
+
+    def used(self) -> str:
+        return "+".join(name for name, count in (("header", self.header), ("log", self.log))
+                        if count) or ("header" if self.use_header else "log")
+
+
+def decode(msgtype: str, messages: Iterable[tuple[int, Any]], topic: str, source: object,
+           time: str = "header") -> Signal:
+    """Decode one signal topic's ``(log ns, message)`` pairs (``msgtype`` in SIGNAL_TYPES);
+    inconsistent messages are a FormatError naming ``source``, the topic and the time."""
+    clock = _Clock(time, msgtype in (JOINT_STATE, IMU))
+    if msgtype == JOINT_STATE:
+        signal = _joint_states(messages, clock, topic, source)
+    elif msgtype == IMU:
+        signal = _imu(messages, clock)
+    else:
+        signal = _numeric(messages, clock, topic, source)
+    signal.facts["time"] = clock.used()
+    if clock.log and msgtype in NUMERIC_TYPES:
+        signal.facts["time_note"] = "bag receive (log) time: the messages have no header"
+    return signal
+
+
+def _when(stamp: int) -> str:
+    return f"time {stamp} ns ({float(ns_to_seconds(np.int64(stamp))):.9f} s)"
+
+
+def _joint_states(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
+                  source: object) -> Signal:
+    """Map every message by name into the union of names (first-seen order)."""
+    index: dict[str, int] = {}
+    stamps: list[int] = []
+    rows: list[tuple[list[int], list[NDArray[np.float64]]]] = []
+    partial = 0
+    for log_ns, message in messages:
+        stamp = clock(message, log_ns)
+        names = [str(name) for name in message.name]
+        if len(set(names)) != len(names):
+            repeated = sorted({name for name in names if names.count(name) > 1})
+            raise FormatError(f"{topic}: the JointState at {_when(stamp)} repeats joint "
+                              f"name(s) {', '.join(repeated)}", str(source))
+        arrays = []
+        for name in JOINT_FIELDS:
+            values = np.asarray(getattr(message, name), dtype=np.float64).reshape(-1)
+            if values.size not in (0, len(names)):
+                raise FormatError(f"{topic}: the JointState at {_when(stamp)} has "
+                                  f"{values.size} {name} values for {len(names)} names",
+                                  str(source))
+            arrays.append(values)
+        if index and (len(names) != len(index) or any(name not in index for name in names)):
+            partial += 1
+        columns = [index.setdefault(name, len(index)) for name in names]
+        stamps.append(stamp)
+        rows.append((columns, arrays))
+    width = len(index)
+    fields = []
+    for number, name in enumerate(JOINT_FIELDS):
+        if not any(arrays[number].size for _, arrays in rows):
+            continue  # no message carries the field: no track (never zeros)
+        data = np.full((len(rows), width), np.nan)
+        for row, (columns, arrays) in enumerate(rows):
+            if arrays[number].size:
+                data[row, columns] = arrays[number]
+        fields.append(Field("" if name == "position" else name, "value", data, list(index)))
+    facts: dict[str, object] = {"names": list(index)}
+    if partial:
+        facts["partial_messages"] = partial
+    return Signal(np.asarray(stamps, dtype=np.int64), fields, facts)
+
+
+def _vector(value: Any, names: str) -> tuple[float, ...]:
+    return tuple(float(getattr(value, name)) for name in names)
+
+
+def _imu(messages: Iterable[tuple[int, Any]], clock: _Clock) -> Signal:
+    """Orientation (x y z w), angular velocity, linear acceleration; a part whose
+    covariance starts with -1 (sensor_msgs: "not provided") is left out as NaN."""
+    parts: list[tuple[str, str, str, Callable[[Any], tuple[float, ...]]]] = [
+        ("orientation", "quaternion", "orientation_covariance",
+         lambda m: _vector(m.orientation, "xyzw")),
+        ("angular_velocity", "vector3", "angular_velocity_covariance",
+         lambda m: _vector(m.angular_velocity, "xyz")),
+        ("linear_acceleration", "vector3", "linear_acceleration_covariance",
+         lambda m: _vector(m.linear_acceleration, "xyz")),
+    ]
+    stamps: list[int] = []
+    values: list[list[tuple[float, ...]]] = [[] for _ in parts]
+    for log_ns, message in messages:
+        stamps.append(clock(message, log_ns))
+        for number, (_, kind, covariance, get) in enumerate(parts):
+            absent = float(np.asarray(getattr(message, covariance)).reshape(-1)[0]) == -1.0
+            width = 4 if kind == "quaternion" else 3
+            values[number].append((np.nan,) * width if absent else get(message))
+    fields = []
+    for number, (name, kind, _, _) in enumerate(parts):
+        data = np.asarray(values[number], dtype=np.float64).reshape(len(stamps), -1)
+        if kind == "quaternion":
+            data[~np.any(data != 0.0, axis=1)] = np.nan  # an all-zero orientation: none given
+        if np.isfinite(data).any():
+            fields.append(Field(name, kind, data))
+    return Signal(np.asarray(stamps, dtype=np.int64), fields)
+
+
+def _numeric(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
+             source: object) -> Signal:
+    """``data`` of every message, which must hold as many numbers each time."""
+    stamps: list[int] = []
+    rows: list[NDArray[np.float64]] = []
+    for log_ns, message in messages:
+        stamp = clock(message, log_ns)
+        row = np.asarray(message.data, dtype=np.float64).reshape(-1)
+        if rows and row.size != rows[0].size:
+            raise FormatError(f"{topic}: the message at {_when(stamp)} holds {row.size} "
+                              f"numbers, the first one {rows[0].size}", str(source))
+        stamps.append(stamp)
+        rows.append(row)
+    width = rows[0].size if rows else 0
+    data = np.asarray(rows, dtype=np.float64).reshape(len(rows), width)
+    return Signal(np.asarray(stamps, dtype=np.int64), [Field("", "value", data)])

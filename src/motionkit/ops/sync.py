@@ -1,0 +1,261 @@
+"""Many tracks on one clock: a uniform grid over the span every track covers, each track
+sampled on it by its own rule, and a refusal where a track has no recent enough sample.
+
+The rules (a bag's topics become a training dataset's frames):
+
+- grid ``t_k = t_start + k / fps``, ``k = 0 … ⌊(t_end − t_start)·fps⌋``; ``t_start`` is the
+  latest first sample time of all tracks (or ``start``), ``t_end`` the earliest last one;
+- per track ``hold`` (the last sample at or before ``t_k``; never a newer one), ``linear``
+  (lerp, slerp for rotations; ``slerp`` is accepted as its name for them) or ``nearest``;
+  a track's default is its ``interpolation`` attribute (readers set ``hold`` for commands),
+  else ``linear``;
+- a grid point is valid for a track only if the sample(s) used lie within the tolerance of
+  it: by default 1.5 × the median sample period; outside it the sync fails naming the
+  track, its topic and the time (``on_gap="fail"``) or drops that grid point from every
+  track (``on_gap="drop"``);
+- NaN values are missing samples (a JointState message without velocity, or without one
+  joint's name): each column is sampled from the samples that have it, under the same
+  tolerance, so ``hold`` keeps the previous value and ``linear`` bridges a short gap.
+
+Times are taken relative to the earliest sample, from integer nanoseconds where every
+track has them, so 1.7e9 s bag clocks lose no precision in the weights.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConversionError, warn
+from ..model import Motion, Timeline, Track
+from ..model.timeline import ns_to_seconds, seconds_to_ns
+from .resample import _check_growth, sample
+
+#: The track attribute a reader sets to name a track's default method.
+METHOD_ATTR = "interpolation"
+SYNC_METHODS = ("linear", "hold", "nearest")
+GAP_ACTIONS = ("fail", "drop")
+#: Default tolerance, in median sample periods of a track.
+TOLERANCE_PERIODS = 1.5
+
+
+@dataclass
+class _Column:
+    """Some of a track's columns with the same present samples (relative times)."""
+
+    index: NDArray[np.intp] | None  # the columns of a value track; None: the whole row
+    times: NDArray[np.float64]
+    rows: NDArray[np.intp]
+
+
+def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None,
+         start: float | None = None, tolerance: float | Mapping[str, float] | None = None,
+         on_gap: str = "fail") -> Motion:
+    """Every track of ``motion`` on one grid at ``fps`` over their common span (see the
+    module's rules). ``start`` (seconds, on the tracks' clock) replaces the latest first
+    sample; ``tolerance`` (seconds, one for all or per track name) the 1.5-period default.
+    The result is uniform (stamped at the kept grid times if frames were dropped); its
+    ``meta["sync"]`` records fps, start, methods and tolerances."""
+    if not (fps > 0 and math.isfinite(fps)):
+        raise ConversionError(f"fps must be a positive number, not {fps!r}")
+    if on_gap not in GAP_ACTIONS:
+        raise ConversionError(f"on_gap must be one of {', '.join(GAP_ACTIONS)}, not {on_gap!r}")
+    tracks = list(motion.tracks.values())
+    if not tracks:
+        raise ConversionError("nothing to synchronise: the motion has no tracks")
+    chosen = {track.name: _method(track, (methods or {}).get(track.name)) for track in tracks}
+    unknown = sorted(set(methods or {}) - set(chosen))
+    if unknown:
+        raise ConversionError(f"methods name no track: {', '.join(unknown)} (tracks: "
+                              f"{', '.join(chosen)})")
+    clock = _clock(tracks)
+    columns = {track.name: _columns(track, clock.relative(track)) for track in tracks}
+    first = max(float(c.times[0]) for cols in columns.values() for c in cols if c.times.size)
+    last = min(float(c.times[-1]) for cols in columns.values() for c in cols if c.times.size)
+    if any(not c.times.size for cols in columns.values() for c in cols):
+        empty = [name for name, cols in columns.items() if any(not c.times.size for c in cols)]
+        raise ConversionError(f"track(s) {', '.join(empty)} have columns without any sample")
+    if start is not None:
+        first = clock.relative_start(start)
+    if last < first:
+        raise ConversionError(f"the tracks share no time span (latest first sample "
+                              f"{clock.absolute(first):.9f} s, earliest last sample "
+                              f"{clock.absolute(last):.9f} s)")
+    count = math.floor((last - first) * fps + 1e-9) + 1
+    for track in tracks:
+        _check_growth(track, count)
+    grid = first + np.arange(count, dtype=np.float64) / fps
+    valid = np.ones(count, dtype=bool)
+    sampled: dict[str, NDArray[np.float64]] = {}
+    tolerances: dict[str, float] = {}
+    for track in tracks:
+        tol = _tolerance(tolerance, track.name)
+        data = np.empty((count, *track.data.shape[1:]))
+        widest = 0.0
+        for column in columns[track.name]:
+            own = tol if tol is not None else _default_tolerance(column.times)
+            widest = max(widest, own)
+            ok = _covered(column.times, grid, own, chosen[track.name])
+            if on_gap == "fail" and not ok.all():
+                raise _gap(track, column, grid, int(np.argmin(ok)), own, clock)
+            valid &= ok
+            part = _part(track, column)
+            values = sample(part, grid, "linear" if chosen[track.name] == "slerp"
+                            else chosen[track.name])
+            if column.index is None:
+                data[:] = values
+            else:
+                data[:, column.index] = values
+        sampled[track.name] = data
+        tolerances[track.name] = widest
+    start_s = clock.absolute(first)
+    if valid.all():
+        timeline = Timeline.uniform(fps, count, start_s)
+    else:
+        if not valid.any():
+            raise ConversionError("every grid point falls in a gap of some track")
+        warn(f"sync: dropped {int(np.count_nonzero(~valid))} of {count} frames that fall in a "
+             "gap of some track (on_gap='drop')")
+        timeline = Timeline.stamped(start_s + (grid[valid] - first))
+    out = Motion(skeleton=motion.skeleton, terrain=motion.terrain, meta=dict(motion.meta))
+    for track in tracks:
+        out.add(track.with_data(sampled[track.name][valid], timeline))
+    facts: dict[str, object] = {"fps": float(fps), "start": start_s,
+                                "frames": int(valid.sum()), "methods": chosen,
+                                "tolerance": tolerances, "dropped": int(count - valid.sum())}
+    if clock.origin_ns is not None:
+        facts["start_ns"] = clock.origin_ns + round(first * 1e9)
+    out.meta["sync"] = facts
+    return out
+
+
+def _method(track: Track, asked: str | None) -> str:
+    """The asked method, else the track's ``interpolation`` attribute, else ``linear``."""
+    method = asked if asked is not None else track.attrs.get(METHOD_ATTR, "linear")
+    if method == "slerp" and track.kind in ("pose", "quaternion"):
+        return "slerp"
+    if method not in SYNC_METHODS:
+        raise ConversionError(f"track {track.name!r}: method must be one of "
+                              f"{', '.join(SYNC_METHODS)} (slerp for rotations), not {method!r}")
+    return str(method)
+
+
+def _clock(tracks: list[Track]) -> _Clock:
+    """The origin: the earliest sample, in integer ns when every track has them."""
+    if all(track.timeline.stamps_ns is not None for track in tracks):
+        return _Clock(min(int(t.timeline.stamps_ns[0]) for t in tracks  # type: ignore[index]
+                          if t.frames), None)
+    return _Clock(None, min(float(t.times[0]) for t in tracks if t.frames))
+
+
+@dataclass
+class _Clock:
+    """Track times in seconds after an origin given in ns (exact) or in seconds."""
+
+    origin_ns: int | None
+    origin_s: float | None
+
+    def relative(self, track: Track) -> NDArray[np.float64]:
+        ns = track.timeline.stamps_ns
+        if self.origin_ns is not None and ns is not None:
+            return np.asarray(ns - self.origin_ns, dtype=np.float64) / 1e9
+        assert self.origin_s is not None
+        return np.asarray(track.times - self.origin_s, dtype=np.float64)
+
+    def relative_start(self, start: float) -> float:
+        if self.origin_ns is not None:
+            return int(seconds_to_ns(start) - self.origin_ns) / 1e9
+        assert self.origin_s is not None
+        return start - self.origin_s
+
+    def absolute(self, relative: float) -> float:
+        if self.origin_ns is not None:
+            return float(ns_to_seconds(np.int64(self.origin_ns))) + relative
+        assert self.origin_s is not None
+        return self.origin_s + relative
+
+
+def _columns(track: Track, times: NDArray[np.float64]) -> list[_Column]:
+    """The track's present samples, sorted by time: per column of a value track holding
+    NaN, else per row (a pose or quaternion is present as a whole)."""
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    data = np.asarray(track.data, dtype=np.float64)[order]
+    flat = data.reshape(len(data), -1)
+    if track.kind == "value" and data.ndim == 2 and np.isnan(flat).any():
+        out = []
+        for column in range(flat.shape[1]):
+            present = np.flatnonzero(~np.isnan(flat[:, column]))
+            out.append(_Column(np.array([column]), times[present], order[present]))
+        return out
+    whole = np.isfinite(flat).all(axis=1) if track.kind in ("pose", "quaternion") \
+        else ~np.isnan(flat).all(axis=1)
+    return [_Column(None, times[whole], order[whole])]
+
+
+def _part(track: Track, column: _Column) -> Track:
+    """The present samples of ``column`` as a track of their own, for ``sample``."""
+    data = np.asarray(track.data, dtype=np.float64)[column.rows]
+    if column.index is not None:
+        data = data[:, column.index]
+    return Track(track.name, track.kind, data, Timeline.stamped(column.times, check=False))
+
+
+def _default_tolerance(times: NDArray[np.float64]) -> float:
+    steps = np.diff(times)
+    steps = steps[steps > 0]
+    return TOLERANCE_PERIODS * float(np.median(steps)) if steps.size else math.inf
+
+
+def _tolerance(tolerance: float | Mapping[str, float] | None, name: str) -> float | None:
+    value = tolerance.get(name) if isinstance(tolerance, Mapping) else tolerance
+    if value is not None and not value >= 0:
+        raise ConversionError(f"tolerance must be a number of seconds >= 0, not {value!r}")
+    return None if value is None else float(value)
+
+
+def _covered(times: NDArray[np.float64], grid: NDArray[np.float64], tol: float,
+             method: str) -> NDArray[np.bool_]:
+    """True where the sample(s) ``method`` uses at a grid time lie within ``tol`` of it."""
+    n = times.size
+    before = np.searchsorted(times, grid, side="right") - 1  # last sample at or before
+    has_before = before >= 0
+    age = np.where(has_before, grid - times[np.clip(before, 0, n - 1)], np.inf)
+    covered: NDArray[np.bool_]
+    if method == "hold":
+        covered = has_before & (age <= tol)
+        return covered
+    exact = has_before & (age == 0)
+    after = np.clip(before + 1, 0, n - 1)
+    has_after = before + 1 < n
+    wait = np.where(has_after, times[after] - grid, np.inf)
+    if method == "nearest":
+        covered = exact | (np.minimum(age, wait) <= tol)
+    else:
+        covered = exact | ((age <= tol) & (wait <= tol))
+    return covered
+
+
+def _gap(track: Track, column: _Column, grid: NDArray[np.float64], at: int, tol: float,
+         clock: _Clock) -> ConversionError:
+    """The refusal naming the track (its topic and joint), the grid time and its neighbours."""
+    topic = track.attrs.get("topic")
+    where = f"track {track.name!r}" + (f" (topic {topic})" if topic else "")
+    if column.index is not None and track.labels:
+        where += f", column {track.labels[int(column.index[0])]!r}"
+    t = float(grid[at])
+    before = column.times[column.times <= t]
+    after = column.times[column.times > t]
+    near = []
+    if before.size:
+        near.append(f"last sample {t - float(before[-1]):.6g} s before")
+    if after.size:
+        near.append(f"next {float(after[0]) - t:.6g} s after")
+    return ConversionError(
+        f"{where}: no sample within the tolerance {tol:.6g} s of grid time "
+        f"{clock.absolute(t):.9f} s (frame {at}; {', '.join(near) or 'no samples'}); "
+        "give a larger tolerance or drop such frames (on_gap='drop')")

@@ -1,0 +1,186 @@
+"""Signal topics of bags: JointState (mapped by name, empty arrays as gaps, not zeros),
+header-less numeric arrays on the log time, Imu as vector tracks; the corpus bags against
+rosbags' own read-back (readback.jsonl), and bad messages refused naming topic and time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.errors import FormatError
+
+BAGS = ["joint_states_ros1.bag", "joint_states_ros2"]
+NAMES = [f"panda_joint{i}" for i in range(1, 8)]
+
+
+def _readback(topic: str) -> list[dict[str, Any]]:
+    lines = corpus_file("episodes", "bags", "readback.jsonl").read_text().splitlines()
+    return [row for row in map(json.loads, lines) if row["topic"] == topic]
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_joint_states_equal_rosbags_read_back_by_name(name: str) -> None:
+    motion = mk.read(f"{corpus_file('episodes', 'bags', name)}:/joint_states")
+    rows = _readback("/joint_states")
+    assert list(motion.tracks) == ["joints", "joints.velocity", "joints.effort"]
+    joints = motion.tracks["joints"]
+    assert joints.labels == NAMES and joints.kind == "value"
+    assert joints.timeline.stamps_ns is not None
+    assert joints.timeline.stamps_ns.tolist() == [row["stamp_ns"] for row in rows]
+    assert motion.meta["rosbag"]["time"] == "header"
+    for field, track in (("position", "joints"), ("velocity", "joints.velocity"),
+                         ("effort", "joints.effort")):
+        expected = np.full((len(rows), 7), np.nan)
+        for k, row in enumerate(rows):
+            for joint, value in zip(row["name"], row[field], strict=False):
+                expected[k, NAMES.index(joint)] = value
+        np.testing.assert_array_equal(motion.tracks[track].data, expected)
+    velocity, effort = motion.tracks["joints.velocity"].data, motion.tracks["joints.effort"].data
+    assert np.isnan(velocity[100]).all() and np.isnan(velocity[150]).all()
+    assert np.isnan(effort[150]).all() and np.isfinite(effort[100]).all()
+    assert rows[50]["name"] == NAMES[::-1]  # reversed in the file, in name order here
+    np.testing.assert_array_equal(joints.data[50], rows[50]["position"][::-1])
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_a_header_less_command_uses_the_log_time_and_says_so(name: str) -> None:
+    motion = mk.read(f"{corpus_file('episodes', 'bags', name)}:/cmd")
+    rows = _readback("/cmd")
+    data = motion.tracks["data"]
+    assert data.timeline.stamps_ns is not None
+    assert data.timeline.stamps_ns.tolist() == [row["log_time_ns"] for row in rows]
+    np.testing.assert_array_equal(data.data, [row["data"] for row in rows])
+    assert motion.meta["rosbag"]["time"] == "log"
+    assert "receive" in str(motion.meta["rosbag"]["time_note"])
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_a_whole_bag_gives_every_signal_topic_by_name(name: str) -> None:
+    motion = mk.read(corpus_file("episodes", "bags", name))
+    assert list(motion.tracks) == ["/cmd", "/joint_states", "/joint_states.velocity",
+                                   "/joint_states.effort"]
+    assert motion.tracks["/cmd"].attrs["time"] == "log"
+    assert motion.tracks["/cmd"].attrs["interpolation"] == "hold"
+    assert motion.tracks["/joint_states"].labels == NAMES
+    forced = mk.read(f"{corpus_file('episodes', 'bags', name)}:/joint_states", time="log")
+    stamps = forced.tracks["joints"].timeline.stamps_ns
+    assert stamps is not None and stamps.tolist() == [row["log_time_ns"]
+                                                      for row in _readback("/joint_states")]
+    assert forced.meta["rosbag"]["time"] == "log"
+
+
+Message = tuple[int, dict[str, Any]]
+
+
+def _write_bag(path: Path, msgtype: str, messages: Iterable[Message],
+               build: Callable[[Any, dict[str, Any]], Any]) -> Path:
+    """A ROS2 bag of one topic /s, each message built by ``build(store, fields)``."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    with Writer(path, version=8) as writer:
+        connection = writer.add_connection("/s", msgtype, typestore=store)
+        for log_ns, fields in messages:
+            writer.write(connection, log_ns, store.serialize_cdr(build(store, fields), msgtype))
+    return path
+
+
+def _header(store: Any, stamp_ns: int) -> Any:
+    types = store.types
+    return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](
+        sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9), frame_id="")
+
+
+def _joint_state(store: Any, fields: dict[str, Any]) -> Any:
+    arrays = {key: np.asarray(fields.get(key, []), dtype=np.float64)
+              for key in ("position", "velocity", "effort")}
+    return store.types["sensor_msgs/msg/JointState"](
+        header=_header(store, fields["stamp"]), name=list(fields["name"]), **arrays)
+
+
+def test_repeated_names_and_short_arrays_are_refused_naming_topic_and_time(
+        tmp_path: Path) -> None:
+    good = {"stamp": 10**9, "name": ["a", "b"], "position": [1.0, 2.0]}
+    repeated = {"stamp": 2 * 10**9, "name": ["a", "a"], "position": [1.0, 2.0]}
+    path = _write_bag(tmp_path / "rep", "sensor_msgs/msg/JointState",
+                      [(10**9, good), (2 * 10**9, repeated)], _joint_state)
+    with pytest.raises(FormatError, match=r"/s: the JointState at time 2000000000 ns "
+                                          r"\(2\.000000000 s\) repeats joint name\(s\) a"):
+        mk.read(f"{path}:/s")
+    short = {"stamp": 3 * 10**9, "name": ["a", "b"], "position": [1.0]}
+    path = _write_bag(tmp_path / "short", "sensor_msgs/msg/JointState",
+                      [(10**9, good), (3 * 10**9, short)], _joint_state)
+    with pytest.raises(FormatError, match=r"/s: the JointState at time 3000000000 ns.*1 "
+                                          r"position values for 2 names"):
+        mk.read(f"{path}:/s")
+
+
+def test_subsets_of_names_join_as_gaps_and_absent_fields_give_no_track(
+        tmp_path: Path) -> None:
+    messages = [(10**9, {"stamp": 10**9, "name": ["arm", "wrist"], "position": [1.0, 2.0]}),
+                (2 * 10**9, {"stamp": 0, "name": ["gripper"], "position": [0.5]}),
+                (3 * 10**9, {"stamp": 3 * 10**9, "name": ["wrist", "arm"],
+                             "position": [4.0, 3.0]})]
+    path = _write_bag(tmp_path / "subsets", "sensor_msgs/msg/JointState", messages,
+                      _joint_state)
+    motion = mk.read(f"{path}:/s")
+    assert list(motion.tracks) == ["joints"]  # no message has velocity or effort
+    joints = motion.tracks["joints"]
+    assert joints.labels == ["arm", "wrist", "gripper"]
+    np.testing.assert_array_equal(joints.data, [[1, 2, np.nan], [np.nan, np.nan, 0.5],
+                                                [3, 4, np.nan]])
+    # the zero stamp falls back to the log time (rosetta #2), and that is recorded
+    assert joints.timeline.stamps_ns is not None
+    assert joints.timeline.stamps_ns.tolist() == [10**9, 2 * 10**9, 3 * 10**9]
+    assert motion.meta["rosbag"]["time"] == "header+log"
+    assert motion.meta["rosbag"]["partial_messages"] == 2
+
+
+def _imu(store: Any, fields: dict[str, Any]) -> Any:
+    types = store.types
+    vector, quat = types["geometry_msgs/msg/Vector3"], types["geometry_msgs/msg/Quaternion"]
+    unknown = np.full(9, -1.0) if fields.get("no_orientation") else np.zeros(9)
+    return types["sensor_msgs/msg/Imu"](
+        header=_header(store, fields["stamp"]), orientation=quat(x=0.0, y=0.0, z=0.6, w=0.8),
+        orientation_covariance=unknown,
+        angular_velocity=vector(x=0.1, y=0.2, z=fields["stamp"] / 1e9),
+        angular_velocity_covariance=np.zeros(9),
+        linear_acceleration=vector(x=0.0, y=0.0, z=9.81),
+        linear_acceleration_covariance=np.zeros(9))
+
+
+def test_imu_gives_vector_tracks_and_leaves_out_unknown_orientation(tmp_path: Path) -> None:
+    stamps = [10**9 + k * 5_000_000 for k in range(4)]
+    path = _write_bag(tmp_path / "imu", "sensor_msgs/msg/Imu",
+                      [(s, {"stamp": s}) for s in stamps], _imu)
+    motion = mk.read(f"{path}:/s")
+    assert {n: t.kind for n, t in motion.tracks.items()} == {
+        "imu.orientation": "quaternion", "imu.angular_velocity": "vector3",
+        "imu.linear_acceleration": "vector3"}
+    np.testing.assert_array_equal(motion.tracks["imu.orientation"].data[0], [0, 0, 0.6, 0.8])
+    np.testing.assert_allclose(motion.tracks["imu.angular_velocity"].data[:, 2],
+                               np.array(stamps) / 1e9)
+    path = _write_bag(tmp_path / "imu2", "sensor_msgs/msg/Imu",
+                      [(s, {"stamp": s, "no_orientation": True}) for s in stamps], _imu)
+    assert "imu.orientation" not in mk.read(f"{path}:/s").tracks  # covariance -1: not given
+
+
+def test_numeric_arrays_that_change_length_are_refused(tmp_path: Path) -> None:
+    def build(store: Any, fields: dict[str, Any]) -> Any:
+        return store.types["std_msgs/msg/Float64MultiArray"](
+            layout=store.types["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0),
+            data=np.asarray(fields["data"], dtype=np.float64))
+
+    path = _write_bag(tmp_path / "num", "std_msgs/msg/Float64MultiArray",
+                      [(10**9, {"data": [1.0, 2.0]}), (2 * 10**9, {"data": [1.0]})], build)
+    with pytest.raises(FormatError, match=r"/s: the message at time 2000000000 ns.*holds 1 "
+                                          r"numbers, the first one 2"):
+        mk.read(f"{path}:/s")
