@@ -1,6 +1,7 @@
 """Signal topics of bags: JointState (mapped by name, empty arrays as gaps, not zeros),
 header-less numeric arrays on the log time, Imu as vector tracks; the corpus bags against
-rosbags' own read-back (readback.jsonl), and bad messages refused naming topic and time."""
+rosbags' own read-back (readback.jsonl), and bad messages refused naming topic and time;
+JointState written back, read by rosbags (the peer) and by us, for any names and values."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import corpus_file
-from motionkit.errors import FormatError
+from conftest import corpus_file, require_peer
+from motionkit.errors import ConversionError, FormatError, MotionkitWarning
 
 BAGS = ["joint_states_ros1.bag", "joint_states_ros2"]
 NAMES = [f"panda_joint{i}" for i in range(1, 8)]
@@ -184,3 +187,93 @@ def test_numeric_arrays_that_change_length_are_refused(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=r"/s: the message at time 2000000000 ns.*holds 1 "
                                           r"numbers, the first one 2"):
         mk.read(f"{path}:/s")
+
+
+def _peer_messages(target: Path) -> list[tuple[int, Any]]:
+    """Every message of the bag as rosbags' AnyReader decodes it (the peer)."""
+    require_peer("rosbags")
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([target]) as reader:
+        (connection,) = reader.connections
+        assert connection.msgtype == "sensor_msgs/msg/JointState"
+        assert connection.topic == "/joint_states"
+        return [(t, reader.deserialize(raw, connection.msgtype))
+                for _, t, raw in reader.messages()]
+
+
+@pytest.mark.parametrize(("out", "storage"), [("out.bag", None), ("out.mcap", None),
+                                              ("folder", "sqlite3"), ("mcap_folder", "mcap")])
+def test_joint_states_written_back_read_by_rosbags_and_by_us(tmp_path: Path, out: str,
+                                                             storage: str | None) -> None:
+    source = mk.read(f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}:/joint_states")
+    target = tmp_path / out
+    mk.write(target, source, format="rosbag", message="JointState", storage=storage)
+    rows = _readback("/joint_states")
+    peer = _peer_messages(target)
+    assert [t for t, _ in peer] == [row["stamp_ns"] for row in rows]  # bag time = stamp
+    for (_, message), row in zip(peer, rows, strict=True):
+        order = [row["name"].index(name) for name in NAMES]  # written in label order
+        assert list(message.name) == NAMES
+        for field in ("position", "velocity", "effort"):
+            expected = [row[field][i] for i in order] if row[field] else []
+            assert getattr(message, field).tolist() == expected  # empty stays empty
+    again = mk.read(f"{target}:/joint_states")
+    for name, track in source.tracks.items():
+        np.testing.assert_array_equal(again.tracks[name].data, track.data)
+        assert again.tracks[name].labels == NAMES
+        assert np.array_equal(again.tracks[name].timeline.stamps_ns, track.timeline.stamps_ns)
+
+
+def _joints(names: list[str] | None, values: np.ndarray, ns: np.ndarray) -> mk.Motion:
+    motion = mk.Motion()
+    motion.add(mk.Track("joints", "value", values, mk.Timeline.from_nanoseconds(ns),
+                        labels=names))
+    return motion
+
+
+def test_unnamed_joints_and_stray_tracks_are_losses(tmp_path: Path) -> None:
+    motion = _joints(None, np.zeros((3, 2)), np.arange(1, 4) * 10**9)
+    with pytest.raises(ConversionError, match=r"joint names for track 'joints'.*joint_0 … "
+                                              r"joint_1"):
+        mk.write(tmp_path / "a.bag", motion, message="JointState")
+    with pytest.warns(MotionkitWarning):
+        mk.write(tmp_path / "a.bag", motion, message="JointState", lossy=True)
+    assert mk.read(f"{tmp_path / 'a.bag'}:/joint_states").tracks["joints"].labels == [
+        "joint_0", "joint_1"]
+    named = _joints(["a", "b"], np.zeros((3, 2)), np.arange(1, 4) * 10**9)
+    named.add(mk.Track("joints.velocity", "value", np.zeros((3, 2)),
+                       mk.Timeline.from_nanoseconds(np.arange(1, 4) * 10**9), labels=["a", "c"]))
+    with pytest.raises(ConversionError, match=r"'joints\.velocity' \(its joints differ"):
+        mk.write(tmp_path / "b.bag", named, message="JointState")
+    never = _joints(["a", "b"], np.array([[1.0, np.nan], [2.0, np.nan]]), np.arange(1, 3))
+    with pytest.raises(ConversionError, match=r"joint 'b' of track 'joints' \(no frame has"):
+        mk.write(tmp_path / "d.bag", never, message="JointState")
+    with pytest.raises(ConversionError, match="message must be PoseStamped, Odometry, "
+                                              "JointState"):
+        mk.write(tmp_path / "c.bag", named, message="Joints")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]),
+                              min_size=1, max_size=12), min_size=1, max_size=8, unique=True),
+       frames=st.integers(1, 6), seed=st.integers(0, 2**32 - 1),
+       suffix=st.sampled_from([".bag", ".mcap"]))
+def test_any_names_and_values_round_trip(tmp_path: Path, names: list[str], frames: int,
+                                         seed: int, suffix: str) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.normal(scale=10.0, size=(frames, len(names)))
+    values[rng.random(values.shape) < 0.2] = np.nan  # joints missing from some messages
+    values[0] = rng.normal(size=len(names))  # every joint is named somewhere
+    ns = np.cumsum(rng.integers(1, 10**9, size=frames)) + 10**9
+    motion = _joints(names, values, ns)
+    target = tmp_path / f"p{seed}{suffix}"
+    mk.write(target, motion, message="JointState")
+    again = mk.read(f"{target}:/joint_states").tracks["joints"]
+    assert again.labels == names
+    np.testing.assert_array_equal(again.data, values)
+    assert again.timeline.stamps_ns is not None and again.timeline.stamps_ns.tolist() == ns.tolist()
+    peer = _peer_messages(target)
+    for (_, message), row in zip(peer, values, strict=True):
+        assert list(message.name) == [n for n, v in zip(names, row, strict=True) if v == v]
+        assert message.velocity.size == 0 and message.effort.size == 0

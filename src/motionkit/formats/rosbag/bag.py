@@ -12,7 +12,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -59,21 +59,26 @@ def claims(path: str) -> bool:
 
 
 TWIST_TRACKS = ("twist_linear", "twist_angular")
+#: The messages ``write`` writes (``message=``): the root pose, or the joint values.
+MESSAGES = ("PoseStamped", "Odometry", "JointState")
 
 
 def holds(message: str | None = None) -> Holds:
     """The root pose, and unless PoseStamped is asked for its twist (``twist_linear``,
     ``twist_angular``: Odometry). A twist's ``frame`` attribute is held as the message's
     child frame (``losses`` names one that differs)."""
-    if message not in (None, "PoseStamped", "Odometry"):
-        raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
+    if message not in (None, *MESSAGES):
+        raise ConversionError(f"message must be {', '.join(MESSAGES)}, not {message!r}")
+    if message == "JointState":
+        return signals.joint_state_holds()
     twist = {} if message == "PoseStamped" else {name: "vector3" for name in TWIST_TRACKS}
     return replace(pose_holds("rosbag", **twist), attrs=True, plain=lambda key, _: key == "frame")
 
 
 def _message(message: str | None, obj: Motion) -> str:
     """The message type to write: as asked, else Odometry for a motion with a twist or read
-    from Odometry messages (so Odometry round trips), else PoseStamped."""
+    from Odometry messages (so Odometry round trips), else PoseStamped. JointState is
+    written when asked (``message="JointState"``: a pose writer needs a root)."""
     if message is not None:
         return message
     extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
@@ -84,7 +89,10 @@ def _message(message: str | None, obj: Motion) -> str:
 
 def losses(obj: Motion, *, message: str | None = None, child_frame_id: str | None = None,
            **_: object) -> list[str]:
-    """Frames a bag cannot keep as the motion has them, and twists it would invent."""
+    """Frames a bag cannot keep as the motion has them, and twists it would invent (for
+    JointState: names it would invent, fields labelled otherwise than the positions)."""
+    if message == "JointState":
+        return signals.joint_state_losses(obj)
     lost = []
     extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
     child = _name(child_frame_id, (extras or {}).get("child_frame_id"), "base_link")
@@ -522,36 +530,55 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
           frame_id: str | None = None, child_frame_id: str | None = None,
           message: str | None = None, storage: str | None = None) -> None:
     """Write the root pose as ``PoseStamped`` or ``Odometry`` messages (by default Odometry
-    for a motion with a twist or read from Odometry, so those round trip).
+    for a motion with a twist or read from Odometry, so those round trip), or with
+    ``message="JointState"`` the ``joints`` track (+ ``joints.velocity``,
+    ``joints.effort``) as ``sensor_msgs/JointState`` on ``/joint_states``, named by its
+    labels.
 
     ``.bag`` gives ROS1; a bare ``.mcap`` a ROS2 MCAP file; any other path a ROS2 bag
     folder (``storage`` sqlite3, the default, or mcap). Bag time = stamp; integer
     nanosecond stamps are written exactly.
     """
-    root, held = obj.tracks["root"], obj.tracks
     message = _message(message, obj)
     extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
-    topic = _topic(topic, extras.get("topic"), message)
-    frame = _name(frame_id, extras.get("frame_id"), "map")
-    child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
-    ns = _ros_stamps(root.timeline)
     target = Path(path)
     suffix = target.suffix.lower()
     ros1 = suffix == ".bag"
     storage_name = "mcap" if suffix == ".mcap" else (storage or "sqlite3").lower()
     if storage_name not in ("sqlite3", "mcap"):
         raise ConversionError(f"storage must be sqlite3 or mcap, not {storage!r}")
-    twist = None
-    if message == "Odometry":
-        zeros = np.zeros((root.frames, 3))
-        twist = np.hstack([obj.tracks["twist_linear"].data if "twist_linear" in held else zeros,
-                           obj.tracks["twist_angular"].data if "twist_angular" in held
-                           else zeros])
+    messages: Callable[[Any], Iterator[tuple[int, Any]]]
+    if message == "JointState":
+        known = extras.get("topic") if extras.get("msgtype") == signals.JOINT_STATE else None
+        topic = _topic(topic, known, message, signals.JOINT_STATES_TOPIC)
+        frame = _name(frame_id, None, "")
+        tracks = signals.joint_state_tracks(obj)
+        ns = _ros_stamps(next(iter(tracks.values())).timeline)
+        msgtype = signals.JOINT_STATE
+
+        def messages(store: Any) -> Iterator[tuple[int, Any]]:
+            return signals.joint_state_messages(store, ros1, frame, ns, tracks)
+    else:
+        root = obj.tracks["root"]
+        topic = _topic(topic, extras.get("topic"), message)
+        frame = _name(frame_id, extras.get("frame_id"), "map")
+        child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
+        ns = _ros_stamps(root.timeline)
+        twist = None
+        if message == "Odometry":
+            zeros = np.zeros((root.frames, 3))
+            twist = np.hstack([obj.tracks["twist_linear"].data if "twist_linear" in obj.tracks
+                               else zeros, obj.tracks["twist_angular"].data
+                               if "twist_angular" in obj.tracks else zeros])
+        msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
+                   else "geometry_msgs/msg/PoseStamped")
+
+        def messages(store: Any) -> Iterator[tuple[int, Any]]:
+            return _pose_messages(store, ros1, message, frame, child, ns, root.data, twist)
     folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent or Path(".")))
     try:
         work = folder / ("out.bag" if ros1 else "out")
-        _write_messages(work, ros1, storage_name, topic, message, frame, child, ns, root.data,
-                        twist)
+        _write_messages(work, ros1, storage_name, topic, msgtype, messages)
         if ros1 or suffix == ".mcap":
             produced = work if ros1 else next(work.glob("*.mcap"))
             with atomic_write(target, "wb") as handle, open(produced, "rb") as source:
@@ -567,9 +594,9 @@ def _is_tf_topic(name: str) -> bool:
     return name.rstrip("/").rsplit("/", 1)[-1] in ("tf", "tf_static")
 
 
-def _topic(option: str | None, known: Any, message: str) -> str:
+def _topic(option: str | None, known: Any, message: str, default: str = DEFAULT_TOPIC) -> str:
     """The ``topic`` option (never a TF topic), else the source's topic when it is a usable
-    one, else ``/trajectory``."""
+    one, else ``default``."""
     if option is not None:
         if not option.strip("/"):
             raise ConversionError(f"topic {option!r} is not a topic name")
@@ -580,7 +607,7 @@ def _topic(option: str | None, known: Any, message: str) -> str:
         return option
     if isinstance(known, str) and known.strip("/") and not _is_tf_topic(known):
         return known
-    return DEFAULT_TOPIC
+    return default
 
 
 def _name(option: str | None, known: Any, default: str) -> str:
@@ -621,8 +648,9 @@ def _replace_folder(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: str,
-                    frame: str, child: str, ns: Any, data: Any, twist: Any) -> None:
+def _write_messages(work: Path, ros1: bool, storage: str, topic: str, msgtype: str,
+                    messages: Callable[[Any], Iterator[tuple[int, Any]]]) -> None:
+    """Write ``messages(typestore)`` — (bag time ns, message) pairs — on ``topic``."""
     try:
         from rosbags.rosbag1 import Writer as Writer1
         from rosbags.rosbag2 import StoragePlugin
@@ -632,10 +660,6 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: s
         raise MotionkitError("writing bags needs rosbags (a motionkit dependency that is "
                              "missing here): pip install rosbags") from None
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE)
-    types = store.types
-    msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
-               else "geometry_msgs/msg/PoseStamped")
-    zero_cov = np.zeros(36)
     writer: Any
     if ros1:
         writer = Writer1(work)
@@ -647,31 +671,36 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: s
     with contextlib.ExitStack() as stack:
         stack.enter_context(writer)
         connection = writer.add_connection(topic, msgtype, typestore=store)
-        header_type = types["std_msgs/msg/Header"]
-        time_type = types["builtin_interfaces/msg/Time"]
-        point, quaternion = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Quaternion"]
-        pose_type, vector = types["geometry_msgs/msg/Pose"], types["geometry_msgs/msg/Vector3"]
-        for index, (stamp, row) in enumerate(zip(ns.tolist(), data.tolist(), strict=True)):
-            sec, nanosec = divmod(stamp, 1_000_000_000)
-            header = (header_type(seq=index, stamp=time_type(sec=sec, nanosec=nanosec),
-                                  frame_id=frame) if ros1 else
-                      header_type(stamp=time_type(sec=sec, nanosec=nanosec), frame_id=frame))
-            pose = pose_type(position=point(x=row[0], y=row[1], z=row[2]),
-                             orientation=quaternion(x=row[3], y=row[4], z=row[5], w=row[6]))
-            if message == "Odometry":
-                lin, ang = twist[index, :3], twist[index, 3:]
-                msg = types[msgtype](
-                    header=header, child_frame_id=child,
-                    pose=types["geometry_msgs/msg/PoseWithCovariance"](pose=pose,
-                                                                       covariance=zero_cov),
-                    twist=types["geometry_msgs/msg/TwistWithCovariance"](
-                        twist=types["geometry_msgs/msg/Twist"](
-                            linear=vector(x=lin[0], y=lin[1], z=lin[2]),
-                            angular=vector(x=ang[0], y=ang[1], z=ang[2])),
-                        covariance=zero_cov))
-            else:
-                msg = types[msgtype](header=header, pose=pose)
+        for stamp, msg in messages(store):
             writer.write(connection, stamp, serialize(msg, msgtype))
+
+
+def _pose_messages(store: Any, ros1: bool, message: str, frame: str, child: str, ns: Any,
+                   data: Any, twist: Any) -> Iterator[tuple[int, Any]]:
+    """PoseStamped or Odometry messages of the root poses ``data`` at stamps ``ns``."""
+    types = store.types
+    msgtype = "nav_msgs/msg/Odometry" if message == "Odometry" else "geometry_msgs/msg/PoseStamped"
+    zero_cov = np.zeros(36)
+    point, quaternion = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Quaternion"]
+    pose_type, vector = types["geometry_msgs/msg/Pose"], types["geometry_msgs/msg/Vector3"]
+    for index, (stamp, row) in enumerate(zip(ns.tolist(), data.tolist(), strict=True)):
+        header = signals.header(store, ros1, index, stamp, frame)
+        pose = pose_type(position=point(x=row[0], y=row[1], z=row[2]),
+                         orientation=quaternion(x=row[3], y=row[4], z=row[5], w=row[6]))
+        if message == "Odometry":
+            lin, ang = twist[index, :3], twist[index, 3:]
+            msg = types[msgtype](
+                header=header, child_frame_id=child,
+                pose=types["geometry_msgs/msg/PoseWithCovariance"](pose=pose,
+                                                                   covariance=zero_cov),
+                twist=types["geometry_msgs/msg/TwistWithCovariance"](
+                    twist=types["geometry_msgs/msg/Twist"](
+                        linear=vector(x=lin[0], y=lin[1], z=lin[2]),
+                        angular=vector(x=ang[0], y=ang[1], z=ang[2])),
+                    covariance=zero_cov))
+        else:
+            msg = types[msgtype](header=header, pose=pose)
+        yield stamp, msg
 
 
 def sniff(head: bytes) -> bool:

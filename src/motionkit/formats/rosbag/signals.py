@@ -15,15 +15,17 @@ recorded once, as ``time`` in the topic's facts (``header``, ``log`` or ``header
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import FormatError
+from ...errors import ConversionError, FormatError
+from ...model import Motion, Track
 from ...model.timeline import ns_to_seconds
+from ..loss import Holds, tracks
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 IMU = "sensor_msgs/msg/Imu"
@@ -39,6 +41,10 @@ TIME_MODES = ("header", "log")
 #: The name a topic's tracks take when it is read alone (``bag:/joint_states``).
 SINGLE_BASE = {JOINT_STATE: "joints", IMU: "imu"}
 NUMERIC_BASE = "data"
+JOINT_STATES_TOPIC = "/joint_states"
+#: The tracks a JointState writer takes, by message field.
+JOINT_TRACKS = {"position": "joints", "velocity": "joints.velocity",
+                "effort": "joints.effort"}
 
 
 @dataclass
@@ -214,3 +220,88 @@ def _numeric(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
     width = rows[0].size if rows else 0
     data = np.asarray(rows, dtype=np.float64).reshape(len(rows), width)
     return Signal(np.asarray(stamps, dtype=np.int64), [Field("", "value", data)])
+
+
+def joint_state_holds() -> Holds:
+    """What a JointState writer holds: ``joints`` (+ velocity, effort) labelled by joint
+    name on one timeline, nothing else."""
+    return Holds(tracks=tracks(**dict.fromkeys(JOINT_TRACKS.values(), "value")),
+                 skeleton=False, terrain=False, one_timeline=True, labels=True, attrs=False,
+                 meta=frozenset(), namespace="rosbag")
+
+
+def joint_state_losses(obj: Motion) -> list[str]:
+    """Joint names a JointState writer would invent, fields it cannot put beside the
+    positions (other names, other times)."""
+    present = {field: obj.tracks[name] for field, name in JOINT_TRACKS.items()
+               if name in obj.tracks}
+    if not present:
+        return []
+    main = next(iter(present.values()))
+    lost = []
+    if main.labels is None:
+        lost.append(f"joint names for track {main.name!r} (it has no labels: written as "
+                    f"joint_0 … joint_{main.part_count - 1})")
+    values = np.stack([np.asarray(t.data, dtype=np.float64) for t in present.values()
+                       if t.data.shape == main.data.shape])
+    for column in np.flatnonzero(np.isnan(values).all(axis=(0, 1)) & (main.frames > 0)).tolist():
+        label = main.labels[column] if main.labels else f"joint_{column}"
+        lost.append(f"joint {label!r} of track {main.name!r} (no frame has a value for it: "
+                    "no message would name it)")
+    for track in present.values():
+        if track is main:
+            continue
+        if not track.timeline.same_as(main.timeline):
+            lost.append(f"the times of track {track.name!r} (a JointState message holds "
+                        f"{main.name!r}'s stamps)")
+        if sorted(track.labels or []) != sorted(main.labels or []) \
+                or track.part_count != main.part_count:
+            lost.append(f"track {track.name!r} (its joints differ from {main.name!r}'s)")
+    return lost
+
+
+def joint_state_tracks(obj: Motion) -> dict[str, Track]:
+    """The motion's JointState tracks by message field, each ``(frames, joints)``."""
+    present = {field: obj.tracks[name] for field, name in JOINT_TRACKS.items()
+               if name in obj.tracks}
+    if not present:
+        raise ConversionError(f"a JointState bag holds the tracks {', '.join(JOINT_TRACKS.values())}; "
+                              f"this motion has: {', '.join(obj.tracks) or 'none'}")
+    for track in present.values():
+        if track.data.ndim != 2:
+            raise ConversionError(f"track {track.name!r} has shape {track.data.shape}, not "
+                                  "(frames, joints)")
+    return present
+
+
+def header(store: Any, ros1: bool, seq: int, stamp: int, frame: str) -> Any:
+    """A ``std_msgs/Header`` at ``stamp`` ns (ROS1 headers also carry ``seq``)."""
+    types = store.types
+    sec, nanosec = divmod(stamp, 1_000_000_000)
+    time = types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
+    if ros1:
+        return types["std_msgs/msg/Header"](seq=seq, stamp=time, frame_id=frame)
+    return types["std_msgs/msg/Header"](stamp=time, frame_id=frame)
+
+
+def joint_state_messages(store: Any, ros1: bool, frame: str, ns: NDArray[np.int64],
+                         present: dict[str, Track]) -> Iterator[tuple[int, Any]]:
+    """One JointState per frame: the joints with a value in some field (a NaN-only joint
+    is left out, as the reader makes it), each field empty where it has no value."""
+    main = next(iter(present.values()))
+    names = main.labels or [f"joint_{i}" for i in range(main.part_count)]
+    columns = {field: np.asarray(track.data, dtype=np.float64)[
+        :, [track.labels.index(name) for name in names] if track.labels and main.labels
+        else slice(None)] for field, track in present.items()}
+    stack = np.stack(list(columns.values()))
+    given = np.asarray(~np.isnan(stack).all(axis=0), dtype=np.bool_)  # (frames, joints)
+    joint_state = store.types[JOINT_STATE]
+    empty = np.zeros(0)
+    for frame_index, stamp in enumerate(ns.tolist()):
+        keep = np.flatnonzero(given[frame_index])
+        arrays = {}
+        for name in JOINT_FIELDS:
+            values = columns[name][frame_index, keep] if name in columns else empty
+            arrays[name] = values if np.any(~np.isnan(values)) else empty
+        yield stamp, joint_state(header=header(store, ros1, frame_index, stamp, frame),
+                                 name=[names[i] for i in keep.tolist()], **arrays)
