@@ -277,3 +277,22 @@ def test_any_names_and_values_round_trip(tmp_path: Path, names: list[str], frame
     for (_, message), row in zip(peer, values, strict=True):
         assert list(message.name) == [n for n, v in zip(names, row, strict=True) if v == v]
         assert message.velocity.size == 0 and message.effort.size == 0
+
+
+@pytest.mark.parametrize("address", ["", ":/joint_states"])
+def test_info_lists_signal_topics_with_names_and_rates(address: str) -> None:
+    from motionkit.formats import registry
+
+    path = corpus_file("episodes", "bags", "joint_states_ros2")
+    lines = registry.by_name("rosbag").describe(mk.read(f"{path}{address}"))
+    tracks = ("joints, joints.velocity, joints.effort" if address else
+              "/joint_states, /joint_states.velocity, /joint_states.effort")
+    assert ("topic /joint_states: sensor_msgs/msg/JointState, 200 messages, 100 Hz (median), "
+            f"stamped by header time; tracks {tracks}") in lines
+    assert f"  7 joints: {', '.join(NAMES)}" in lines
+    if not address:
+        assert ("topic /cmd: std_msgs/msg/Float64MultiArray, 100 messages, 50 Hz (median), "
+                "stamped by bag receive (log) time: the messages have no header; tracks /cmd"
+                ) in lines
+    pose = corpus_file("evo", "ROS_example.bag")
+    assert registry.by_name("rosbag").describe(mk.read(f"{pose}:groundtruth")) == []

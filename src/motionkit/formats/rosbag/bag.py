@@ -401,7 +401,7 @@ def _add_signal(motion: Motion, reader: Any, base: Path, connections: list[Any],
     tracks, facts = _signal_tracks(reader, base, connections, connections[0].topic,
                                    sort=sort, dedupe=dedupe, time=time)
     for track in tracks:
-        track.attrs.update(facts)
+        track.attrs.update({k: v for k, v in facts.items() if k != "names"})
         motion.add(track)
 
 
@@ -701,6 +701,41 @@ def _pose_messages(store: Any, ros1: bool, message: str, frame: str, child: str,
         else:
             msg = types[msgtype](header=header, pose=pose)
         yield stamp, msg
+
+
+def describe(obj: Motion) -> list[str]:
+    """``info`` lines for the signal topics read (JointState, Imu, numeric): message type,
+    message count and median rate, which time stamps them, the joint names, the tracks."""
+    extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
+    topics: dict[str, tuple[dict[str, object], list[Track]]] = {}
+    if extras.get("msgtype") in signals.SIGNAL_TYPES:  # one topic read alone
+        topics[str(extras.get("topic"))] = (extras, list(obj.tracks.values()))
+    else:
+        for track in obj.tracks.values():
+            if track.attrs.get("msgtype") in signals.SIGNAL_TYPES:
+                entry = topics.setdefault(str(track.attrs.get("topic")), (track.attrs, []))
+                entry[1].append(track)
+    if not topics:
+        return []
+    lines = []
+    for key in ("topics", "tf_topics", "selectors"):
+        if extras.get(key):
+            lines.append(f"{key.replace('_', ' ')}: {', '.join(map(str, extras[key]))}")
+    for topic_name, (facts, tracks) in topics.items():
+        timeline = tracks[0].timeline
+        steps = np.diff(timeline.times)
+        rate = f", {1.0 / float(np.median(steps)):.6g} Hz (median)" if steps.size and \
+            float(np.median(steps)) > 0 else ""
+        time = facts.get("time_note") or f"{facts.get('time')} time"
+        lines.append(f"topic {topic_name}: {facts.get('msgtype')}, {timeline.count} messages"
+                     f"{rate}, stamped by {time}; tracks {', '.join(t.name for t in tracks)}")
+        names = tracks[0].labels if facts.get("msgtype") == signals.JOINT_STATE else None
+        if names:
+            lines.append(f"  {len(names)} joints: {', '.join(names)}")
+        if facts.get("partial_messages"):
+            lines.append(f"  {facts['partial_messages']} message(s) name only some joints "
+                         "(the others are gaps, NaN)")
+    return lines
 
 
 def sniff(head: bytes) -> bool:
