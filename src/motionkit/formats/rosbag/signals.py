@@ -130,45 +130,54 @@ def _when(stamp: int) -> str:
 
 def _joint_states(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
                   source: object) -> Signal:
-    """Map every message by name into the union of names (first-seen order)."""
+    """Map every message by name into the union of names (first-seen order). Messages
+    naming the same joints in the same order share one column map (checked once), and
+    each field is filled per such group, so a long topic costs little beyond decoding."""
     index: dict[str, int] = {}
+    orders: dict[tuple[str, ...], int] = {}
+    columns: list[NDArray[np.intp]] = []
     stamps: list[int] = []
-    rows: list[tuple[list[int], list[NDArray[np.float64]]]] = []
-    partial = 0
+    groups: list[int] = []
+    fields: list[list[NDArray[np.float64]]] = [[] for _ in JOINT_FIELDS]
     for log_ns, message in messages:
         stamp = clock(message, log_ns)
-        names = [str(name) for name in message.name]
-        if len(set(names)) != len(names):
-            repeated = sorted({name for name in names if names.count(name) > 1})
-            raise FormatError(f"{topic}: the JointState at {_when(stamp)} repeats joint "
-                              f"name(s) {', '.join(repeated)}", str(source))
-        arrays = []
-        for name in JOINT_FIELDS:
+        names = tuple(str(name) for name in message.name)
+        group = orders.get(names)
+        if group is None:
+            if len(set(names)) != len(names):
+                repeated = sorted({name for name in names if names.count(name) > 1})
+                raise FormatError(f"{topic}: the JointState at {_when(stamp)} repeats joint "
+                                  f"name(s) {', '.join(repeated)}", str(source))
+            group = orders[names] = len(columns)
+            columns.append(np.array([index.setdefault(name, len(index)) for name in names],
+                                    dtype=np.intp))
+        for number, name in enumerate(JOINT_FIELDS):
             values = np.asarray(getattr(message, name), dtype=np.float64).reshape(-1)
             if values.size not in (0, len(names)):
                 raise FormatError(f"{topic}: the JointState at {_when(stamp)} has "
                                   f"{values.size} {name} values for {len(names)} names",
                                   str(source))
-            arrays.append(values)
-        if index and (len(names) != len(index) or any(name not in index for name in names)):
-            partial += 1
-        columns = [index.setdefault(name, len(index)) for name in names]
+            fields[number].append(values)
         stamps.append(stamp)
-        rows.append((columns, arrays))
-    width = len(index)
-    fields = []
+        groups.append(group)
+    width, rows = len(index), np.asarray(groups, dtype=np.intp)
+    out = []
     for number, name in enumerate(JOINT_FIELDS):
-        if not any(arrays[number].size for _, arrays in rows):
+        given = np.fromiter((v.size > 0 for v in fields[number]), dtype=bool, count=rows.size)
+        if not given.any():
             continue  # no message carries the field: no track (never zeros)
-        data = np.full((len(rows), width), np.nan)
-        for row, (columns, arrays) in enumerate(rows):
-            if arrays[number].size:
-                data[row, columns] = arrays[number]
-        fields.append(Field("" if name == "position" else name, "value", data, list(index)))
+        data = np.full((rows.size, width), np.nan)
+        for group, cols in enumerate(columns):
+            chosen = np.flatnonzero(given & (rows == group))
+            if chosen.size and cols.size:
+                data[chosen[:, None], cols] = np.stack([fields[number][i] for i in chosen])
+        out.append(Field("" if name == "position" else name, "value", data, list(index)))
     facts: dict[str, object] = {"names": list(index)}
+    partial = int(sum(np.count_nonzero(rows == group) for group, cols in enumerate(columns)
+                      if cols.size < width))
     if partial:
         facts["partial_messages"] = partial
-    return Signal(np.asarray(stamps, dtype=np.int64), fields, facts)
+    return Signal(np.asarray(stamps, dtype=np.int64), out, facts)
 
 
 def _vector(value: Any, names: str) -> tuple[float, ...]:
