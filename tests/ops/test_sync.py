@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.errors import ConversionError, MotionkitWarning
-from motionkit.ops import sync
+from motionkit.ops import action_from_state, sync
 
 T0 = 1_700_000_000  # s: header stamp of the first /joint_states message
 
@@ -159,3 +159,21 @@ def test_hold_and_linear_match_their_definitions(stamps: list[int], fps: int,
             w = (t - relative[before]) / (relative[before + 1] - relative[before])
             assert got == pytest.approx(values[before] * (1 - w) + values[before + 1] * w,
                                         abs=1e-12)
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_actions_from_the_joint_states_as_next_state_or_delta(name: str) -> None:
+    motion = sync(mk.read(f"{_bag(name)}{ADDRESS}"), 30)
+    state = motion.tracks["/joint_states"]
+    following = action_from_state(state, "next")
+    delta = action_from_state(state, "delta", name="action.delta")
+    np.testing.assert_array_equal(following.data[:-1], state.data[1:])
+    np.testing.assert_array_equal(following.data[-1], state.data[-1])
+    np.testing.assert_array_equal(delta.data, following.data - state.data)
+    assert not delta.data[-1].any()
+    assert following.labels == state.labels and following.timeline is state.timeline
+    assert delta.attrs == {"derived_from": "/joint_states", "action": "delta"}
+    with pytest.raises(ConversionError, match="one of next, delta"):
+        action_from_state(state, "previous")
+    with pytest.raises(ConversionError, match="not the pose track"):
+        action_from_state(motion.tracks["world->base_link"], "next")

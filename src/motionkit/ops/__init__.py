@@ -2,6 +2,7 @@
 concatenate, velocities)."""
 
 from .resample import METHODS, choreonoid_import, resample, resample_track, sample
-from .sync import sync
+from .sync import action_from_state, sync
 
-__all__ = ["METHODS", "choreonoid_import", "resample", "resample_track", "sample", "sync"]
+__all__ = ["METHODS", "action_from_state", "choreonoid_import", "resample", "resample_track",
+           "sample", "sync"]

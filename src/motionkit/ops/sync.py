@@ -259,3 +259,25 @@ def _gap(track: Track, column: _Column, grid: NDArray[np.float64], at: int, tol:
         f"{where}: no sample within the tolerance {tol:.6g} s of grid time "
         f"{clock.absolute(t):.9f} s (frame {at}; {', '.join(near) or 'no samples'}); "
         "give a larger tolerance or drop such frames (on_gap='drop')")
+
+
+#: How an action is derived from a state track on a grid (spec 3.3 rule 6).
+ACTIONS = ("next", "delta")
+
+
+def action_from_state(track: Track, how: str, name: str = "action") -> Track:
+    """An action track from a synchronised state track: ``next`` = the next grid state
+    (``action[k] = state[k+1]``, the last frame repeated) or ``delta`` = the step to it
+    (``state[k+1] − state[k]``, so 0 on the last frame; Azure #224's current-to-next
+    deltas). ``attrs`` say which (``action``) and from what (``derived_from``)."""
+    if how not in ACTIONS:
+        raise ConversionError(f"an action is one of {', '.join(ACTIONS)}, not {how!r}")
+    if track.kind != "value":
+        raise ConversionError(f"actions come from a value track, not the {track.kind} track "
+                              f"{track.name!r}")
+    data = np.asarray(track.data, dtype=np.float64)
+    following = np.concatenate([data[1:], data[-1:]]) if len(data) else data
+    values = following if how == "next" else following - data
+    return Track(name, "value", values, track.timeline,
+                 list(track.labels) if track.labels else None,
+                 {"derived_from": track.name, "action": how})
