@@ -74,17 +74,7 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
                               f"{', '.join(chosen)})")
     clock = _clock(tracks)
     columns = {track.name: _columns(track, clock.relative(track)) for track in tracks}
-    first = max(float(c.times[0]) for cols in columns.values() for c in cols if c.times.size)
-    last = min(float(c.times[-1]) for cols in columns.values() for c in cols if c.times.size)
-    if any(not c.times.size for cols in columns.values() for c in cols):
-        empty = [name for name, cols in columns.items() if any(not c.times.size for c in cols)]
-        raise ConversionError(f"track(s) {', '.join(empty)} have columns without any sample")
-    if start is not None:
-        first = clock.relative_start(start)
-    if last < first:
-        raise ConversionError(f"the tracks share no time span (latest first sample "
-                              f"{clock.absolute(first):.9f} s, earliest last sample "
-                              f"{clock.absolute(last):.9f} s)")
+    first, last = _span(columns, clock, start)
     count = math.floor((last - first) * fps + 1e-9) + 1
     for track in tracks:
         _check_growth(track, count)
@@ -93,25 +83,9 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
     sampled: dict[str, NDArray[np.float64]] = {}
     tolerances: dict[str, float] = {}
     for track in tracks:
-        tol = _tolerance(tolerance, track.name)
-        data = np.empty((count, *track.data.shape[1:]))
-        widest = 0.0
-        for column in columns[track.name]:
-            own = tol if tol is not None else _default_tolerance(column.times)
-            widest = max(widest, own)
-            ok = _covered(column.times, grid, own, chosen[track.name])
-            if on_gap == "fail" and not ok.all():
-                raise _gap(track, column, grid, int(np.argmin(ok)), own, clock)
-            valid &= ok
-            part = _part(track, column)
-            values = sample(part, grid, "linear" if chosen[track.name] == "slerp"
-                            else chosen[track.name])
-            if column.index is None:
-                data[:] = values
-            else:
-                data[:, column.index] = values
-        sampled[track.name] = data
-        tolerances[track.name] = widest
+        sampled[track.name], tolerances[track.name] = _on_grid(
+            track, columns[track.name], grid, chosen[track.name],
+            _tolerance(tolerance, track.name), on_gap, clock, valid)
     start_s = clock.absolute(first)
     if valid.all():
         timeline = Timeline.uniform(fps, count, start_s)
@@ -131,6 +105,46 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
         facts["start_ns"] = clock.origin_ns + round(first * 1e9)
     out.meta["sync"] = facts
     return out
+
+
+def _span(columns: dict[str, list[_Column]], clock: _Clock, start: float | None,
+          ) -> tuple[float, float]:
+    """The grid's first and last relative time: the latest first sample (or ``start``)
+    and the earliest last one."""
+    empty = [name for name, cols in columns.items() if any(not c.times.size for c in cols)]
+    if empty:
+        raise ConversionError(f"track(s) {', '.join(empty)} have columns without any sample")
+    first = max(float(c.times[0]) for cols in columns.values() for c in cols)
+    last = min(float(c.times[-1]) for cols in columns.values() for c in cols)
+    if start is not None:
+        first = clock.relative_start(start)
+    if last < first:
+        raise ConversionError(f"the tracks share no time span (latest first sample "
+                              f"{clock.absolute(first):.9f} s, earliest last sample "
+                              f"{clock.absolute(last):.9f} s)")
+    return first, last
+
+
+def _on_grid(track: Track, columns: list[_Column], grid: NDArray[np.float64], method: str,
+             tol: float | None, on_gap: str, clock: _Clock, valid: NDArray[np.bool_],
+             ) -> tuple[NDArray[np.float64], float]:
+    """One track's values on the grid and its widest tolerance; grid points outside the
+    tolerance raise (``fail``) or are cleared in ``valid`` (``drop``)."""
+    data = np.empty((grid.size, *track.data.shape[1:]))
+    widest = 0.0
+    for column in columns:
+        own = tol if tol is not None else _default_tolerance(column.times)
+        widest = max(widest, own)
+        ok = _covered(column.times, grid, own, method)
+        if on_gap == "fail" and not ok.all():
+            raise _gap(track, column, grid, int(np.argmin(ok)), own, clock)
+        valid &= ok
+        values = sample(_part(track, column), grid, "linear" if method == "slerp" else method)
+        if column.index is None:
+            data[:] = values
+        else:
+            data[:, column.index] = values
+    return data, widest
 
 
 def _method(track: Track, asked: str | None) -> str:

@@ -559,22 +559,10 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
         def messages(store: Any) -> Iterator[tuple[int, Any]]:
             return signals.joint_state_messages(store, ros1, frame, ns, tracks)
     else:
-        root = obj.tracks["root"]
         topic = _topic(topic, extras.get("topic"), message)
         frame = _name(frame_id, extras.get("frame_id"), "map")
         child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
-        ns = _ros_stamps(root.timeline)
-        twist = None
-        if message == "Odometry":
-            zeros = np.zeros((root.frames, 3))
-            twist = np.hstack([obj.tracks["twist_linear"].data if "twist_linear" in obj.tracks
-                               else zeros, obj.tracks["twist_angular"].data
-                               if "twist_angular" in obj.tracks else zeros])
-        msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
-                   else "geometry_msgs/msg/PoseStamped")
-
-        def messages(store: Any) -> Iterator[tuple[int, Any]]:
-            return _pose_messages(store, ros1, message, frame, child, ns, root.data, twist)
+        msgtype, messages = _pose_source(obj, ros1, message, frame, child)
     folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent or Path(".")))
     try:
         work = folder / ("out.bag" if ros1 else "out")
@@ -673,6 +661,25 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, msgtype: s
         connection = writer.add_connection(topic, msgtype, typestore=store)
         for stamp, msg in messages(store):
             writer.write(connection, stamp, serialize(msg, msgtype))
+
+
+def _pose_source(obj: Motion, ros1: bool, message: str, frame: str, child: str,
+                 ) -> tuple[str, Callable[[Any], Iterator[tuple[int, Any]]]]:
+    """The message type and messages of the root pose (and, for Odometry, its twist:
+    zeros where the motion has none, which ``losses`` names)."""
+    root = obj.tracks["root"]
+    ns = _ros_stamps(root.timeline)
+    twist = None
+    if message == "Odometry":
+        zeros = np.zeros((root.frames, 3))
+        twist = np.hstack([obj.tracks[name].data if name in obj.tracks else zeros
+                           for name in TWIST_TRACKS])
+    msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
+               else "geometry_msgs/msg/PoseStamped")
+
+    def messages(store: Any) -> Iterator[tuple[int, Any]]:
+        return _pose_messages(store, ros1, message, frame, child, ns, root.data, twist)
+    return msgtype, messages
 
 
 def _pose_messages(store: Any, ros1: bool, message: str, frame: str, child: str, ns: Any,

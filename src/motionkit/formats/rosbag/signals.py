@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -107,7 +107,7 @@ class _Clock:
                         if count) or ("header" if self.use_header else "log")
 
 
-def decode(msgtype: str, messages: Iterable[tuple[int, Any]], topic: str, source: object,
+def decode(msgtype: str, messages: Iterable[tuple[int, object]], topic: str, source: object,
            time: str = "header") -> Signal:
     """Decode one signal topic's ``(log ns, message)`` pairs (``msgtype`` in SIGNAL_TYPES);
     inconsistent messages are a FormatError naming ``source``, the topic and the time."""
@@ -283,9 +283,10 @@ def joint_state_tracks(obj: Motion) -> dict[str, Track]:
     return present
 
 
-def header(store: Any, ros1: bool, seq: int, stamp: int, frame: str) -> Any:
-    """A ``std_msgs/Header`` at ``stamp`` ns (ROS1 headers also carry ``seq``)."""
-    types = store.types
+def header(store: object, ros1: bool, seq: int, stamp: int, frame: str) -> object:
+    """A ``std_msgs/Header`` at ``stamp`` ns (ROS1 headers also carry ``seq``) from a
+    rosbags typestore."""
+    types = cast(Any, store).types
     sec, nanosec = divmod(stamp, 1_000_000_000)
     time = types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
     if ros1:
@@ -293,8 +294,8 @@ def header(store: Any, ros1: bool, seq: int, stamp: int, frame: str) -> Any:
     return types["std_msgs/msg/Header"](stamp=time, frame_id=frame)
 
 
-def joint_state_messages(store: Any, ros1: bool, frame: str, ns: NDArray[np.int64],
-                         present: dict[str, Track]) -> Iterator[tuple[int, Any]]:
+def joint_state_messages(store: object, ros1: bool, frame: str, ns: NDArray[np.int64],
+                         present: dict[str, Track]) -> Iterator[tuple[int, object]]:
     """One JointState per frame: the joints with a value in some field (a NaN-only joint
     is left out, as the reader makes it), each field empty where it has no value."""
     main = next(iter(present.values()))
@@ -304,7 +305,7 @@ def joint_state_messages(store: Any, ros1: bool, frame: str, ns: NDArray[np.int6
         else slice(None)] for field, track in present.items()}
     stack = np.stack(list(columns.values()))
     given = np.asarray(~np.isnan(stack).all(axis=0), dtype=np.bool_)  # (frames, joints)
-    joint_state = store.types[JOINT_STATE]
+    joint_state = cast(Any, store).types[JOINT_STATE]
     empty = np.zeros(0)
     for frame_index, stamp in enumerate(ns.tolist()):
         keep = np.flatnonzero(given[frame_index])
