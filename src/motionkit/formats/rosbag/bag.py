@@ -27,7 +27,7 @@ from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ...ops.sync import METHOD_ATTR
 from ..loss import Holds
 from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
-from . import signals
+from . import fastjoint, signals
 from .tf import TfBuffer
 
 PathLike = str | os.PathLike[str]
@@ -207,14 +207,19 @@ def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple
 
 
 def _logged(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, int, Any]]:
-    """(connection, log time in ns, decoded message) for every message of ``connections``.
+    """(connection, log time in ns, decoded message) for every message of ``connections``."""
+    for index, (connection, log_ns, raw) in enumerate(_raw(reader, base, connections)):
+        yield connection, log_ns, _deserialize(reader, base, connection, raw, index)
+
+
+def _raw(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, int, bytes]]:
+    """(connection, log time in ns, raw bytes) for every message of ``connections``.
 
     A broken bag makes rosbags raise almost anything (its ReaderErrors, AssertionError,
     KeyError, OSError, UnicodeDecodeError, struct errors …); each becomes a FormatError
-    naming the bag and, for decoding, the topic and message number.
+    naming the bag (and, for decoding, ``_deserialize`` names the topic and message).
     """
     messages = iter(reader.messages(connections=connections))
-    index = 0
     while True:
         try:
             connection, log_ns, raw = next(messages)
@@ -222,13 +227,31 @@ def _logged(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[A
             return
         except Exception as exc:  # rosbags' whole range, for a broken or truncated bag
             raise _broken(base, "broken bag: cannot read its messages", exc) from None
-        try:
-            message = reader.deserialize(raw, connection.msgtype)
-        except Exception as exc:  # rosbags' decoders, for a corrupt message
-            raise _broken(base, f"broken bag: message {index} on {connection.topic} cannot "
-                          "be decoded", exc) from None
-        yield connection, int(log_ns), message
-        index += 1
+        yield connection, int(log_ns), raw
+
+
+def _deserialize(reader: Any, base: Path, connection: Any, raw: bytes,
+                 index: int | None) -> Any:
+    """rosbags' decoding of one message; a FormatError naming topic and message number."""
+    try:
+        return reader.deserialize(raw, connection.msgtype)
+    except Exception as exc:  # rosbags' decoders, for a corrupt message
+        which = f"message {index}" if index is not None else "a message"
+        raise _broken(base, f"broken bag: {which} on {connection.topic} cannot be decoded",
+                      exc) from None
+
+
+def _signal_messages(reader: Any, base: Path, connections: list[Any],
+                     ) -> Iterator[tuple[int, object]]:
+    """(log ns, message) of a signal topic: JointState through our own decoder
+    (``fastjoint``, checked against rosbags on the first message), the rest by rosbags."""
+    if connections[0].msgtype != signals.JOINT_STATE:
+        return ((log_ns, msg) for _, log_ns, msg in _logged(reader, base, connections))
+    connection = connections[0]
+    ros1 = bool(reader.ros1) if isinstance(reader, _TolerantReader) else not reader.is2
+    raws = ((log_ns, raw) for _, log_ns, raw in _raw(reader, base, connections))
+    return fastjoint.decode_all(
+        raws, ros1, lambda raw: _deserialize(reader, base, connection, raw, None))
 
 
 #: What a decoded message whose type definition in the bag differs from the standard one
@@ -357,9 +380,9 @@ def _signal_tracks(reader: Any, base: Path, connections: list[Any], name: str, *
     """The tracks of one signal topic (named from ``name`` by ``signals.track_name``) and
     its facts (topic, message type, which time was used, …)."""
     msgtype, topic_name = connections[0].msgtype, connections[0].topic
-    pairs = ((log_ns, msg) for _, log_ns, msg in _logged(reader, base, connections))
     try:
-        signal = signals.decode(msgtype, pairs, topic_name, base, time)
+        signal = signals.decode(msgtype, _signal_messages(reader, base, connections),
+                                topic_name, base, time)
     except _FIELD_ERRORS as exc:
         raise _broken(base, f"broken bag: a message on {topic_name} lacks the fields of "
                       f"{msgtype}", exc) from None

@@ -141,7 +141,8 @@ def _joint_states(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str
     fields: list[list[NDArray[np.float64]]] = [[] for _ in JOINT_FIELDS]
     for log_ns, message in messages:
         stamp = clock(message, log_ns)
-        names = tuple(str(name) for name in message.name)
+        given = message.name
+        names = given if isinstance(given, tuple) else tuple(str(name) for name in given)
         group = orders.get(names)
         if group is None:
             if len(set(names)) != len(names):
