@@ -177,3 +177,20 @@ def test_actions_from_the_joint_states_as_next_state_or_delta(name: str) -> None
         action_from_state(state, "previous")
     with pytest.raises(ConversionError, match="not the pose track"):
         action_from_state(motion.tracks["world->base_link"], "next")
+
+
+def test_joints_named_in_some_messages_only_are_sampled_from_their_own_messages() -> None:
+    times = np.arange(101) / 100  # an arm at 100 Hz, a gripper on the same topic at 10 Hz
+    data = np.column_stack([times * 2.0, np.where(np.arange(101) % 10 == 0, times, np.nan)])
+    motion = mk.Motion()
+    motion.add(mk.Track("joints", "value", data, mk.Timeline.stamped(times),
+                        labels=["arm", "gripper"]))
+    linear = sync(motion, 50)
+    grid = np.arange(51) / 50
+    np.testing.assert_allclose(linear.tracks["joints"].data, np.column_stack([grid * 2, grid]),
+                               rtol=0, atol=1e-12)
+    held = sync(motion, 50, methods={"joints": "hold"}).tracks["joints"].data
+    np.testing.assert_allclose(held[:, 1], np.floor(grid * 10 + 1e-9) / 10, rtol=0, atol=1e-12)
+    assert linear.meta["sync"]["tolerance"]["joints"] == pytest.approx(0.15)  # the gripper's
+    with pytest.raises(ConversionError, match="column 'gripper'"):
+        sync(motion, 50, tolerance=0.02)

@@ -296,3 +296,34 @@ def test_info_lists_signal_topics_with_names_and_rates(address: str) -> None:
                 ) in lines
     pose = corpus_file("evo", "ROS_example.bag")
     assert registry.by_name("rosbag").describe(mk.read(f"{pose}:groundtruth")) == []
+
+
+def test_a_bag_with_one_pose_topic_keeps_its_root_beside_the_signals(tmp_path: Path) -> None:
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    types = store.types
+    path = tmp_path / "mixed"
+    with Writer(path, version=8) as writer:
+        odom = writer.add_connection("/pose", "geometry_msgs/msg/PoseStamped", typestore=store)
+        joints = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState",
+                                       typestore=store)
+        for k in range(3):
+            stamp = 10**9 + k * 10**8
+            pose = types["geometry_msgs/msg/Pose"](
+                position=types["geometry_msgs/msg/Point"](x=float(k), y=0.0, z=0.0),
+                orientation=types["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0))
+            msg = types["geometry_msgs/msg/PoseStamped"](header=_header(store, stamp), pose=pose)
+            writer.write(odom, stamp, store.serialize_cdr(msg, odom.msgtype))
+            state = _joint_state(store, {"stamp": stamp, "name": ["a"], "position": [k / 2]})
+            writer.write(joints, stamp, store.serialize_cdr(state, joints.msgtype))
+    motion = mk.read(path)
+    assert list(motion.tracks) == ["root", "/joint_states"]
+    assert motion.meta["rosbag"]["topic"] == "/pose"
+    np.testing.assert_array_equal(motion.tracks["root"].data[:, 0], [0, 1, 2])
+    np.testing.assert_array_equal(motion.tracks["/joint_states"].data[:, 0], [0, 0.5, 1])
+    both = mk.read(f"{path}:/pose,/joint_states")
+    assert list(both.tracks) == ["/pose", "/joint_states"]
+    with pytest.raises(FormatError, match="selector '/pose' names tracks already read"):
+        mk.read(f"{path}:/pose,/joint_states,/pose")

@@ -310,10 +310,12 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
                 hint = f" (its topics: {names or 'none'})"
             raise FormatError(f"no pose topics in the bag{hint}", base)
         topic_names = sorted({c.topic for c in supported})
-        if len(topic_names) == 1 and not signal:
-            return _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
-        motion = Motion(meta={"name": base.stem, "rosbag": {"topics": topic_names + signal,
-                                         "tf_topics": sorted({c.topic for c in tf})}})
+        if len(topic_names) == 1:  # the trajectory, as ever, and any signal topics beside it
+            motion = _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
+            topic_names = []
+        else:
+            motion = Motion(meta={"name": base.stem, "rosbag": {
+                "topics": topic_names + signal, "tf_topics": sorted({c.topic for c in tf})}})
         for name in topic_names:
             _add_pose(motion, name, _read_topic(reader, base, [c for c in supported
                                                               if c.topic == name],
