@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import cast
 
-from .errors import ConversionError, FormatError, MotionkitError
+from .errors import ConversionError, FormatError, MotionkitError, choices, did_you_mean
 from .formats import registry
 from .formats.registry import Loaded
 from .model import Motion, Skeleton
@@ -42,7 +42,10 @@ def write(path: PathLike, obj: Loaded, format: str | None = None, **options: obj
     """Write ``obj`` to ``path`` atomically; refuses (ConversionError) what would be lost
     unless ``lossy=True``, which drops it with one warning."""
     lossy = bool(options.pop("lossy", False))
-    registry.for_writing(path, format).write(path, obj, lossy=lossy, **options)
+    like = obj.meta.get("source_format") if isinstance(obj, Motion) \
+        and isinstance(obj.meta, dict) else None
+    registry.for_writing(path, format, like=like if isinstance(like, str) else None).write(
+        path, obj, lossy=lossy, **options)
 
 
 def convert(
@@ -55,6 +58,7 @@ def convert(
     method: str = "auto",
     model: PathLike | Skeleton | None = None,
     lossy: bool = False,
+    read_options: dict[str, object] | None = None,
     **options: object,
 ) -> Loaded:
     """Read ``src``, optionally resample to ``rate`` Hz and derive link poses through a
@@ -63,10 +67,23 @@ def convert(
     With ``model`` the target gets what it needs from forward kinematics: every link's
     pose (``links``) where it holds them, else the pose of one link as the root (the
     ``link`` option names it; the model's first body by default). Each extra option goes
-    to the reader, the writer, or both, whichever takes it.
+    to the reader, the writer, or both, whichever takes it; ``read_options`` go to the
+    reader alone (the command line's ``-R``).
     """
     reader = registry.for_reading(src, from_format)
-    writer = registry.for_writing(dst, to_format)
+    writer = registry.for_writing(dst, to_format, like=reader.name)
+    reading, writing = split_options(reader, writer, options, read_options)
+    obj = reader.read(src, **reading)
+    return finish_conversion(obj, dst, writer, rate=rate, method=method, model=model,
+                             lossy=lossy, write_options=writing)
+
+
+def split_options(reader: registry.Format, writer: registry.Format,
+                  options: dict[str, object], read_options: dict[str, object] | None = None,
+                  ) -> tuple[dict[str, object], dict[str, object]]:
+    """``convert``'s options as (the reader's, the writer's): each goes to whichever side
+    takes it (both for SAME_ON_BOTH_SIDES), ``read_options`` to the reader alone; unknown
+    or ambiguous keys are a MotionkitError naming the choices."""
     read_allowed, write_allowed = reader.read_options(), writer.write_options()
     unknown = sorted(set(options) - read_allowed - write_allowed)
     ambiguous = sorted((set(options) & read_allowed & write_allowed) - SAME_ON_BOTH_SIDES)
@@ -76,21 +93,37 @@ def convert(
             f"writing {writer.name}; convert in two steps (mk.read with the reader's, mk.write "
             "with the writer's)")
     if unknown:
+        guess = did_you_mean(unknown[0], sorted(read_allowed | write_allowed))
         raise MotionkitError(
-            f"convert does not take option(s) {', '.join(unknown)} (reading {reader.name}: "
-            f"{', '.join(sorted(read_allowed)) or 'none'}; writing {writer.name}: "
-            f"{', '.join(sorted(write_allowed))})")
-    obj = reader.read(src, **{k: v for k, v in options.items() if k in read_allowed})
+            f"convert does not take option(s) {', '.join(unknown)} ({guess}reading "
+            f"{reader.name}: {', '.join(sorted(read_allowed)) or 'none'}; writing "
+            f"{writer.name}: {', '.join(sorted(write_allowed))})")
+    own = dict(read_options or {})
+    if set(own) - read_allowed:
+        wrong = sorted(set(own) - read_allowed)
+        raise MotionkitError(f"reading {reader.name} does not take option(s) {', '.join(wrong)} "
+                             f"({choices(wrong[0], sorted(read_allowed), 'known', 40)})")
+    reading = {**{k: v for k, v in options.items() if k in read_allowed}, **own}
+    return reading, {k: v for k, v in options.items() if k in write_allowed}
+
+
+def finish_conversion(obj: Loaded, dst: PathLike, writer: registry.Format, *,
+                      rate: float | None = None, method: str = "auto",
+                      model: PathLike | Skeleton | None = None, lossy: bool = False,
+                      write_options: dict[str, object] | None = None) -> Loaded:
+    """The second half of ``convert`` for what was read: resample to ``rate``, derive link
+    poses through ``model``, write ``dst`` with ``writer`` (a batch reads each file once,
+    for its catalog row, and finishes here)."""
+    writing = dict(write_options or {})
     if rate is not None:
         from .ops import resample
 
         if not isinstance(obj, Motion):
             raise ConversionError("--rate applies to motions only")
         obj = resample(obj, rate, method=method)
-    write_options = {k: v for k, v in options.items() if k in write_allowed}
     if model is not None:
-        obj = _derive(obj, model, writer, write_options)
-    return writer.write(dst, obj, lossy=lossy, **write_options)
+        obj = _derive(obj, model, writer, writing)
+    return writer.write(dst, obj, lossy=lossy, **writing)
 
 
 def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import warnings
+from collections.abc import Iterable
 
 
 class MotionkitError(Exception):
@@ -59,3 +61,56 @@ def warn(message: str) -> None:
 
 def _inside(module: str) -> bool:
     return module == "motionkit" or module.startswith("motionkit.")
+
+
+# -- how hints name options ---------------------------------------------------------------
+#: Set (to "cli") by the ``motionkit`` command while it runs, and inherited by the worker
+#: and sandbox processes it starts: hints then give command-line spellings.
+HINTS_ENV = "MOTIONKIT_HINTS"
+
+
+def for_cli() -> bool:
+    """True while the ``motionkit`` command runs (hints are read on a command line)."""
+    return os.environ.get(HINTS_ENV) == "cli"
+
+
+def option_hint(name: str, value: object, side: str = "read") -> str:
+    """How to pass option ``name`` for whoever reads the message: ``dedupe=True`` in
+    Python, ``-R dedupe=true`` (a reader's) or ``-O dedupe=true`` (a writer's) on the
+    command line, ``--lossy`` for lossy. The one place that decides a hint's spelling."""
+    if not for_cli():
+        return f"{name}={value!r}"
+    if name == "lossy" and value is True:
+        return "--lossy"
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"{'-O' if side == 'write' else '-R'} {name}={text}"
+
+
+def format_hint(name: str, side: str = "read") -> str:
+    """How to name format ``name``: ``format='tum'`` in Python, ``--from tum`` (reading) or
+    ``--to tum`` (writing) on the command line."""
+    if not for_cli():
+        return f"format={name!r}"
+    return f"{'--to' if side == 'write' else '--from'} {name}"
+
+
+def choices(name: str, known: Iterable[str], what: str = "known", shown: int = 12) -> str:
+    """The text that follows a name not found: the close matches first (``did you mean
+    'RLEG_ANKLE_R'?``, from difflib, case ignored), then up to ``shown`` of the ``known``
+    names, so a typo is answered even where the list is long. The one helper every name
+    lookup uses (bodies, joints, links, tracks, topics, formats, options)."""
+    names = list(dict.fromkeys(str(n) for n in known))
+    if not names:
+        return f"{what}: none"
+    listing = ", ".join(names[:shown]) + (f", … ({len(names)} in all)" if len(names) > shown
+                                          else "")
+    return f"{did_you_mean(name, names)}{what}: {listing}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``did you mean 'tum'? `` for the known names closest to ``name`` (difflib, case
+    ignored), or "" when none is close."""
+    folded = {str(n).lower(): str(n) for n in known}
+    close = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), n=3,
+                                                           cutoff=0.6)]
+    return f"did you mean {' or '.join(repr(n) for n in close)}? " if close else ""

@@ -117,7 +117,9 @@ def test_cli_summary_json_save_and_table(tmp_path: Path, capsys: pytest.CaptureF
         np.testing.assert_array_equal(loaded.errors, again.errors)
         np.testing.assert_array_equal(loaded.t_ref, again.t_ref)
     table = run("table", str(tmp_path / "small.json"), str(tmp_path / "big.json"))
-    assert table.count("\n") == 4 and "| small.json | ape |" in table
+    assert table.count("\n") == 6 and "| small.json | ape |" in table
+    assert table.startswith(f"ref and est under {tmp_path}/\n")  # named once, not per row
+    assert "| ref.tum | est.tum |" in table and str(tmp_path) not in table.split("\n", 1)[1]
     for suffix in ("csv", "md", "parquet"):
         run("table", str(tmp_path / "small.json"), str(tmp_path / "big.json"), "-o",
             str(tmp_path / f"t.{suffix}"))

@@ -205,8 +205,10 @@ def unknown_encoding_skel() -> bytes:
 
 
 def unknown_encoding_mjcf() -> bytes:
-    return (b'<?xml version="1.0" encoding="x-bogus-enc"?>\n<mujoco><worldbody><body>'
-            b'<freejoint/><geom size="1"/></body></worldbody></mujoco>\n')
+    """Bytes that are not UTF-8 in an encoding Python does not know (UTF-8 bytes would be
+    read as UTF-8 whatever they declare, as MuJoCo reads them)."""
+    return (b'<?xml version="1.0" encoding="x-bogus-enc"?>\n<mujoco model="caf\xe9">'
+            b'<worldbody><body><freejoint/><geom size="1"/></body></worldbody></mujoco>\n')
 
 
 def default_class_amplifier(attributes: int = 5_000, uses: int = 2_000) -> bytes:

@@ -41,3 +41,20 @@ def test_batch_retarget_gives_gmr_output_per_clip_and_fails_a_broken_one_alone(
         with open(written, "rb") as handle:
             clip = pickle.load(handle)
         assert np.degrees(np.abs(clip["dof_pos"] - gmr["dof_pos"])).max() < 1e-3
+
+
+def test_a_batch_job_carries_every_retargeting_option_to_its_worker() -> None:
+    """A job crosses the sandbox pipe as JSON: the options come back equal (the feet a
+    tuple again, not a JSON list)."""
+    import json
+
+    from motionkit.dataset.batch import Job, _job_json, _job_of
+    from motionkit.retarget import Options, Plan
+
+    options = Options(height=1.6, ground_clearance=0.01, max_joint_speed=3.0,
+                      plant_feet=False, feet=("left_ankle_roll_link", "right_ankle_roll_link"),
+                      smoothing=10.0)
+    job = Job("retarget", Path("out"), "gmr", None, False, False,
+              plan=Plan("g1.xml", "map.json", options=options))
+    again = _job_of(json.loads(json.dumps(_job_json(job))))
+    assert again.plan is not None and again.plan.options == options

@@ -143,3 +143,14 @@ def test_feet_named_must_follow_a_source_body() -> None:
     with pytest.raises(ConversionError, match="left_toe_link"):
         retarget.retarget(source, robot, body_map, options=retarget.Options(
             feet=("left_toe_link",)), **settings)  # type: ignore[arg-type]
+
+
+def test_a_map_that_drives_no_foot_says_nothing_is_planted() -> None:
+    import dataclasses
+
+    source, robot, body_map, settings = _inputs("corrected")
+    footless = dataclasses.replace(body_map, stages=tuple(
+        tuple(task for task in stage if "ankle" not in task.robot) for stage in body_map.stages))
+    with pytest.warns(mk.MotionkitWarning, match="no robot foot to plant"):
+        done = retarget.retarget(source, robot, footless, **settings)  # type: ignore[arg-type]
+    assert done.planted_frames == {}

@@ -18,19 +18,25 @@ from motionkit.model.skeleton import Skeleton
 METRES = 1e-6
 
 
-@pytest.fixture(scope="module")
-def result() -> tuple[retarget.Retargeted, Skeleton]:
+def _clip_onto(robot: Skeleton, options: retarget.Options | None = None
+               ) -> retarget.Retargeted:
+    """The corpus clip retargeted onto the G1 with the corpus adapters."""
     folder = corpus_file("retarget", "bvh_to_g1.json").parent
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the model's floor geom belongs to no body
-        robot = mk.read(folder / "g1_mocap_29dof_nomesh.xml")
-    assert isinstance(robot, Skeleton)
-    done = retarget.retarget(
+    return retarget.retarget(
         mk.read(corpus_file("bvh", "test_freebvh.bvh")), robot,
         retarget.read_map(folder / "bvh_to_g1.json"),
         rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"),
-        fix=retarget.read_frame_fix(folder / "freebvh_orientation_correction.json"))
-    return done, robot
+        fix=retarget.read_frame_fix(folder / "freebvh_orientation_correction.json"),
+        options=options or retarget.Options())
+
+
+@pytest.fixture(scope="module")
+def result() -> tuple[retarget.Retargeted, Skeleton]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model's floor geom belongs to no body
+        robot = mk.read(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
+    assert isinstance(robot, Skeleton)
+    return _clip_onto(robot), robot
 
 
 @pytest.mark.parametrize("fmt,name", [("gmr", "out.pkl"), ("mimickit", "out.pkl"),
@@ -69,15 +75,35 @@ def test_a_joint_speed_limit_holds_between_output_frames(
     free = np.abs(np.diff(done.motion.tracks["joints"].data, axis=0)).max() * 30.0
     limit = 2.0
     assert free > limit  # without the limit some joint is faster: the test can fail
-    folder = corpus_file("retarget", "bvh_to_g1.json").parent
-    limited = retarget.retarget(
-        mk.read(corpus_file("bvh", "test_freebvh.bvh")), robot,
-        retarget.read_map(folder / "bvh_to_g1.json"),
-        rename=retarget.read_rename(folder / "freebvh_lafan1_names.json"),
-        fix=retarget.read_frame_fix(folder / "freebvh_orientation_correction.json"),
-        options=retarget.Options(max_joint_speed=limit))
+    limited = _clip_onto(robot, retarget.Options(max_joint_speed=limit))
     speed = np.abs(np.diff(limited.motion.tracks["joints"].data, axis=0)) * 30.0
     assert speed.max() <= limit + 1e-9
+
+
+def test_smoothing_lowers_the_joints_acceleration_for_a_little_tracking(
+        result: tuple[retarget.Retargeted, Skeleton]) -> None:
+    """``smoothing=10``: each frame's joints pulled toward constant speed from the two
+    before. Measured: RMS joint acceleration 47 → 34 rad/s², worst 639 → 380, mean
+    tracking error +0.1 mm; the joint limits still hold."""
+    done, robot = result
+    smooth = _clip_onto(robot, retarget.Options(smoothing=10.0))
+
+    def acceleration(q: np.ndarray) -> np.ndarray:
+        return np.diff(q, 2, axis=0) * 30.0**2
+
+    free, held = (acceleration(r.motion.tracks["joints"].data) for r in (done, smooth))
+    assert np.sqrt((held**2).mean()) < 0.8 * np.sqrt((free**2).mean())
+    assert np.abs(held).max() < 0.7 * np.abs(free).max()
+    assert smooth.position_errors.mean() < done.position_errors.mean() + 1e-3
+    q = smooth.motion.tracks["joints"].data
+    assert np.all(q >= robot.lower[6:] - 1e-9) and np.all(q <= robot.upper[6:] + 1e-9)
+
+
+@pytest.mark.parametrize("options", [{"smoothing": 0.0}, {"smoothing": float("nan")},
+                                     {"smoothing": 1.0, "like_gmr": True}])
+def test_smoothing_must_be_a_positive_weight_outside_gmr_mode(options: dict[str, object]) -> None:
+    with pytest.raises(mk.ConversionError):
+        retarget.Options(**options)  # type: ignore[arg-type]
 
 
 def test_the_source_and_the_robot_show_side_by_side(

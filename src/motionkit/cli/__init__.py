@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 from typing import Any
@@ -10,14 +11,15 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import MotionkitError, MotionkitWarning
+from ..errors import HINTS_ENV, MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
 COMMANDS = ("info", "validate", "convert", "resample", "fk", "retarget", "eval", "plot", "view",
-            "batch", "catalog", "pack")
+            "batch", "catalog", "pack", "formats")
 
 EPILOG = """\b
 Examples:
+  motionkit formats                      (extensions, -R/-O options)
   motionkit info walk.seq
   motionkit info --json walk.seq
   motionkit validate motions/*.seq
@@ -53,6 +55,13 @@ class _Group(click.Group):
         command: click.Command = module.command
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C becomes Abort here, so click prints nothing and ``main`` one line."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise click.exceptions.Abort() from None
+
 
 @click.group(cls=_Group, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="motionkit")
@@ -73,6 +82,18 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", MotionkitWarning)
+    before = os.environ.get(HINTS_ENV)
+    os.environ[HINTS_ENV] = "cli"  # hints spelled for a command line (errors.option_hint)
+    try:
+        _main(argv, debug)
+    finally:
+        if before is None:
+            os.environ.pop(HINTS_ENV, None)
+        else:
+            os.environ[HINTS_ENV] = before
+
+
+def _main(argv: list[str] | None, debug: bool) -> None:
     try:
         code = cli.main(args=argv, prog_name="motionkit", standalone_mode=False)
     except click.exceptions.Abort:

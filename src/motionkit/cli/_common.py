@@ -8,7 +8,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import click
@@ -37,17 +37,43 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def refuse_source_as_output(out: str, *inputs: str | None) -> None:
-    """A ConversionError when ``out`` is one of the inputs (a link to one included): a
-    command never replaces what it reads."""
+def refuse_source_as_output(out: str, *inputs: str | None, replaceable: str | None = None,
+                            in_place: bool = False) -> None:
+    """A ConversionError when ``out`` is one of the inputs (a link to one, another spelling
+    of its path, or the bag of a ``run.bag:/topic`` address included): a command never
+    replaces what it reads. ``replaceable`` is the input a command's ``--in-place`` may
+    replace, and ``in_place`` says the user asked for it."""
     import os
 
     from ..errors import ConversionError
 
     for source in inputs:
-        if source and os.path.exists(source) and os.path.exists(out) \
-                and os.path.samefile(source, out):
-            raise ConversionError(f"{clean(out)} is an input of this command; write elsewhere")
+        base = _file_of(source) if source else None
+        if base and os.path.exists(out) and os.path.samefile(base, out):
+            if in_place and source == replaceable:
+                continue
+            how = "; pass --in-place to replace it" if source == replaceable else ""
+            raise ConversionError(f"{clean(out)} is an input of this command ({clean(source)}); "
+                                  f"write elsewhere{how}")
+
+
+def _file_of(source: str) -> str | None:
+    """The file an input names: itself, or the part before ``:`` of an address such as
+    ``run.bag:/topic`` (None when neither exists)."""
+    import os
+
+    if os.path.exists(source):
+        return source
+    base = source.split(":", 1)[0]
+    return base if ":" in source and base and os.path.exists(base) else None
+
+
+def read_option(func: Callable[..., None]) -> Callable[..., None]:
+    """``-R KEY=VALUE``: an option for the reader (hints on the command line say ``-R``)."""
+    return click.option("-R", "--read-option", "read_options", multiple=True,
+                        metavar="KEY=VALUE",
+                        help="A reader option, e.g. -R dedupe=true -R sort=true "
+                             "(see motionkit formats).")(func)
 
 
 def parse_options(pairs: Iterable[str]) -> dict[str, Any]:

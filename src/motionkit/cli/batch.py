@@ -11,10 +11,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from ..errors import MotionkitError
+from ..ops import METHODS
+from ._common import parse_options, read_option
+from .eval import ALIGN, MATCH, RELATION
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
     from ..dataset.batch import Job, Outcome
+    from ..dataset.files import Item
 
 
 def printable(text: str) -> str:
@@ -61,7 +66,7 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
 
     seconds, memory = limits
     job = dataclasses.replace(job, limits=Limits(seconds or None, memory or None))
-    items = expand(patterns)
+    items, skipped = _known(expand(patterns), job.from_format)
     counts = {"failed": 0}
     start = time.monotonic()
     bar = tqdm(total=len(items), desc=f"batch {job.op}", unit="file", file=sys.stderr,
@@ -86,11 +91,43 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
     warned = sum(len(o.warnings) for o in outcomes)
     if warned:
         done += f", {warned} warning(s)"
+    if skipped:
+        kinds = ", ".join(sorted({item.source.suffix or "(none)" for item in skipped}))
+        done += f"; {len(skipped)} skipped (no known extension: {printable(kinds)})"
     click.echo(f"{len(outcomes)} file(s): {done} in {elapsed:.1f} s "
                f"({len(outcomes) / max(elapsed, 1e-9):.1f} files/s); "
                f"catalog {printable(str(Path(cast(Path, job.out)) / 'catalog.parquet'))}", err=True)
     if failures:
         sys.exit(2)
+
+
+def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list[Item]]:
+    """The items a format's extension claims, and the rest (SOURCES.md, meshes), which a
+    batch skips and counts apart instead of failing them. With --from every file is read."""
+    if from_format is not None:
+        return items, []
+    from ..formats import registry
+
+    known = {suffix for info in registry.formats() for suffix in info.extensions}
+    kept = [item for item in items if item.source.suffix.lower() in known]
+    if not kept and items:
+        raise MotionkitError(f"none of the {len(items)} file(s) has the extension of a known "
+                             "format (see motionkit formats; --from names one)")
+    return kept, [item for item in items if item.source.suffix.lower() not in known]
+
+
+def _read_options(func: Callable[..., None]) -> Callable[..., None]:
+    """``-R`` and ``--character``: what the one-file verbs give their readers."""
+    func = click.option("--character", type=click.Path(exists=True, dir_okay=False),
+                        help="Character/model file that gives joints their meaning.")(func)
+    return read_option(func)
+
+
+def _reading(read_options: tuple[str, ...], character: str | None) -> dict[str, object]:
+    options = parse_options(read_options)
+    if character:
+        options["character"] = str(Path(character).absolute())
+    return options
 
 
 @click.group("batch", epilog="""\b
@@ -112,17 +149,32 @@ def command() -> None:
 Examples:
   motionkit batch convert 'motions/**/*.seq' --out converted --to traj
   motionkit batch convert data/ --out data_v4 -j 2 --force
-  motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786""")
+  motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786
+  motionkit batch convert 'walks/*.seq' --out links --model SR1.body --to seq
+  motionkit batch convert 'walks/*.seq' --out bvh --model SR1.body --to bvh --lossy
+  motionkit batch convert 'runs/*.pkl' --out seq --character humanoid.xml --to seq --rate 30""")
 @_shared
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+@click.option("--rate", type=float, help="Resample every track to this rate (Hz).")
+@click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
+              help="Interpolation when resampling.")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False),
+              help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A writer option (or a reader's, where only it takes the key), as convert.")
+@_read_options
 def convert(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
             from_format: str | None, force: bool, timeout: float, memory: int,
-            to_format: str | None, lossy: bool) -> None:
-    """Convert every file matched by PATTERNS into --out."""
+            to_format: str | None, lossy: bool, rate: float | None, method: str,
+            model: str | None, options: tuple[str, ...], read_options: tuple[str, ...],
+            character: str | None) -> None:
+    """Convert every file matched by PATTERNS into --out, with convert's options."""
     from ..dataset.batch import Job
 
-    run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force),
+    run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force,
+            options=parse_options(options), read_options=_reading(read_options, character),
+            rate=rate, method=method, model=str(Path(model).absolute()) if model else None),
         patterns, jobs, scheduler, (timeout, memory))
 
 
@@ -131,12 +183,15 @@ Examples:
   motionkit batch validate data/ --out report
   motionkit batch validate 'parc/**/*.pkl' --out report -j 2""")
 @_shared
+@_read_options
 def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool, timeout: float, memory: int) -> None:
+             from_format: str | None, force: bool, timeout: float, memory: int,
+             read_options: tuple[str, ...], character: str | None) -> None:
     """Read every file completely; the catalog in --out says which failed and why."""
     from ..dataset.batch import Job
 
-    run(Job("validate", Path(out).absolute(), from_format=from_format, force=force),
+    run(Job("validate", Path(out).absolute(), from_format=from_format, force=force,
+            read_options=_reading(read_options, character)),
         patterns, jobs, scheduler, (timeout, memory))
 
 
@@ -144,12 +199,15 @@ def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | No
 Examples:
   motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
 @_shared
+@_read_options
 def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-         from_format: str | None, force: bool, timeout: float, memory: int) -> None:
+         from_format: str | None, force: bool, timeout: float, memory: int,
+         read_options: tuple[str, ...], character: str | None) -> None:
     """Write each file's ``info --json`` document to --out as FILE.json."""
     from ..dataset.batch import Job
 
-    run(Job("info", Path(out).absolute(), from_format=from_format, force=force),
+    run(Job("info", Path(out).absolute(), from_format=from_format, force=force,
+            read_options=_reading(read_options, character)),
         patterns, jobs, scheduler, (timeout, memory))
 
 
@@ -162,18 +220,34 @@ Examples:
               help="Each estimate's reference: a path with {relative}, {parent}, {stem} or {name} "
                    "of the estimate, e.g. 'gt/{parent}/{stem}.tum'.")
 @click.option("--metric", type=click.Choice(["ape", "rpe"]), default="ape", show_default=True)
-@click.option("--align", "alignment", type=click.Choice(["se3", "sim3", "posyaw", "scale",
-                                                         "translation", "none"]),
+@click.option("--align", "alignment", type=ALIGN,
               default="none", show_default=True, help="Fit each estimate onto its reference first.")
+@click.option("--relation", type=RELATION, default="translation", show_default=True)
+@click.option("--match", type=MATCH, default="nearest", show_default=True,
+              help="nearest stamp (as evo) or interpolate the estimate (as trajectopy).")
+@click.option("--max-diff", type=float, default=0.01, show_default=True, metavar="S",
+              help="Largest stamp difference of a nearest match.")
+@click.option("--max-gap", type=float, default=10.0, show_default=True, metavar="S",
+              help="Gaps longer than this are not bridged by interpolation.")
+@click.option("-R", "--ref-option", "ref_options", multiple=True, metavar="KEY=VALUE",
+              help="Reader option for each reference, e.g. -R topic=groundtruth.")
+@click.option("-E", "--est-option", "est_options", multiple=True, metavar="KEY=VALUE",
+              help="Reader option for each estimate, e.g. -E topic=ORB-SLAM.")
 def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
              from_format: str | None, force: bool, timeout: float, memory: int,
-             reference: str, metric: str, alignment: str) -> None:
-    """Evaluate every estimate against its reference: FILE.json results and one table,
-    results.parquet (``eval table``'s columns)."""
+             reference: str, metric: str, alignment: str, relation: str, match: str,
+             max_diff: float, max_gap: float, ref_options: tuple[str, ...],
+             est_options: tuple[str, ...]) -> None:
+    """Evaluate every estimate against its reference, with eval's options: FILE.json
+    results and one table, results.parquet (``eval table``'s columns)."""
     from ..dataset.batch import Job
 
     settings: dict[str, Any] = {"reference": reference, "metric": metric, "align": alignment}
-    run(Job("eval", Path(out).absolute(), from_format=from_format, force=force, **settings),
+    metric_options = {"relation": relation, "match": match, "max_diff": max_diff,
+                      "max_gap": max_gap}
+    run(Job("eval", Path(out).absolute(), from_format=from_format, force=force,
+            ref_options=parse_options(ref_options), read_options=parse_options(est_options),
+            metric_options=metric_options, **settings),
         patterns, jobs, scheduler, (timeout, memory))
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import click
 
 from .. import api
+from ..formats import registry
 from ..ops import METHODS
-from ._common import busy, clean, parse_options, refuse_source_as_output
+from ._common import busy, clean, parse_options, read_option, refuse_source_as_output
 
 
 @click.command(epilog="""\b
 Examples:
   motionkit convert SR1WalkPattern.yaml walk_v4.seq -O version=4
-  motionkit convert walk.seq walk.seq -O precision=9      (Choreonoid's own digits)
+  motionkit convert walk.seq walk.seq --in-place -O precision=9      (Choreonoid's own digits)
   motionkit convert stamped.seq uniform.seq --rate 100
   motionkit convert run.pkl run.seq --character humanoid.xml
   motionkit convert SR1WalkPattern1.seq links.seq --model SR1.body      (every link's pose)
@@ -31,28 +32,58 @@ Examples:
               help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="A reader/writer option, e.g. -O version=4 -O precision=9.")
+              help="A writer option (or a reader's, where only it takes the key), e.g. "
+                   "-O version=4 -O precision=9.")
+@read_option
+@click.option("--in-place", is_flag=True,
+              help="Allow TARGET to be SOURCE itself (it is replaced, atomically).")
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
-            lossy: bool, options: tuple[str, ...]) -> None:
+            lossy: bool, options: tuple[str, ...], read_options: tuple[str, ...],
+            in_place: bool) -> None:
     """Convert SOURCE to TARGET (formats from the extensions unless named).
 
-    What TARGET cannot hold is refused with one line naming it, unless --lossy.
+    What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
+    is never SOURCE (by any path or link) unless --in-place. See `motionkit formats`
+    for each format's extensions and -R/-O options.
     """
-    run(source, target, from_format, to_format, rate, method, character, lossy, options, model)
+    run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
+        in_place, read_options)
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
-        options: tuple[str, ...], model: str | None = None) -> None:
-    """Do one conversion and report it in one line."""
-    refuse_source_as_output(target, source, character, model)
+        options: tuple[str, ...], model: str | None = None, in_place: bool = False,
+        read_options: tuple[str, ...] = ()) -> None:
+    """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
+    import os
+
+    refuse_source_as_output(target, source, character, model,
+                            replaceable=source, in_place=in_place)
+    existed = os.path.lexists(target)
+    chosen = _chosen_writer(source, target, from_format, to_format)
     extra = parse_options(options)
     if character:
         extra["character"] = character
     with busy(f"converting {source}"):
         motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                             rate=rate, method=method, model=model, lossy=lossy, **extra)
+                             rate=rate, method=method, model=model, lossy=lossy,
+                             read_options=parse_options(read_options), **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
-    click.echo(f"wrote {clean(target)}{detail}")
+    click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
+
+
+def _chosen_writer(source: str, target: str, from_format: str | None,
+                   to_format: str | None) -> str:
+    """`` as traj (…; --to euroc for …)`` when TARGET's extension has several writers and
+    none was named: the user learns which one was chosen and how to name another."""
+    if to_format:
+        return ""
+    reader = registry.for_reading(source, from_format)
+    writer = registry.for_writing(target, None, like=reader.name)
+    others = registry.sharing(target, writer)
+    if not others:
+        return ""
+    rest = "; ".join(f"--to {other.name} for {other.description}" for other in others)
+    return f" as {writer.name} ({writer.description}; {rest})"

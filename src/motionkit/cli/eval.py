@@ -201,7 +201,7 @@ def table(results: tuple[str, ...], output: str | None) -> None:
     rows = [load(path).summary_row(Path(path).name) for path in results]
     frame = pl.DataFrame(rows)
     if output is None:
-        click.echo(_markdown(frame))
+        click.echo(_markdown(*_shortened(frame)))
         return
     suffix = Path(output).suffix.lower()
     if suffix not in (".csv", ".parquet", ".md"):
@@ -212,14 +212,39 @@ def table(results: tuple[str, ...], output: str | None) -> None:
         elif suffix == ".parquet":
             frame.write_parquet(handle)
         else:
-            handle.write((_markdown(frame) + "\n").encode("utf-8"))
+            handle.write((_markdown(*_shortened(frame)) + "\n").encode("utf-8"))
     click.echo(f"wrote {output} ({len(rows)} rows)", err=True)
 
 
-def _markdown(frame: Any) -> str:
+def _shortened(frame: Any) -> tuple[Any, str | None]:
+    """The table for people: ``ref`` and ``est`` relative to the folder all of them share
+    (named once above the table), not the same absolute prefix in every row. CSV and
+    Parquet keep the paths whole, for programs."""
+    import os
+
+    import polars as pl
+
+    paths = [str(p) for column in ("ref", "est") for p in frame[column].to_list() if p]
+    if not paths or not all(os.path.isabs(p) for p in paths):
+        return frame, None
+    common = os.path.commonpath(paths)
+    if common in paths:  # one file: its folder
+        common = os.path.dirname(common)
+    if common == os.path.dirname(common):  # nothing shared but the root
+        return frame, None
+    def relative(path: str) -> str:
+        return os.path.relpath(path, common)
+
+    short = frame.with_columns(*(pl.col(column).map_elements(relative, return_dtype=pl.String)
+                                 for column in ("ref", "est")))
+    return short, common
+
+
+def _markdown(frame: Any, base: str | None = None) -> str:
     def cell(value: object) -> str:
         return f"{value:.6g}" if isinstance(value, float) else str(value)
 
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines = [f"ref and est under {base}/", ""] if base else []
+    lines += ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
     return "\n".join(lines)

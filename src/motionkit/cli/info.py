@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
+from ..errors import FormatError
 from ..formats import registry
 from ..formats.loss import RESTATED_ATTRS
 from ..model import Motion, Skeleton, World
 from ..summary import all_tracks, describe, summarise
-from ._common import busy, clean, echo_json
+from ._common import busy, clean, echo_json, parse_options, read_option
 
 #: Lines of one file's summary shown before "… N more lines".
 MAX_LINES = 2000
@@ -28,15 +29,19 @@ Examples:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--from", "from_format", metavar="FORMAT", help="Read as this format.")
-def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> None:
+@read_option
+def command(files: tuple[str, ...], as_json: bool, from_format: str | None,
+            read_options: tuple[str, ...]) -> None:
     """Show format, timing and tracks of motion files, or the structure of models."""
-    results = []
+    results: list[tuple[str, str, object]] = []
+    options = parse_options(read_options)
     for path in files:
         entry = registry.for_reading(path, from_format)
         with busy(f"reading {path}"):
-            results.append((path, entry.name, entry.read(path)))
+            results.append((path, entry.name, _read_or_survey(entry, path, options)))
     if as_json:
-        docs = [describe(name, obj) for _, name, obj in results]
+        docs = [{"format": name, "survey": obj} if isinstance(obj, list) else describe(name, obj)
+                for _, name, obj in results]
         echo_json(docs[0] if len(docs) == 1 else docs)
         return
     for index, (path, name, obj) in enumerate(results):
@@ -45,11 +50,25 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None) -> N
         click.echo(render(path, name, obj))
 
 
+def _read_or_survey(entry: registry.Format, path: str, options: dict[str, object]) -> object:
+    """What ``path`` holds, or the format's survey lines when it holds nothing ``read``
+    returns (a bag of TF only: its edges are information, not an error)."""
+    try:
+        return entry.read(path, **options)
+    except FormatError:
+        lines = entry.survey(path)
+        if not lines:
+            raise
+        return lines
+
+
 def render(path: str, fmt: str, obj: object) -> str:
     """A readable summary for people: at most MAX_LINES lines, each with every control
     character a file could hold escaped."""
     lines = [f"{path}  ({fmt})"]
-    if isinstance(obj, Motion):
+    if isinstance(obj, list):  # a survey
+        lines.extend(f"  {line}" for line in obj)
+    elif isinstance(obj, Motion):
         lines.extend(_motion_lines(obj, registry.by_name(fmt)))
     elif isinstance(obj, World):
         lines.append(_world_head(obj))

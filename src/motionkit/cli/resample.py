@@ -23,7 +23,8 @@ Examples:
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="A writer option, e.g. -O version=4.")
+@click.option("--in-place", is_flag=True, help="Allow TARGET to be SOURCE itself (replaced).")
 def command(source: str, target: str, rate: float, method: str, to_format: str | None,
-            lossy: bool, options: tuple[str, ...]) -> None:
+            lossy: bool, options: tuple[str, ...], in_place: bool) -> None:
     """Resample SOURCE to a uniform RATE and write TARGET."""
-    run(source, target, None, to_format, rate, method, None, lossy, options)
+    run(source, target, None, to_format, rate, method, None, lossy, options, None, in_place)

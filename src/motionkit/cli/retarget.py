@@ -46,6 +46,9 @@ PLAN_OPTIONS = (
     click.option("--no-plant-feet", is_flag=True,
                  help="Let the robot's feet follow the source's while planted (GMR's way) "
                       "instead of holding them still, flat and on the ground."),
+    click.option("--smoothing", type=float, metavar="WEIGHT",
+                 help="Pull each frame's joints toward constant speed (e.g. 10: less jitter "
+                      "for a little tracking)."),
     click.option("--feet", metavar="BODY,BODY", callback=lambda _c, _p, v: tuple(
                      name.strip() for name in v.split(",")) if v else None,
                  help="The robot's feet to plant (default: the mapped bodies lowest at rest)."),
@@ -69,7 +72,8 @@ def plan_of(settings: dict[str, object]) -> Plan:
     like_gmr, clearance, no_ground = take("like_gmr"), take("ground_clearance"), take("no_ground")
     options = Options(like_gmr, take("height"), None if no_ground or like_gmr else clearance,
                       take("lock_base"), take("max_joint_speed"),
-                      plant_feet=not take("no_plant_feet"), feet=take("feet"))
+                      plant_feet=not take("no_plant_feet"), feet=take("feet"),
+                      smoothing=take("smoothing"))
     return Plan(take("robot"), take("map_path"), take("by_name"), take("rename"),
                 take("frame_fix"), options)
 

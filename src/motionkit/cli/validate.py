@@ -9,7 +9,7 @@ import click
 
 from .. import api
 from ..errors import MotionkitError
-from ._common import clean, progress
+from ._common import clean, parse_options, progress, read_option
 
 
 @click.command(epilog="""\b
@@ -22,14 +22,17 @@ Examples:
               help="Check motions against this character/model file.")
 @click.option("--from", "from_format", metavar="FORMAT", help="Read as this format.")
 @click.option("--strict", is_flag=True, help="Count warnings as problems too.")
+@read_option
 def command(files: tuple[str, ...], character: str | None, from_format: str | None,
-            strict: bool) -> None:
+            strict: bool, read_options: tuple[str, ...]) -> None:
     """Read each file completely; exit 0 when all are valid, 2 otherwise.
 
     Problems are printed as FILE:LINE:COLUMN: message (line and column where the
     format has lines); warnings are printed too.
     """
-    options = {"character": character} if character else {}
+    options = parse_options(read_options)
+    if character:
+        options["character"] = character
     failed = 0
     for path in progress(list(files), "validating"):
         with warnings.catch_warnings(record=True) as caught:

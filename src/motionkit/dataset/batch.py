@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._io import atomic_write
 from ..errors import MotionkitError
@@ -57,6 +57,16 @@ class Job:
     limits: Limits = field(default_factory=Limits)
     #: retarget: the robot, the body map and the options (frames in order, clips in parallel)
     plan: Plan | None = None
+    #: the one-file verb's options: -O (to the reader or writer, whichever takes each, as
+    #: ``convert``), -R (the reader's), and convert's --rate, --method and --model
+    options: dict[str, object] = field(default_factory=dict)
+    read_options: dict[str, object] = field(default_factory=dict)
+    rate: float | None = None
+    method: str = "auto"
+    model: str | None = None
+    #: eval: the reference's reader options (-R) and the metric's (match, max_diff, …)
+    ref_options: dict[str, object] = field(default_factory=dict)
+    metric_options: dict[str, object] = field(default_factory=dict)
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -173,13 +183,15 @@ def chunk_size(files: int, workers: int) -> int:
 
 def _work(job: Job, item: Item) -> Outcome:
     source = item.source
-    row, obj = read_file(source, job.from_format)
-    if obj is None:
-        return Outcome(str(source), "failed", row, error=str(row["error"]))
     try:
         target = job.target(item)
+        reading, writing = _split(job, source, target)
     except MotionkitError as exc:
+        row, _ = read_file(source, job.from_format)
         return _failed(source, row, exc)
+    row, obj = read_file(source, job.from_format, reading)
+    if obj is None:
+        return Outcome(str(source), "failed", row, error=str(row["error"]))
     if target is None:
         return Outcome(str(source), "ok", row)
     if not job.force and job.op != "retarget" and up_to_date(source, target):
@@ -187,9 +199,12 @@ def _work(job: Job, item: Item) -> Outcome:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if job.op == "convert":
+            from ..api import finish_conversion
             from ..formats import registry
 
-            registry.for_writing(target, job.to_format).write(target, obj, lossy=job.lossy)
+            writer = registry.for_writing(target, job.to_format, like=str(row["format"]))
+            finish_conversion(obj, target, writer, rate=job.rate, method=job.method,
+                              model=job.model, lossy=job.lossy, write_options=writing)
             return Outcome(str(source), "converted", row, output=str(target))
         if job.op == "retarget":
             _retarget(job, obj, target)
@@ -203,6 +218,22 @@ def _work(job: Job, item: Item) -> Outcome:
     except Exception as exc:  # the file's failure, reported in its outcome
         return _failed(source, row, exc)
     return Outcome(str(source), "written", row, output=str(target))
+
+
+def _split(job: Job, source: Path, target: Path | None) -> tuple[dict[str, object],
+                                                                 dict[str, object]]:
+    """The job's options for this file as (the reader's, the writer's), as ``convert``
+    splits them; verbs that write no motion give every option to the reader."""
+    from ..api import split_options
+    from ..formats import registry
+
+    if not job.options and not job.read_options:
+        return {}, {}
+    reader = registry.for_reading(source, job.from_format)
+    if job.op != "convert" or target is None:
+        return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], {}
+    writer = registry.for_writing(target, job.to_format, like=reader.name)
+    return split_options(reader, writer, job.options, job.read_options)
 
 
 def _retarget(job: Job, obj: object, target: Path) -> None:
@@ -257,12 +288,14 @@ def _evaluate(job: Job, item: Item, target: Path) -> None:
 
     assert job.reference is not None  # run_batch checked it
     reference = reference_for(job.reference, item.relative)
-    ref = evaluation.read_poses(reference)
-    est = evaluation.read_poses(item.source)
+    ref = evaluation.read_poses(reference, None, **cast("dict[str, Any]", job.ref_options))
+    est = evaluation.read_poses(item.source, job.from_format,
+                                **cast("dict[str, Any]", job.read_options))
+    settings = cast("dict[str, Any]", job.metric_options)
     if job.metric == "ape":
-        result = evaluation.ape(ref, est, align=job.align)
+        result = evaluation.ape(ref, est, align=job.align, **settings)
     else:
-        result = evaluation.rpe(ref, est, align=job.align)
+        result = evaluation.rpe(ref, est, align=job.align, **settings)
     result.ref_name, result.est_name = str(reference), str(item.source)
     result.save(target)
 
@@ -285,10 +318,31 @@ def client_for(workers: int, scheduler: str | None) -> Iterator[Client]:
         return
     if workers < 1:
         raise MotionkitError("the number of workers must be at least 1")
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster) as client:
+    with _no_interrupt_in_children():
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    with cluster, Client(cluster) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _no_interrupt_in_children() -> Iterator[None]:
+    """Start the local cluster's processes with SIGINT ignored (they inherit it, and so do
+    their sandbox children): Ctrl-C on a terminal reaches the whole process group, and
+    only this process should answer it — one line, then the cluster is closed — not each
+    worker with a traceback. A port taken by another cluster is no news for the user."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
+            yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str | None = None,

@@ -32,8 +32,10 @@ def one_line(exc: BaseException) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
-def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded | None]:
-    """Hash and read one file: its catalog row and what it holds (None when it failed).
+def read_file(path: Path, from_format: str | None = None,
+              options: dict[str, object] | None = None) -> tuple[Row, Loaded | None]:
+    """Hash and read one file (with reader ``options``): its catalog row and what it
+    holds (None when it failed).
 
     Never raises for a bad file: the row says ``failed`` with the one-line error (a
     MemoryError goes up: a batch's sandbox says which limit the file went over)."""
@@ -46,7 +48,7 @@ def read_file(path: Path, from_format: str | None = None) -> tuple[Row, Loaded |
         row["size"], row["sha256"] = sha256(path)
         fmt = registry.for_reading(path, from_format)
         row["format"] = fmt.name
-        obj = fmt.read(path)
+        obj = fmt.read(path, **(options or {}))
     except MemoryError:
         raise  # a batch's sandbox reports its limit (dataset/sandbox.py)
     except Exception as exc:  # any failure belongs to this file's row, never to the batch

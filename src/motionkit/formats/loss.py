@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConversionError, warn
+from ..errors import ConversionError, option_hint, warn
 from ..model import Motion, Timeline, Track
 from ..model.timeline import seconds_to_ns
 
@@ -178,7 +178,7 @@ def dedupe_stamps(motion: Motion, holds: Holds, target: str, dedupe: bool) -> Mo
             raise ConversionError(
                 f"{target} needs increasing time stamps: track {name!r} has {repeats.size} "
                 f"repeated and {back.size} backward step(s), the first at frame {first} "
-                "(dedupe=True / -O dedupe=true drops repeats; resample or sort the rest)")
+                f"({option_hint('dedupe', True, 'write')} drops repeats; resample or sort the rest)")
         keep = np.concatenate([[True], steps != 0])
         warn(f"{target}: dropped {repeats.size} frame(s) of track {name!r} whose time stamp "
              "repeats the one before")
@@ -206,7 +206,10 @@ def settle(lost: list[str], target: str, lossy: bool) -> None:
         return
     what = "; ".join(lost)
     if not lossy:
-        raise ConversionError(f"{target} cannot hold: {what} (pass lossy=True (--lossy) to drop it)")
+        only = (" — that is all: every track and frame is written"
+                if all(item.startswith("metadata ") for item in lost) else "")
+        raise ConversionError(f"{target} cannot hold: {what}{only} (pass "
+                              f"{option_hint('lossy', True, 'write')} to drop it)")
     warn(f"{target}: dropped {what}")
 
 
@@ -251,8 +254,16 @@ def ns_changed(timeline: Timeline) -> int:
 
 def _untaken(motion: Motion, name: str, track: Track) -> str:
     if name == "links" and motion.tracks.is_view("root") and track.part_count > 1:
-        return (f"links beyond the first ({track.part_count - 1} parts; name one with "
-                "link=NAME, -O link=NAME, or fk --body NAME)")
+        others = track.part_count - 1
+        names = list(track.labels or [])
+        plural = "s" if others != 1 else ""
+        if names:
+            shown = ", ".join(names[1:7]) + (", …" if others > 6 else "")
+            what, first = f"the pose{plural} of link{plural} {shown}", f"link, {names[0]},"
+        else:
+            what, first = f"the poses of {others} more link{plural}", "link"
+        return (f"{what} (only the first {first} is written, as the root; write another "
+                f"with {option_hint('link', 'NAME', 'write')})")
     return f"track {name!r}"
 
 

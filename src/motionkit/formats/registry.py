@@ -20,12 +20,14 @@ A format module defines (see docs/adding-a-format.md):
   plain files, such as ``run.bag:/topic``), ``hint(head: bytes) -> str | None`` (how to
   read a file no format recognised), ``accepts(path: str) -> bool`` (a full check after
   ``sniff`` said yes: False hands the file to the next format whose sniff accepts it, as
-  ``parc-character`` does with MuJoCo models outside the PARC subset).
+  ``parc-character`` does with MuJoCo models outside the PARC subset), ``survey(path)
+  -> list[str]`` (what ``info`` shows of a file ``read`` refuses for holding nothing it
+  returns, such as a bag of TF only).
 
 The same list as types: :class:`FormatModule` (``read``) and one protocol per other part
 (:class:`Writer`, :class:`Holding`, :class:`HoldingByOptions`, :class:`Writes`,
 :class:`Sniffing`, :class:`Losing`, :class:`Describing`, :class:`Claiming`,
-:class:`Hinting`, :class:`Accepting`), through which ``Format`` calls the module.
+:class:`Hinting`, :class:`Accepting`, :class:`Surveying`), through which ``Format`` calls the module.
 """
 
 from __future__ import annotations
@@ -39,7 +41,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
-from ..errors import ConversionError, FormatError, MotionkitError, warn
+from ..errors import (
+    ConversionError,
+    FormatError,
+    MotionkitError,
+    choices,
+    for_cli,
+    format_hint,
+    warn,
+)
 from . import loss
 
 if TYPE_CHECKING:
@@ -129,6 +139,12 @@ class Accepting(Protocol):
     def accepts(self, path: str) -> bool: ...
 
 
+class Surveying(Protocol):
+    """``survey``: lines about a file that ``read`` refuses for holding nothing it returns."""
+
+    def survey(self, path: str) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Format:
     """One registered format: static facts here, the rest from its module on first use."""
@@ -180,6 +196,11 @@ class Format:
         """True for an address of this format that is not a plain file (``run.bag:/topic``)."""
         module = self._part("claims")
         return module is not None and bool(cast(Claiming, module).claims(os.fspath(path)))
+
+    def survey(self, path: PathLike) -> list[str]:
+        """What ``info`` can say of a file ``read`` refused ([] when nothing)."""
+        module = self._part("survey")
+        return list(cast(Surveying, module).survey(os.fspath(path))) if module is not None else []
 
     def read_options(self) -> frozenset[str]:
         """The options ``read`` takes (its parameters after the path)."""
@@ -285,7 +306,7 @@ class Format:
             poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
             how = (f"one of its pose tracks is a trajectory: address a bag topic as "
                    f"BAG:/{poses[0].lstrip('/')}" if poses else
-                   "a body model derives one: model=... / --model")
+                   f"a body model derives one: {'--model MODEL' if for_cli() else 'model=...'}")
             raise ConversionError(
                 f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
                 f"tracks: {names} ({how})")
@@ -335,9 +356,9 @@ class Format:
     def _check(self, doing: str, options: dict[str, object], allowed: frozenset[str]) -> None:
         unknown = sorted(set(options) - allowed)
         if unknown:
-            known = ", ".join(sorted(allowed)) or "none"
             raise MotionkitError(f"{doing} {self.name} does not take option(s) "
-                                 f"{', '.join(unknown)} (known: {known})")
+                                 f"{', '.join(unknown)} "
+                                 f"({choices(unknown[0], sorted(allowed), 'known', 40)})")
 
 
 def _warn_bad_rotations(obj: object, path: PathLike) -> None:
@@ -430,8 +451,8 @@ def by_name(name: str) -> Format:
         for candidate in FORMATS:  # an extension works as a name too: --to yaml
             if "." + name.lower().lstrip(".") in candidate.extensions:
                 return candidate
-        known = ", ".join(sorted(_BY_NAME))
-        raise MotionkitError(f"unknown format {name!r}; known formats: {known}")
+        raise MotionkitError(f"unknown format {name!r}; "
+                             f"{choices(name.lower(), sorted(_BY_NAME), 'known formats', 40)}")
     return info
 
 
@@ -458,7 +479,9 @@ def _may_be_address(path: Path) -> bool:
 
 def for_reading(path: PathLike, format: str | None = None) -> Format:
     """The format to read ``path`` with: explicit name, else an address a format claims,
-    else the extension, else the content."""
+    else the extension, else the content. When no format of the extension recognises the
+    content, the error names a format that does (TUM rows in a ``.csv``) or gives a
+    format's hint."""
     if format:
         return by_name(format)
     target = Path(path)
@@ -479,18 +502,45 @@ def for_reading(path: PathLike, format: str | None = None) -> Format:
     if not candidates:
         raise FormatError(
             f"unknown file type {target.suffix or '(no extension)'!r}; name the format "
-            f"(format=... or --from)", target)
+            f"({format_hint('FORMAT')})", target)
+    others = [info for info in FORMATS if info not in candidates and _quiet_sniff(info, head)]
     names = ", ".join(info.name for info in candidates)
-    hints = [text for info in candidates if (text := info.hint(head))]
+    hints = [f"its content reads as {info.name} ({info.description}): name it with "
+             f"{format_hint(info.name)}" for info in others[:1]]
+    hints += [text for info in candidates + [f for f in FORMATS if f not in candidates]
+              if (text := _quiet_hint(info, head))]
     raise FormatError(f"content matches none of the formats for {target.suffix!r} ({names})"
                       + (f"; {hints[0]}" if hints else ""), target)
 
 
-def for_writing(path: PathLike, format: str | None = None) -> Format:
-    """The format to write ``path`` with: explicit name, else the first writer for its extension."""
+def _quiet_sniff(info: Format, head: bytes) -> bool:
+    try:
+        return info.sniff(head)
+    except MotionkitError:
+        return False
+
+
+def _quiet_hint(info: Format, head: bytes) -> str | None:
+    try:
+        return info.hint(head)
+    except MotionkitError:
+        return None
+
+
+def for_writing(path: PathLike, format: str | None = None, *, like: str | None = None) -> Format:
+    """The format to write ``path`` with: explicit name, else ``like`` (the format the
+    object was read from) when it writes this extension, else the first writer for it."""
     if format:
         return by_name(format)
     target = Path(path)
+    if like in _BY_NAME:
+        same = _BY_NAME[like]
+        if _extension(target) in same.extensions and same.writes_by_extension:
+            try:
+                if same.can_write():
+                    return same
+            except MotionkitError:
+                pass
     for info in FORMATS:
         if _extension(target) in info.extensions and info.writes_by_extension:
             try:
@@ -499,4 +549,13 @@ def for_writing(path: PathLike, format: str | None = None) -> Format:
             except MotionkitError:
                 continue
     raise MotionkitError(
-        f"cannot tell the output format from {target.name!r}; name it (format=... or --to)")
+        f"cannot tell the output format from {target.name!r}; name it "
+        f"({format_hint('FORMAT', 'write')})")
+
+
+def sharing(path: PathLike, chosen: Format) -> list[Format]:
+    """The other formats that write ``path``'s extension (so a caller can say which was
+    chosen and how to name another)."""
+    suffix = _extension(Path(path))
+    return [info for info in FORMATS if info is not chosen and suffix in info.extensions
+            and info.writes_by_extension]

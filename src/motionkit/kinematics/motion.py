@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError, FormatError, warn
+from ..errors import ConversionError, FormatError, choices, warn
 from ..model.character import Character
 from ..model.motion import Motion
 from ..model.skeleton import Skeleton, World
@@ -124,9 +124,9 @@ def link_motion(skeleton: Skeleton, motion: Motion, body: str | None = None, *,
         try:
             index = skeleton.body_index(body)
         except KeyError:
-            names = ", ".join(b.name for b in skeleton.bodies[:12])
+            names = choices(body, (b.name for b in skeleton.bodies), "bodies")
             raise ConversionError(f"skeleton {skeleton.name!r} has no body {body!r} "
-                                  f"(bodies: {names}…)") from None
+                                  f"({names})") from None
         result.add(Track("root", "pose", links.data[:, index], links.timeline))
         return result
     result.skeleton = skeleton

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
 
-from ..errors import ConversionError
+from ..errors import ConversionError, choices
 from .skeleton import Skeleton
 from .terrain import Terrain
 from .track import Track
@@ -140,8 +140,9 @@ class Motion:
         ``links`` track (what a writer of one trajectory is asked for with ``link=``)."""
         links = self.tracks.get("links")
         if links is None or links.data.ndim != 3 or not links.labels or link not in links.labels:
-            known = ", ".join(links.labels or []) if links is not None else "no links track"
-            raise ConversionError(f"no link named {link!r} (links: {known})")
+            known = (choices(link, links.labels or [], "links") if links is not None
+                     else "no links track")
+            raise ConversionError(f"no link named {link!r} ({known})")
         tracks = {name: track for name, track in self.tracks.items() if name not in ("links", "root")}
         tracks["root"] = Track("root", "pose", links.data[:, links.labels.index(link), :],
                                links.timeline)

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, TypedDict, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import choices
+
 Matrix = NDArray[np.float64]
 
 #: Joint types and their number of generalized coordinates.
@@ -394,14 +396,16 @@ class Skeleton(_DofArrays):
         for index, body in enumerate(self.bodies):
             if body.name == name:
                 return index
-        raise KeyError(f"skeleton {self.name!r} has no body {name!r}")
+        raise KeyError(f"skeleton {self.name!r} has no body {name!r} "
+                       f"({choices(name, (b.name for b in self.bodies), 'bodies')})")
 
     def joint(self, name: str) -> Joint:
         """The joint called ``name``."""
         for body in self.bodies:
             if body.joint.name == name:
                 return body.joint
-        raise KeyError(f"skeleton {self.name!r} has no joint {name!r}")
+        raise KeyError(f"skeleton {self.name!r} has no joint {name!r} "
+                       f"({choices(name, (b.joint.name for b in self.bodies), 'joints')})")
 
     def children(self, index: int) -> list[int]:
         """Indices of the bodies whose parent is ``index`` (-1: the roots)."""

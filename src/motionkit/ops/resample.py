@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._limits import WORK_CAP, WORK_FLOOR
-from ..errors import MotionkitError
+from ..errors import MotionkitError, choices
 from ..model import Motion, Timeline, Track
 from ..spatial.quaternion import slerp
 
@@ -33,7 +33,8 @@ def resample(motion: Motion, rate: float | None, method: str = "linear") -> Moti
     if method == "auto":
         method = "linear"
     if method not in METHODS:
-        raise MotionkitError(f"unknown resampling method {method!r}; use one of {', '.join(METHODS)}")
+        raise MotionkitError(f"unknown resampling method {method!r}; "
+                             f"{choices(method, METHODS, 'use one of')}")
     out = Motion(skeleton=motion.skeleton, terrain=motion.terrain, meta=dict(motion.meta))
     for track in motion.tracks.values():
         out.add(resample_track(track, rate, method))

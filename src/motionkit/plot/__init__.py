@@ -16,14 +16,18 @@ import sys
 import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
 
 from .._io import atomic_write
-from ..errors import MotionkitError
-from ..model import Motion, Skeleton, World
+from ..errors import MotionkitError, choices
+from ..model import Motion, Skeleton, Track, World
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from ..evaluation.align import Kind
 
 KINDS = ("auto", "trajectory", "joints", "terrain")
 
@@ -94,16 +98,30 @@ def joint_names(motion: Motion, model: Skeleton | World | str | os.PathLike[str]
 
 def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = None,
          names: Sequence[str] | None = None,
-         model: Skeleton | World | str | os.PathLike[str] | None = None) -> Figure:
+         model: Skeleton | World | str | os.PathLike[str] | None = None,
+         ref: Source | None = None, align: str = "none") -> Figure:
     """A figure of motions (files or :class:`Motion` objects), with the panels ``kind`` asks for
     (``auto``: :func:`choose_kind`). ``joints`` picks joint columns by label; ``names`` labels
-    the inputs in legends (default: file names); ``model`` names unlabelled joint columns."""
+    the inputs in legends (default: file names); ``model`` names unlabelled joint columns.
+    ``ref`` is drawn first, and with ``align`` (``se3``, ``sim3``, ``posyaw``, …, as
+    ``eval``) every other trajectory is fitted onto it first, as ``evo_traj --ref --align``
+    does: two SLAM paths in different frames then overlay."""
     from .motion import joints_figure, terrain_figure, trajectory_figure
 
     if kind not in KINDS:
         raise MotionkitError(f"unknown plot kind {kind!r} (one of {', '.join(KINDS)})")
+    if align != "none" and ref is None:
+        raise MotionkitError("aligning needs a reference to align onto (ref=... / --ref FILE)")
     require_matplotlib()
     named = _motions(sources, names)
+    if ref is not None:
+        (ref_name, reference), = _motions([ref], None)
+        if kind not in ("auto", "trajectory"):
+            raise MotionkitError(f"a reference is drawn with trajectories, not --kind {kind}")
+        kind = "trajectory"
+        named = [(f"{ref_name} (reference)", reference)] + [
+            (name if align == "none" else f"{name} ({align} aligned)",
+             aligned_onto(reference, motion, align, name)) for name, motion in named]
     if kind == "auto":
         kind = choose_kind([m for _, m in named])
     if kind != "trajectory" and len(named) != 1:
@@ -116,6 +134,26 @@ def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = No
             labels = joint_names(motion, model) if model is not None else None
             return joints_figure(name, motion, joints, labels)
         return terrain_figure(name, motion)
+
+
+def aligned_onto(reference: Motion, motion: Motion, kind: str, name: str = "") -> Motion:
+    """``motion``'s root path moved onto ``reference``'s by the evaluation's alignment (stamps
+    matched as ``eval`` matches them; ``none``: as it is)."""
+    from ..evaluation import align, as_poses, associate
+    from ..evaluation.align import KINDS as ALIGNMENTS
+
+    if kind not in ALIGNMENTS:
+        raise MotionkitError(f"unknown alignment {kind!r}; {choices(kind, ALIGNMENTS, 'use one of')}")
+    if kind == "none":
+        return motion
+    poses = as_poses(motion, name)
+    pairs = associate(as_poses(reference, "reference"), poses)
+    moved = align(pairs.ref, pairs.est, cast("Kind", kind)).apply(poses)
+    root = motion.root_pose()
+    assert root is not None  # as_poses checked it
+    data = np.hstack([moved.positions, moved.quaternions])
+    return Motion({"root": Track("root", "pose", data, root.timeline)},
+                  meta={"name": motion.meta.get("name")})
 
 
 def plain_text() -> contextlib.AbstractContextManager[object]:

@@ -61,7 +61,10 @@ def evaluation_figure(result: Result, ref: Poses, est: Poses) -> Figure:
         points = aligned.positions[result.est_index[keep]][:, axes]
         dots = top.scatter(points[:, 0], points[:, 1], c=result.errors[keep], s=4, cmap="viridis",
                            label=f"estimate ({est_name}), {result.alignment.kind}")
-        figure.colorbar(dots, ax=top, label=f"{result.relation}{unit}", shrink=0.8)
+        # under the top view: a colour bar at its right put its label beside the middle
+        # panel's y label, the same words twice in a row
+        figure.colorbar(dots, ax=top, label=f"error: {result.relation}{unit}", shrink=0.8,
+                        location="bottom", pad=0.02)
     else:
         _, xy = _broken(aligned.times, aligned.positions[:, axes])
         top.plot(xy[:, 0], xy[:, 1], "C1-", lw=0.8, label=f"estimate ({est_name})")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import MotionkitError, warn
+from ..errors import MotionkitError, choices, warn
 from ..model import Motion, Track
 
 if TYPE_CHECKING:
@@ -115,8 +115,8 @@ def joints_figure(name: str, motion: Motion, joints: Sequence[str] | None = None
     if joints:
         unknown = [j for j in joints if j not in labels]
         if unknown:
-            shown = ", ".join(map(repr, labels[:8])) + (" …" if len(labels) > 8 else "")
-            raise MotionkitError(f"{name}: no joint {unknown[0]!r} (joints: {shown})")
+            raise MotionkitError(f"{name}: no joint {unknown[0]!r} "
+                                 f"({choices(unknown[0], labels, 'joints')})")
         columns = [labels.index(j) for j in joints]
     total = len(columns)
     if total > MAX_PANELS:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError
+from ..errors import ConversionError, choices
 from ..model.skeleton import Shape, Skeleton
 from ..spatial import quaternion
 from .lie import exp3
@@ -73,7 +73,8 @@ def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: Sourc
     feet = []
     for name in names:
         if name not in follows:
-            raise ConversionError(f"the foot {name!r} follows no source body in the map")
+            raise ConversionError(f"the foot {name!r} follows no source body in the map "
+                                  f"({choices(name, follows, 'mapped bodies')})")
         body = robot.names.index(name)
         if body not in lowest:
             raise ConversionError(f"the foot {name!r} has no primitive shape to stand on")

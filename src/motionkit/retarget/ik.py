@@ -88,15 +88,29 @@ CONVERGED = Rule(1e-7, 200, adaptive=True)
 MAX_DAMPING = 1e8
 
 
-def solve_stage(robot: Robot, state: State, stage: list[Goal],
-                rule: Rule = GMR) -> tuple[State, int]:
+@dataclass(frozen=True)
+class Posture:
+    """A pull of the joints toward ``target`` (clips, joints): the term ``½ w ‖q − target‖²``
+    in each step's objective (smoothing: the target is where the joints would be at
+    constant speed). With an adaptive rule it counts in the norm that decides the stop."""
+
+    target: Array
+    weight: float
+
+    def take(self, rows: NDArray[np.intp]) -> Posture:
+        return Posture(self.target[rows], self.weight)
+
+
+def solve_stage(robot: Robot, state: State, stage: list[Goal], rule: Rule = GMR,
+                posture: Posture | None = None) -> tuple[State, int]:
     """A stage's loop: the state it ends in and the steps it took (1 to 11 with GMR's
     rule; tried steps, taken or not, with an adaptive one)."""
-    return solve_stage_many(robot, [state], [stage], rule)[0]
+    return solve_stage_many(robot, [state], [stage], rule, posture)[0]
 
 
 def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[list[Goal]],
-                     rule: Rule = GMR) -> list[tuple[State, int]]:
+                     rule: Rule = GMR,
+                     posture: Posture | None = None) -> list[tuple[State, int]]:
     """:func:`solve_stage` of independent problems (one per clip: ``states[k]`` toward
     ``stages[k]``), all the clips that have not stopped stepped together; each stops by its
     own rule and ends where it would alone, in as many steps. The stages must drive the same
@@ -105,7 +119,16 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
     batch = _Batch.of(robot, states)
     error = _errors_many(batch.bodies, tasks.bodies, tasks.targets)
     scale = tasks.weights if rule.adaptive else np.ones_like(tasks.weights)
-    before = _norms(scale * error)
+
+    def norms(error: Array, q: Array, rows: NDArray[np.intp] | None = None) -> Array:
+        out = _norms(scale * error)
+        if posture is None or not rule.adaptive:
+            return out
+        pull = q - (posture.target if rows is None else posture.target[rows])
+        total: Array = np.sqrt(out**2 + posture.weight * np.einsum("bi,bi->b", pull, pull))
+        return total
+
+    before = norms(error, batch.q)
     steps = np.zeros(len(states), dtype=np.int64)
     damping = np.full(len(states), DAMPING)
     active = np.arange(len(states))
@@ -114,10 +137,11 @@ def solve_stage_many(robot: Robot, states: Sequence[State], stages: Sequence[lis
         sub = batch if everyone else batch.take(active)
         pos, rot, q = _step_many(robot, sub, error if everyone else error[active],
                                  tasks if everyone else tasks.take(active),
-                                 damping[active] if rule.adaptive else None)
+                                 damping[active] if rule.adaptive else None,
+                                 None if posture is None else posture.take(active))
         moved = _Batch(pos, rot, q, *robot.poses_many(pos, rot, q))
         new_error = _errors_many(moved.bodies, tasks.bodies, tasks.targets[active])
-        after = _norms(scale * new_error)
+        after = norms(new_error, q, active)
         steps[active] += 1
         taken = after < before[active] if rule.adaptive else np.ones(len(active), dtype=bool)
         if everyone and taken.all():
@@ -217,9 +241,11 @@ def _errors_many(bodies: Array, tasks: NDArray[np.intp], targets: Array) -> Arra
 
 
 def _step_many(robot: Robot, batch: _Batch, error: Array, tasks: _Tasks,
-               damping: Array | None = None) -> tuple[Array, Array, Array]:
+               damping: Array | None = None,
+               posture: Posture | None = None) -> tuple[Array, Array, Array]:
     """One step of every clip of the batch (``error``: its ``_errors_many``), damped by
-    ``damping`` per clip (None: GMR's, ``DAMPING + Σ‖W_i e_i‖²``)."""
+    ``damping`` per clip (None: GMR's, ``DAMPING + Σ‖W_i e_i‖²``), the joints pulled by
+    ``posture``."""
     count, size = len(error), robot.nv
     pose = batch.bodies[:, tasks.bodies]
     inverse = pose[..., :3, :3].swapaxes(-1, -2)  # world → body
@@ -240,6 +266,9 @@ def _step_many(robot: Robot, batch: _Batch, error: Array, tasks: _Tasks,
         damping = DAMPING + np.einsum("bi,bi->b", werror, werror)
     hessian[:, diagonal, diagonal] += damping[:, None]
     shift = size - len(robot.joint_names)
+    if posture is not None:
+        hessian[:, diagonal[shift:], diagonal[shift:]] += posture.weight
+        gradient[:, shift:] += posture.weight * (batch.q - posture.target)
     low, high = np.full((count, size), -np.inf), np.full((count, size), np.inf)
     with np.errstate(invalid="ignore"):  # unlimited joints: inf - q
         low[:, shift:] = LIMIT_GAIN * (robot.lower - batch.q)

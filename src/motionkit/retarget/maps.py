@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from .._io import read_bytes
 from .._limits import check_bracket_depth
-from ..errors import ConversionError, FormatError
+from ..errors import ConversionError, FormatError, choices
 from ..spatial import quaternion as quat
 
 Array = NDArray[np.float64]
@@ -71,7 +71,7 @@ def same_names(source: list[str], robot: list[str], root: str | None = None) -> 
     root = root or robot[0]
     if root not in shared:
         raise ConversionError(f"the source has no body {root!r}, the robot's root: a body map "
-                              "by name needs it")
+                              f"by name needs it ({choices(root, source, 'bodies')})")
     tasks = tuple(Task(name, name, 10.0, 10.0, np.zeros(3), np.eye(3)) for name in shared)
     return BodyMap(root, root, 0.0, None, dict.fromkeys(shared, 1.0), (tasks,),
                    {task.source: task for task in tasks})

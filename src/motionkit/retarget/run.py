@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError
+from ..errors import ConversionError, choices, warn
 from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
 from ..spatial import quaternion
@@ -62,6 +62,10 @@ class Options:
     plant_feet: bool = True
     #: the robot's feet (None: the mapped bodies whose shapes are lowest at rest)
     feet: tuple[str, ...] | None = None
+    #: pull each frame's joints toward where constant speed from the two frames before
+    #: would put them, with this weight (per rad², beside the map's task weights): less
+    #: jitter for a little tracking (None: off; default mode only)
+    smoothing: float | None = None
 
     def __post_init__(self) -> None:
         if self.height is not None and not (math.isfinite(self.height) and self.height > 0):
@@ -72,6 +76,13 @@ class Options:
         if self.max_joint_speed is not None and not (math.isfinite(self.max_joint_speed)
                                                      and self.max_joint_speed > 0):
             raise ConversionError("the joint speed limit must be a positive number")
+        if self.smoothing is not None and not (math.isfinite(self.smoothing)
+                                               and self.smoothing > 0):
+            raise ConversionError("the smoothing weight must be a positive number")
+        if self.feet is not None:  # a list from JSON (a batch worker's job) is a tuple here
+            object.__setattr__(self, "feet", tuple(self.feet))
+        if self.smoothing is not None and self.like_gmr:
+            raise ConversionError("GMR has no smoothing: leave it out with like_gmr")
 
 
 @dataclass
@@ -126,6 +137,9 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
         feet = find_feet(robot, robot_skeleton, body_map, frames, source.skeleton, rename,
                          options.feet) if options.plant_feet else []
+        if options.plant_feet and not feet:
+            warn("no robot foot to plant: no mapped body has the robot's lowest shapes at "
+                 "rest (name the feet: feet=... / --feet)")
         if feet:
             stances = [planted(frames, foot.point, *(
                 () if body_map.height_assumption is None else (height,))) for foot in feet]
@@ -178,14 +192,22 @@ class _Clip:
         solved = _Solved.of(robot, self.body_map, len(self.goals.poses))
         rows = range(len(self.goals.poses))
         for frame in self.progress(rows) if self.progress is not None else rows:
+            posture = self._posture(solved.q, frame)
             with _speed_window(robot, options.max_joint_speed, self.fps,
                                solved.q[frame - 1] if frame else None):
                 for number, tasks in enumerate(self.body_map.stages):
                     state, solved.steps[frame, number] = ik.solve_stage(
                         robot, state, self.goals(frame, tasks),
-                        ik.GMR if options.like_gmr else ik.CONVERGED)
+                        ik.GMR if options.like_gmr else ik.CONVERGED, posture)
             solved.keep(frame, robot, state, self.goals.mapped(frame, solved.last))
         return solved
+
+    def _posture(self, q: Array, frame: int) -> ik.Posture | None:
+        """The smoothing pull: toward ``2 q[t−1] − q[t−2]`` (``q[t−1]`` at frame 1)."""
+        if self.options.smoothing is None or frame == 0:
+            return None
+        ahead = q[frame - 1] if frame == 1 else 2 * q[frame - 1] - q[frame - 2]
+        return ik.Posture(ahead[None], self.options.smoothing)
 
     def plant(self, solved: _Solved, feet: list[Foot], stances: list[NDArray[np.bool_]],
               ground: float) -> _Solved:
@@ -265,7 +287,7 @@ def _check_bodies(robot: Robot, body_map: BodyMap) -> None:
     missing = sorted(wanted - set(robot.names))
     if missing:
         raise ConversionError(f"the body map drives {', '.join(map(repr, missing[:5]))}, which "
-                              f"the robot lacks (bodies: {', '.join(robot.names[:12])}…)")
+                              f"the robot lacks ({choices(missing[0], robot.names, 'bodies')})")
 
 
 def _start_at_root(robot: Robot, body_map: BodyMap, names: list[str], first: Array,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError, FormatError, warn
+from ..errors import ConversionError, FormatError, choices, warn
 from ..kinematics.motion import link_poses
 from ..model import Motion, Timeline
 from ..model.skeleton import Skeleton
@@ -50,8 +50,8 @@ class SourceFrames:
         try:
             return self.names.index(name)
         except ValueError:
-            raise ConversionError(f"the source has no body {name!r} (bodies: "
-                                  f"{', '.join(self.names[:12])}…)") from None
+            raise ConversionError(f"the source has no body {name!r} "
+                                  f"({choices(name, self.names, 'bodies')})") from None
 
 
 def source_frames(skeleton: Skeleton, motion: Motion,

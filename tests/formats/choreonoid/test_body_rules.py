@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import yaml
 
 import motionkit as mk
-from conftest import corpus_file, cpu_bound
+from conftest import corpus_file, cpu_bound, require_peer
 from motionkit.formats.choreonoid import body, body_yaml
 from motionkit.kinematics import forward
 
@@ -360,3 +361,118 @@ def test_huge_numbers_stay_in_the_error_family(tmp_path: Path, value: str,
         return
     with pytest.raises(mk.FormatError, match=message):
         body.read(path)
+
+
+# -- anchors shared with YAML resources, zero-size geometry ----------------------------------
+
+_FLAG = """FLAG: &FLAG
+  - type: Shape
+    translation: [ 0, *FLAG_Y, 1.75 ]
+    geometry: { type: Box, size: [ 0.1, 0.5, 0.5 ] }
+    appearance: { material: { diffuseColor: *POLE_COLOR } }
+  - { type: Resource, uri: inner.yaml }
+"""
+
+
+def _flag_model(tmp_path: Path, inner: str = "- { type: Shape, translation: [ *FLAG_Y, 0, 0 ],"
+                " geometry: { type: Sphere, radius: 0.1 } }\n") -> Path:
+    """A main file whose anchors a YAML resource (and the resource it includes) alias,
+    as in WRS2018 Flag1L.body with resource/FlagCommon.yaml."""
+    (tmp_path / "resource").mkdir()
+    (tmp_path / "resource" / "FlagCommon.yaml").write_text(_FLAG)
+    (tmp_path / "resource" / "inner.yaml").write_text(inner)
+    path = tmp_path / "Flag1L.body"
+    path.write_text(_head() + "POLE_COLOR: &POLE_COLOR [ 0, 0, 1 ]\nFLAG_Y: &FLAG_Y 0.35\n"
+                    "links:\n  - name: BASE\n    jointType: fixed\n    elements:\n"
+                    "      Resource: { uri: resource/FlagCommon.yaml, node: FLAG }\n")
+    return path
+
+
+def test_a_yaml_resource_sees_the_anchors_of_the_main_file(tmp_path: Path) -> None:
+    shapes = body.read(_flag_model(tmp_path)).bodies[0].shapes
+    box = [s for s in shapes if s.kind == "box"]
+    sphere = [s for s in shapes if s.kind == "sphere"]
+    assert box and sphere  # the included resource's resource sees them too
+    assert np.allclose(box[0].transform[:3, 3], [0, 0.35, 1.75])
+    assert np.allclose(sphere[0].transform[:3, 3], [0.35, 0, 0])
+
+
+def test_a_resource_anchor_of_the_same_name_comes_first(tmp_path: Path) -> None:
+    inner = ("SIDE: &FLAG_Y 0.5\nSHAPES: &SHAPES\n  - { type: Shape, translation: [ *FLAG_Y, 0, 0 ],"
+             " geometry: { type: Sphere, radius: 0.1 } }\n")
+    path = _flag_model(tmp_path)
+    (tmp_path / "resource" / "inner.yaml").write_text(
+        "- { type: Resource, uri: own.yaml, node: SHAPES }\n")
+    (tmp_path / "resource" / "own.yaml").write_text(inner)
+    shapes = body.read(path).bodies[0].shapes
+    sphere = [s for s in shapes if s.kind == "sphere"]
+    assert np.allclose(sphere[0].transform[:3, 3], [0.5, 0, 0])
+
+
+def test_a_resource_node_may_name_an_anchor_of_the_main_file(tmp_path: Path) -> None:
+    path = _flag_model(tmp_path)
+    (tmp_path / "resource" / "inner.yaml").write_text("{}\n")
+    text = path.read_text().replace("node: FLAG", "node: MINE").replace(
+        "links:", "MINE: &MINE [ { type: Shape, geometry: { type: Sphere, radius: 0.2 } } ]\n"
+        "links:")
+    path.write_text(text)
+    shapes = body.read(path).bodies[0].shapes
+    assert [s.kind for s in shapes] == ["sphere", "sphere"]  # visual + collision
+    assert shapes[0].params["radius"] == 0.2
+
+
+def test_an_alias_no_file_defines_is_still_an_error(tmp_path: Path) -> None:
+    path = _flag_model(tmp_path, inner="- { type: Shape, translation: *NOWHERE }\n")
+    with pytest.raises(mk.FormatError, match="names no anchor") as info:
+        body.read(path)
+    assert info.value.path == str(tmp_path / "resource" / "inner.yaml")
+
+
+def test_a_main_file_alias_bomb_aliased_from_a_resource_fails_fast(tmp_path: Path) -> None:
+    lines = [_head(), "t0: &t0 [[0,0,1],[0,0,1],[0,0,1],[0,0,1]]\n"]
+    for level in range(1, 9):
+        lines.append(f"t{level}: &t{level} [" + ",".join([f"*t{level - 1}"] * 9) + "]\n")
+    lines.append("links:\n  - { name: R, elements: [ { type: Resource, uri: r.yaml } ] }\n")
+    (tmp_path / "r.yaml").write_text("- { type: Transform, translation: *t8 }\n")
+    (tmp_path / "bomb.body").write_text("".join(lines))
+    with cpu_bound(10), pytest.raises(mk.FormatError, match="work budget"):
+        body.read(tmp_path / "bomb.body")
+
+
+def _geometry(tmp_path: Path, geometry: str) -> mk.Skeleton:
+    path = tmp_path / "g.body"
+    path.write_text(_head() + "links:\n  - { name: R, elements: [ { type: Shape, geometry: "
+                    f"{geometry} }} ] }}\n")
+    return body.read(path)
+
+
+@pytest.mark.parametrize("geometry, kind", [
+    ("{ type: Capsule, radius: 0.1, height: 0 }", "sphere"),
+    ("{ type: Capsule, radius: 0.1, height: -0.0 }", "sphere"),
+    ("{ type: Box, size: [ 0, 1, 1 ] }", "box")])
+def test_zero_sizes_choreonoid_generates_are_read(tmp_path: Path, geometry: str,
+                                                  kind: str) -> None:
+    # MeshGenerator: a box needs sizes >= 0, a capsule height >= 0 (then it is a sphere)
+    # and radius > 0
+    shape = _geometry(tmp_path, geometry).bodies[0].shapes[0]
+    assert shape.kind == kind
+    if kind == "sphere":
+        assert shape.params["radius"] == 0.1
+        assert shape.attrs["choreonoid_geometry"] == "capsule"
+
+
+def test_a_capsule_of_height_0_converts_to_an_mjcf_mujoco_loads(tmp_path: Path) -> None:
+    mujoco: Any = require_peer("mujoco")
+    skeleton = _geometry(tmp_path, "{ type: Capsule, radius: 0.1, height: 0 }")
+    mk.write(tmp_path / "g.xml", skeleton)
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "g.xml"))
+    assert model.ngeom >= 1 and np.isclose(model.geom_size[0][0], 0.1)
+
+
+@pytest.mark.parametrize("geometry", [
+    "{ type: Capsule, radius: 0, height: 1 }", "{ type: Capsule, radius: 1, height: -1 }",
+    "{ type: Cylinder, radius: 1, height: 0 }", "{ type: Cone, radius: 1, height: 0 }",
+    "{ type: Sphere, radius: 0 }", "{ type: Box, size: [ -1, 1, 1 ] }"])
+def test_sizes_choreonoid_cannot_generate_are_refused(tmp_path: Path, geometry: str) -> None:
+    with pytest.raises(mk.FormatError, match="size"):
+        _geometry(tmp_path, geometry)

@@ -161,3 +161,35 @@ def test_gmr_and_mimickit_convert_both_ways(tmp_path: Path) -> None:
     mimickit = mk.read(source)
     for name in ("root", "joints"):
         np.testing.assert_array_equal(gmr.tracks[name].data, mimickit.tracks[name].data)
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_a_long_gmr_script_motion_is_detected(tmp_path: Path, protocol: int) -> None:
+    # GMR's scripts save local_body_pos = None with pickle.dump; in a long motion root_pos
+    # and root_rot fill the first 64 KiB, so dof_pos is beyond any sniffing head.
+    rng = np.random.default_rng(7)
+    frames = 2400
+    rot = rng.normal(size=(frames, 4))
+    values = {"fps": 30, "root_pos": rng.normal(size=(frames, 3)),
+              "root_rot": rot / np.linalg.norm(rot, axis=1, keepdims=True),
+              "dof_pos": rng.normal(size=(frames, 29)), "local_body_pos": None,
+              "link_body_list": None}
+    path = tmp_path / "long.pkl"
+    path.write_bytes(pickle.dumps(values, protocol=protocol))
+    assert path.read_bytes().find(b"dof_pos") > registry.SNIFF_BYTES
+    assert registry.for_reading(path).name == "gmr"
+    motion = mk.read(path)
+    assert isinstance(motion, mk.Motion)
+    assert np.array_equal(motion.tracks["joints"].data, values["dof_pos"])
+    assert np.array_equal(motion.tracks["root"].data[:, :3], values["root_pos"])
+    assert "body_positions" not in motion.tracks
+
+
+def test_gmr_sniff_leaves_the_other_pickles_of_the_corpus_alone() -> None:
+    paths = [corpus_file("mimickit", "g1_walk.pkl"), corpus_file("mimickit",
+             "humanoid_platform05.pkl"), corpus_file("parc", "ms", "sfu.pkl"),
+             corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"),
+             corpus_file("parc", "legacy_v0.1", "TEASER_TERRAIN.pkl")]
+    for path in paths:
+        head = path.read_bytes()[:registry.SNIFF_BYTES]
+        assert not registry.by_name("gmr").sniff(head), path

@@ -350,7 +350,7 @@ def test_fast_parser_falls_back_to_the_strict_path(tmp_path: Path,
 
 def test_extra_columns_are_named_and_kept_when_asked() -> None:
     path = corpus_file("trajectory", "open_vins", "neighborhood_01.txt")  # + 12 covariances
-    with pytest.raises(mk.FormatError, match=r"20 numbers.*--from tum.*extra=NAME"):
+    with pytest.raises(mk.FormatError, match=r"20 numbers.*format='tum'.*extra='NAME'"):
         mk.read(path)
     with pytest.warns(mk.MotionkitWarning, match="columns after the 8th ignored"):
         plain = mk.read(path, format="tum")

@@ -30,9 +30,9 @@ from numpy.typing import NDArray
 
 from ... import _accel
 from ..._io import read_bytes
-from ...errors import FormatError, warn
+from ...errors import FormatError, option_hint, warn
 from ...model import Body, Joint, Motion, Skeleton, Timeline, Track
-from ._axes import RADIANS, basis, rate_of, unit_scale
+from ._axes import RADIANS, UNITS, basis, rate_of, unit_scale
 
 Array = NDArray[np.float64]
 
@@ -279,8 +279,27 @@ def _check_height(motion: Motion, unit: str | float, path: str | os.PathLike[str
     every = np.concatenate(points)
     size = float(np.max(every.max(axis=0) - every.min(axis=0)))
     if size > 0 and not 0.3 <= size <= 3.0:
+        likely = _likely_unit(size / unit_scale(unit))
+        guess = (f"; it is probably {option_hint('unit', likely)} "
+                 f"({size / unit_scale(unit) * UNITS[likely]:.3g} m)") if likely else ""
         warn(f"{os.fspath(path)}: the skeleton measures {size:.3g} m at rest when read in "
-             f"unit {unit!r}; pass the file's unit (unit=cm, m, mm, in, cmu or metres per unit)")
+             f"unit {unit!r}{guess}; pass the file's unit ({option_hint('unit', 'UNIT')}: cm, m, "
+             "mm, in, cmu or metres per unit)")
+
+
+#: A person's height (m): the unit that makes a character closest to it is the likely one.
+_PERSON = 1.7
+
+
+def _likely_unit(extent: float) -> str | None:
+    """The named unit that gives ``extent`` file units the height closest to a person's
+    (a CMU file of about 30 units is 1.7 m in ``cmu``, 0.76 m in inches), if any makes it
+    0.3-3 m."""
+    fitting = {name: extent * scale for name, scale in UNITS.items()
+               if name != "inch" and 0.3 <= extent * scale <= 3.0}
+    if not fitting:
+        return None
+    return min(fitting, key=lambda name: abs(np.log(fitting[name] / _PERSON)))
 
 
 def _numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:

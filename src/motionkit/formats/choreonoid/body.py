@@ -88,7 +88,7 @@ class _Loader:
 
     def load(self, path: str, data: bytes, including: tuple[str, ...]) -> _Model:
         """Read ``data`` (the file at ``path``); ``including`` = the files that include it."""
-        root, _ = compose(path, data)
+        root, anchors = compose(path, data)
         if root is None:
             raise FormatError("the body file is empty", path)
         if not isinstance(root, Mapping):
@@ -126,7 +126,7 @@ class _Loader:
         if links_node is None:
             raise error(path, root, "a body file needs 'links'")
         root_node = top.pop("root_link", None) or top.pop("rootLink", None)
-        reader = LinkReader(values)
+        reader = LinkReader(values, anchors)
         produced: list[Link] = []
         names: dict[str, Link] = {}
         for type_name, node in self._link_nodes(path, links_node):

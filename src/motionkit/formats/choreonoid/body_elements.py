@@ -75,8 +75,10 @@ class Elements:
 class ElementReader:
     """Walks ``elements`` of one file; YAML resources get a reader of their own file."""
 
-    def __init__(self, values: Values, resources: tuple[str, ...] = (), depth: int = 0) -> None:
+    def __init__(self, values: Values, anchors: dict[str, Node] | None = None,
+                 resources: tuple[str, ...] = (), depth: int = 0) -> None:
         self.values = values
+        self.anchors = anchors or {}  # the main file's, which its YAML resources see
         self.resources = resources
         self.depth = depth  # nesting of elements, YAML resources included
 
@@ -252,15 +254,15 @@ class ElementReader:
                      "are left out")
             return
         values.budget.grow(len(data))
-        root, anchors = compose(resolved, data)
+        root, anchors = compose(resolved, data, self.anchors)
         fragment = item.entries.get("node", item.entries.get("fragment"))
-        if isinstance(fragment, Scalar):
-            if fragment.text not in anchors:
+        if isinstance(fragment, Scalar):  # its own anchors first, then the main file's
+            root = anchors.get(fragment.text, self.anchors.get(fragment.text))
+            if root is None:
                 raise values.error(fragment, f"resource {uri!r} has no node {fragment.text!r}")
-            root = anchors[fragment.text]
         if root is None:
             return
-        reader = ElementReader(Values(resolved, values.budget, values.degree),
+        reader = ElementReader(Values(resolved, values.budget, values.degree), self.anchors,
                                (*self.resources, resolved), self.depth)
         reader.read(root, out, inner, role, masses)
 
@@ -288,8 +290,14 @@ class ElementReader:
             self._add_shape(out, "sphere", {"radius": self._positive(geometry, number(
                 "radius", 1.0))}, pose, role)
         elif kind in ("Cylinder", "Capsule", "Cone"):
-            params: ShapeParams = {"radius": self._positive(geometry, number("radius", 1.0)),
-                      "height": self._positive(geometry, number("height", 1.0))}
+            radius = self._positive(geometry, number("radius", 1.0))
+            height = number("height", 1.0)
+            if kind == "Capsule" and height == 0.0:
+                # MeshGenerator makes a capsule of height 0 (a sphere, which is what it is
+                # read as: MuJoCo and the other targets refuse a capsule of length 0)
+                self._add_shape(out, "sphere", {"radius": radius}, pose, role, "capsule")
+                return
+            params: ShapeParams = {"radius": radius, "height": self._positive(geometry, height)}
             self._add_shape(out, kind.lower(), params, pose, role)
         elif kind == "Resource":
             uri_node = entries.get("uri")
@@ -310,11 +318,12 @@ class ElementReader:
         return value
 
     def _add_shape(self, out: Elements, kind: str, params: ShapeParams, pose: Array,
-                   role: str) -> None:
-        """Fold an axis-aligned scale into the sizes, turn Y-axis primitives to DART's Z."""
+                   role: str, written: str | None = None) -> None:
+        """Fold an axis-aligned scale into the sizes, turn Y-axis primitives to DART's Z;
+        ``written`` is the geometry the file names when it differs from ``kind``."""
         linear = pose[:3, :3]
         scale = np.linalg.norm(linear, axis=0)
-        attrs: dict[str, object] = {"choreonoid_geometry": kind}
+        attrs: dict[str, object] = {"choreonoid_geometry": written or kind}
         transform = pose.copy()
         gram = linear.T @ linear
         if scale.all() and np.allclose(gram, np.diag(np.diag(gram)), atol=1e-9):

@@ -93,9 +93,9 @@ class Link:
 class LinkReader:
     """Reads link nodes of one file."""
 
-    def __init__(self, values: Values) -> None:
+    def __init__(self, values: Values, anchors: dict[str, Node] | None = None) -> None:
         self.values = values
-        self.elements = ElementReader(values)
+        self.elements = ElementReader(values, anchors)
 
     def pop(self, node: Mapping, *keys: str) -> Node | None:
         """Consume the first of ``keys`` present (Choreonoid's ``extract``)."""

@@ -10,6 +10,8 @@ crash it) are composed here into a small tree in which every scalar stays its ra
 * anchors: defining one twice is an error, an alias to an undefined anchor is an error,
   and an alias to a node that is still open (a self-reference) is an error, so the tree
   has no cycles; an alias inserts the same node object, as in Choreonoid;
+* a YAML resource also sees the anchors of the main file (``YAMLReader::importAnchors``):
+  its own anchors come first, and one of the same name is not a duplicate;
 * nesting deeper than :data:`MAX_DEPTH` is refused while composing, and every walk of
   the tree spends a :class:`Budget` tied to the file size, so aliases and merge keys
   cannot make a small file expand into unbounded work.
@@ -109,10 +111,12 @@ def error(path: str | os.PathLike[str], node: Node | None, message: str) -> Form
     return FormatError(message, path, node.line, node.column)
 
 
-def compose(path: str | os.PathLike[str], text: bytes) -> tuple[Node | None, dict[str, Node]]:
+def compose(path: str | os.PathLike[str], text: bytes,
+            imported: dict[str, Node] | None = None) -> tuple[Node | None, dict[str, Node]]:
     """The first document of ``text`` (the whole stream must parse; None if empty) and its
-    anchors by name (a YAML resource's ``node:`` names one)."""
-    composer = _Composer(path)
+    anchors by name (a YAML resource's ``node:`` names one); aliases not defined in
+    ``text`` may name one of ``imported`` (the main file's anchors, for a YAML resource)."""
+    composer = _Composer(path, imported or {})
     try:
         for event in yaml.parse(text, Loader=BaseLoader):
             composer.feed(event)
@@ -124,8 +128,9 @@ def compose(path: str | os.PathLike[str], text: bytes) -> tuple[Node | None, dic
 class _Composer:
     """Builds nodes from parser events with an explicit stack (no recursion)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], imported: dict[str, Node]) -> None:
         self.path = path
+        self.imported = imported  # complete trees of another file: never open here
         self.anchors: dict[str, Node] = {}
         self.open_anchors: set[str] = set()
         self.stack: list[tuple[Node, str | None, Scalar | None]] = []
@@ -146,10 +151,12 @@ class _Composer:
             if name in self.open_anchors:
                 raise FormatError(f'alias "*{name}" refers to a node that contains it '
                                   "(a recursive alias)", self.path, line, column)
-            if name not in self.anchors:
-                raise FormatError(f'alias "*{name}" names no anchor defined before it',
+            target = self.anchors.get(name, self.imported.get(name))
+            if target is None:
+                raise FormatError(f'alias "*{name}" names no anchor defined before it'
+                                  + (" (nor one of the main file)" if self.imported else ""),
                                   self.path, line, column)
-            self._add(self.anchors[name])
+            self._add(target)
         elif isinstance(event, yaml.ScalarEvent):
             node = Scalar(line, column, str(event.value))
             self._anchor(event, node)

@@ -41,6 +41,8 @@ REQUIRED = ("root_pos", "root_rot", "dof_pos")
 #: What ``body_positions`` is relative to.
 BODY_FRAME = "root (root at origin, identity orientation)"
 DEFAULT_FPS = 30
+#: Bytes of a GMR pickle's opening that hold its first keys (``fps``, ``root_pos``).
+OPENING = 64
 #: Root quaternions further than this from unit length are reported.
 UNIT_TOLERANCE = 1e-6
 #: The tracks a file holds (joint rotations through the robot's MJCF).
@@ -58,10 +60,15 @@ def holds(character: CharacterSource | None = None) -> Holds:
 
 
 def sniff(head: bytes) -> bool:
-    """A pickle (protocol 2+) naming ``root_pos``, ``root_rot`` and ``dof_pos``."""
+    """A pickle (protocol 2+) naming ``root_pos``, ``root_rot`` and ``dof_pos``; or one that
+    opens with GMR's ``root_pos`` (after ``fps`` or first), for a long motion whose arrays
+    fill the head before the other keys. MimicKit and PARC keys rule the second form out."""
     if len(head) < 2 or head[0] != 0x80 or head[1] < 2:
         return False
-    return all(key.encode() in head for key in REQUIRED)
+    if all(key.encode() in head for key in REQUIRED):
+        return True
+    return (b"root_pos" in head[:OPENING] and b"loop_mode" not in head and b"frames" not in head
+            and not any(key.encode() in head[:OPENING * 4] for key in safepickle.MS_KEYS))
 
 
 # ============================================================================ reading

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError, FormatError, MotionkitError, warn
+from ...errors import ConversionError, FormatError, MotionkitError, choices, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ...ops.sync import METHOD_ATTR
@@ -339,8 +339,8 @@ def _wanted(reader: Any, base: Path, selector: str) -> list[Any]:
     """The connections of topic ``selector`` (a leading slash optional on both sides)."""
     wanted = [c for c in reader.connections if c.topic.lstrip("/") == selector.lstrip("/")]
     if not wanted:
-        names = ", ".join(sorted({c.topic for c in reader.connections})) or "none"
-        raise FormatError(f"no topic {selector!r} in the bag (topics: {names})", base)
+        names = choices(selector, sorted({c.topic for c in reader.connections}), "topics", 40)
+        raise FormatError(f"no topic {selector!r} in the bag ({names})", base)
     return wanted
 
 
@@ -428,6 +428,35 @@ def _add_signal(motion: Motion, reader: Any, base: Path, connections: list[Any],
     for track in tracks:
         track.attrs.update({k: v for k, v in facts.items() if k != "names"})
         motion.add(track)
+
+
+def survey(path: PathLike) -> list[str]:
+    """What ``info`` shows of a bag that ``read`` refuses because it has TF but no pose
+    topic: each TF edge (static or how many transforms, over which span), and the chain
+    address that reads one. [] for any other bag."""
+    base, selector = split_address(path)
+    if selector is not None:
+        return []
+    reader = _open(base)
+    try:
+        if any(c.msgtype in POSE_TYPES + signals.SIGNAL_TYPES for c in reader.connections):
+            return []  # read gives these
+        tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
+        if not tf:
+            return []
+        buffer = _tf_buffer(reader, base, tf)
+    finally:
+        reader.close()
+    lines = [f"no pose topics; TF on {', '.join(sorted({c.topic for c in tf}))}: "
+             f"{len(buffer.edges)} edge(s), read a chain as {base}:tf:PARENT->CHILD"]
+    for (parent, child), edge in sorted(buffer.edges.items()):
+        if edge.static:
+            what = "static"
+        else:
+            span = (max(edge.stamps) - min(edge.stamps)) / NS_PER_SECOND
+            what = f"{len(edge.stamps)} transforms over {span:.6g} s"
+        lines.append(f"tf {parent} -> {child}: {what}")
+    return lines
 
 
 def _stamp(header: Any) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import FormatError, warn
+from ...errors import FormatError, option_hint, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import ns_to_seconds
 from ..loss import Holds, tracks
@@ -34,10 +34,14 @@ class UnitRows:
     """File columns (x, y, z, w) of a quaternion that parse_into scales to unit length as
     it stores each block: from the parsed columns while they are in cache, instead of a
     later pass over the strided pose array. Rows within 1e-15 of unit length stay
-    bit-exact; ``bad`` is the first zero or non-finite row, for the reader to report."""
+    bit-exact; ``bad`` is the first zero or non-finite row, for the reader to report, and
+    with a ``tolerance`` ``far`` the first whose norm is further than it from 1 (columns
+    that are no quaternion: the file holds no poses)."""
 
     columns: tuple[int, int, int, int]
     bad: int | None = None
+    tolerance: float | None = None
+    far: tuple[int, float] | None = None
 
     def scale(self, sources: Sequence[Target], targets: Mapping[int, Target],
               row: int) -> None:
@@ -48,6 +52,10 @@ class UnitRows:
         bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
         if bad.size and self.bad is None:
             self.bad = row + int(bad[0])
+        if self.tolerance is not None and self.far is None:
+            off = np.flatnonzero(np.abs(norms - 1.0) > self.tolerance)
+            if off.size:
+                self.far = (row + int(off[0]), float(norms[off[0]]))
         norms[np.abs(norms - 1.0) <= 1e-15] = 1.0  # x / 1.0 is x exactly
         with np.errstate(invalid="ignore", divide="ignore"):  # bad rows are reported
             for column, source in zip(self.columns, sources, strict=True):
@@ -57,6 +65,11 @@ class UnitRows:
         """A FormatError naming the line of the first zero or non-finite quaternion."""
         if self.bad is not None:
             raise FormatError("zero or invalid quaternion", str(path), line_of(self.bad))
+        if self.far is not None:
+            row, norm = self.far
+            raise FormatError(f"the quaternion columns have norm {norm:.6g}, not 1 (beyond "
+                              f"{self.tolerance:g}): these rows are not poses", str(path),
+                              line_of(row))
 
 
 def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,
@@ -76,7 +89,7 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
         else:
             count = int(np.count_nonzero(steps < 0))
             warn(f"{path}: time stamps go backwards {count} time(s); rows kept in file "
-                 "order (read with sort=True to sort them)")
+                 f"order (read with {option_hint('sort', True)} to sort them)")
     current = times if order is None else times[order]
     same = np.diff(current) == 0
     if np.any(same):
@@ -86,7 +99,7 @@ def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object
             order = base[keep]
         else:
             warn(f"{path}: {int(np.count_nonzero(same))} duplicate time stamp(s) kept "
-                 "(read with dedupe=True to drop them)")
+                 f"(read with {option_hint('dedupe', True)} to drop them)")
     return order
 
 

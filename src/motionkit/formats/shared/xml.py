@@ -8,11 +8,14 @@ DART reads ``.skel`` with tinyxml2, which accepts comments that XML forbids (``<
 --->``, ``--`` inside a comment). :func:`blank_comments` turns comment bodies into spaces
 before expat sees the bytes, delimiting comments exactly as tinyxml2 does; it never
 creates markup, keeps every line break, and leaves entities to expat's refusal.
+:func:`tolerate` goes on to what MuJoCo's tinyxml2 also reads (a misplaced declaration, the
+declared encoding, ``&`` and ``<`` as text), for the MJCF parser.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,20 +107,126 @@ def blank_comments(data: bytes) -> tuple[bytes, int | None]:
     return bytes(out), bad_line
 
 
+#: An ``&`` that starts no reference XML defines without a DTD (the five predefined
+#: entities, character references): tinyxml2 keeps it as text, so it becomes ``&amp;``.
+_BARE_AMPERSAND = re.compile(rb"&(?!(?:#[0-9]+|#x[0-9a-fA-F]+|lt|gt|amp|quot|apos);)")
+_QUOTED = re.compile(rb'"[^"]*"|\'[^\']*\'')
+_BOM = b"\xef\xbb\xbf"
+_DECLARED = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([^"']{1,100})["']""")
+
+
+def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
+    """``data`` made well-formed where tinyxml2 (MuJoCo's parser) reads it anyway, the
+    encoding to parse it in (None: as it declares), and what was repaired.
+
+    * comments as :func:`blank_comments` gives them (``--`` inside, ``--->``, any bytes);
+    * an XML declaration after leading whitespace or later in the file is blanked;
+    * tinyxml2 never reads the declared encoding: valid UTF-8 is parsed as UTF-8 whatever
+      the declaration says (other bytes keep the declared encoding, so an unknown one is
+      still refused);
+    * ``&`` that starts no predefined entity or character reference, and ``<`` inside an
+      attribute value, are escaped, so they stay the literal text tinyxml2 keeps. In a
+      file with a DTD nothing is escaped: its entities stay refused, never expanded.
+
+    Lines are kept; an escaped character moves the columns after it on its line. The
+    result is at most five times the size of ``data``."""
+    data, bad_comment = blank_comments(data)
+    notes = [f"line {bad_comment}: a comment that XML forbids"] if bad_comment else []
+    out = _markup(data, notes)
+    encoding = _encoding(out, notes)
+    return out, encoding, notes
+
+
+def _markup(data: bytes, notes: list[str]) -> bytes:
+    """``data`` (comments blanked) with misplaced declarations blanked and stray ``&`` and
+    ``<`` escaped (:func:`tolerate`), noting what was done in ``notes``."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    chunks: list[bytes] = [data[:start]]
+    doctype = b"<!DOCTYPE" in data
+    escaped = 0
+    i = at = start
+    while (i := data.find(b"<", i)) >= 0:
+        if data.startswith(b"<?", i):
+            end = data.find(b"?>", i + 2)
+            end = end + 2 if end >= 0 else len(data)
+            if i > start and re.match(rb"<\?xml[ \t\r\n]", data[i:i + 6]):
+                escaped += _text(chunks, data[at:i], doctype)
+                chunks.append(_blanked(data[i:end]))
+                line = data.count(b"\n", 0, i) + 1
+                notes.append(f"line {line}: an XML declaration not at the start of the file")
+                at = end
+            i = end
+        elif data.startswith(b"<!--", i) or data.startswith(b"<![CDATA[", i):
+            end = data.find(b"-->" if data[i + 2] == 0x2D else b"]]>", i + 4)
+            end = end + 3 if end >= 0 else len(data)
+            escaped += _text(chunks, data[at:i], doctype)
+            chunks.append(data[i:end])
+            i = at = end
+        elif data.startswith(b"<!", i):
+            end = data.find(b">", i + 2)
+            i = end + 1 if end >= 0 else len(data)
+        else:
+            end = _tag_end(data, i + 1)
+            escaped += _text(chunks, data[at:i], doctype)
+            tag = data[i:end]
+            if not doctype and (b"&" in tag or tag.count(b"<") > 1):
+                fixed = _QUOTED.sub(lambda m: _BARE_AMPERSAND.sub(b"&amp;", m.group()).replace(
+                    b"<", b"&lt;"), tag)
+                escaped += fixed != tag
+                tag = fixed
+            chunks.append(tag)
+            i = at = end
+    escaped += _text(chunks, data[at:], doctype)
+    if escaped:
+        notes.append("'&' or '<' written as text")
+    return b"".join(chunks)
+
+
+def _encoding(data: bytes, notes: list[str]) -> str | None:
+    """"utf-8" when ``data`` is valid UTF-8 (tinyxml2 reads nothing else), noting a declared
+    encoding that would read it differently; else None (the declaration decides)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    declared = _DECLARED.match(data)
+    if declared:
+        name = declared.group(1).decode("ascii", "replace")
+        try:
+            same = data.decode(name) == text
+        except (LookupError, UnicodeDecodeError):
+            same = False
+        if not same:
+            notes.append(f"the declared encoding {name[:40]!r} ignored (the bytes are UTF-8)")
+    return "utf-8"
+
+
+def _text(chunks: list[bytes], text: bytes, doctype: bool) -> int:
+    """Append character data with its bare ``&`` escaped (1 if one was)."""
+    if doctype or b"&" not in text:
+        chunks.append(text)
+        return 0
+    fixed = _BARE_AMPERSAND.sub(b"&amp;", text)
+    chunks.append(fixed)
+    return int(fixed != text)
+
+
+def _blanked(markup: bytes) -> bytes:
+    """Spaces for ``markup``, its line breaks kept."""
+    return bytes(c if c in (0x0A, 0x0D) else 0x20 for c in markup)
+
+
+_TAG_BODY = re.compile(rb"""(?:[^"'>]+|"[^"]*"|'[^']*')*""")
+
+
 def _tag_end(data: bytes, i: int) -> int:
-    """The index after the ``>`` that closes the tag starting before ``i`` (quotes skipped)."""
-    quote = 0
-    while i < len(data):
-        c = data[i]
-        if quote:
-            if c == quote:
-                quote = 0
-        elif c in (0x22, 0x27):
-            quote = c
-        elif c == 0x3E:
-            return i + 1
-        i += 1
-    return i
+    """The index after the ``>`` that closes the tag starting before ``i`` (quotes skipped;
+    an unclosed tag or quote runs to the end)."""
+    match = _TAG_BODY.match(data, i)
+    end = match.end() if match else i
+    return end + 1 if data[end:end + 1] == b">" else len(data)
 
 
 def parse(data: bytes, path: str | os.PathLike[str]) -> Node:

@@ -45,15 +45,17 @@ _BIASES = ("b_w_RS_S_x [rad s^-1]", "b_w_RS_S_y [rad s^-1]", "b_w_RS_S_z [rad s^
 
 
 def sniff(head: bytes) -> bool:
-    """True for a ``#timestamp`` header or a first row starting with a nanosecond stamp."""
+    """True for a ``#timestamp`` header over rows that start with an integer stamp, or for
+    a first row starting with a nanosecond stamp (a header over rows of seconds, as in
+    open_vins' timing tables, is another table)."""
     text = head.lstrip(b"\xef\xbb\xbf")
-    if re.match(rb"#\s*timestamp", text, re.IGNORECASE):
-        return True
+    header = re.match(rb"#\s*timestamp", text, re.IGNORECASE) is not None
+    stamp = rb"\d+\s*," if header else rb"\d{16,20}\s*,"
     for raw in text.split(b"\n")[:20]:
         row = raw.strip()
         if row and not row.startswith(b"#"):
-            return re.match(rb"\d{16,20}\s*,", row) is not None and row.count(b",") >= 7
-    return False
+            return re.match(stamp, row) is not None and row.count(b",") >= 7
+    return header
 
 
 def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:

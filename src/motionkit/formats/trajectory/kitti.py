@@ -23,15 +23,17 @@ from ..loss import Holds
 from ..shared import poses
 from . import _common as common
 from ._text import TextTable, detect_delimiter, parse_numeric, read_table, scan
-from .tum import numeric_fields
+from .tum import first_numbers
 
 PathLike = str | os.PathLike[str]
 
 
 
 def sniff(head: bytes) -> bool:
-    """True when the first data row is twelve numbers."""
-    return numeric_fields(head) == 12
+    """True when the first data row is twelve numbers whose 3x3 part is a rotation (TUM
+    rows with four extra columns are twelve numbers too)."""
+    numbers = first_numbers(head)
+    return len(numbers) == 12 and common.is_pose_matrix(numbers)
 
 
 def matrices_to_quaternions(rotation: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..._io import atomic_write
-from ...errors import FormatError, warn
+from ...errors import FormatError, format_hint, option_hint, warn
 from ...model import Motion, Track
 from ..shared import poses
 from ..shared.poses import UnitRows
@@ -47,28 +47,41 @@ def _first_data_row(head: bytes) -> bytes | None:
     return None
 
 
-def numeric_fields(head: bytes) -> int:
-    """How many numbers the first data row holds (0 when it is not all numbers)."""
+def first_numbers(head: bytes) -> list[float]:
+    """The numbers of the first data row ([] when it is not all numbers)."""
     row = _first_data_row(head)
     if row is None:
-        return 0
+        return []
     tokens = re.split(rb"[,;\s]+", row.strip(b", "))
     if all(re.fullmatch(_NUMBER, t, re.IGNORECASE) for t in tokens):
-        return len(tokens)
-    return 0
+        return [float(t) for t in tokens]
+    return []
 
 
 def sniff(head: bytes) -> bool:
-    """True when the first data row is eight numbers."""
-    return numeric_fields(head) == 8
+    """True when the first data row is eight numbers ending in a unit quaternion (a table
+    of eight other numbers, such as open_vins' timings, is not a TUM file)."""
+    numbers = first_numbers(head)
+    return len(numbers) == 8 and common.near_unit(numbers[4:8])
 
 
 def hint(head: bytes) -> str | None:
-    """For a file no format claims: rows of more than eight numbers are TUM with extras."""
-    fields = numeric_fields(head)
+    """For a file no format claims: rows of more than eight numbers are TUM with extras,
+    unless they are a time and a KITTI pose matrix."""
+    numbers = first_numbers(head)
+    fields = len(numbers)
+    if fields == 13 and common.is_pose_matrix(numbers[1:]):
+        return ("its rows hold a time and a KITTI 3x4 pose matrix (13 numbers), which no "
+                "reader takes as one file: put the first column in a times file and read the "
+                f"other twelve with {format_hint('kitti')} {option_hint('times', 'FILE')}")
+    if fields >= 8 and not common.near_unit(numbers[4:8]):
+        norm = sum(value * value for value in numbers[4:8]) ** 0.5
+        return (f"its rows hold {fields} numbers, but columns 5-8 are no unit quaternion "
+                f"(norm {norm:.3g}): these rows are not poses")
     if fields > 8:
         return (f"its rows hold {fields} numbers, TUM's eight and {fields - 8} more: read it "
-                "with --from tum (format='tum'; -O extra=NAME keeps the rest as a track)")
+                f"with {format_hint('tum')} ({option_hint('extra', 'NAME')} keeps the rest as "
+                "a track)")
     return None
 
 
@@ -112,6 +125,10 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     if width < 8:
         raise FormatError(f"a TUM row needs 8 numbers (t x y z qx qy qz qw), found {width}",
                           path, table.line_of(0))
+    if width == 12 and extra is None and common.is_pose_matrix(first_numbers(table.first_row())):
+        raise FormatError("its rows are KITTI 3x4 pose matrices (twelve numbers, a rotation in "
+                          f"columns 1-3, 5-7, 9-11), not TUM rows: read it with "
+                          f"{format_hint('kitti')}", path, table.line_of(0))
     order = (quaternion_order or _order_from_names(table.comments) or "xyzw").lower()
     if order not in ("xyzw", "wxyz"):
         raise FormatError(f"quaternion_order must be xyzw or wxyz, not {order!r}", path)
@@ -123,14 +140,16 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     kept = np.empty((table.rows, width - 8)) if extra and width > 8 else None
     if kept is not None:
         targets.update({8 + i: kept[:, i] for i in range(width - 8)})
-    quaternion = UnitRows((4, 5, 6, 7) if order == "xyzw" else (5, 6, 7, 4))
+    quaternion = UnitRows((4, 5, 6, 7) if order == "xyzw" else (5, 6, 7, 4),
+                          tolerance=common.UNIT_TOLERANCE)
     scale = common.time_scale(time_unit, path)
     decimal = DecimalSeconds(0) if scale == 1.0 else None
     rows = (parse_into(table, delimiter, width, targets, unit=quaternion, decimal=decimal)
             if table.rows else 0)
     pose, times = pose[:rows], times[:rows]
     if width > 8 and kept is None:
-        warn(f"{path}: columns after the 8th ignored ({width} per row; extra=NAME keeps them)")
+        warn(f"{path}: columns after the 8th ignored ({width} per row; "
+             f"{option_hint('extra', 'NAME')} keeps them)")
     quaternion.check(path, table.line_of)
     ns = decimal_nanoseconds(table, delimiter, times, decimal) if decimal else None
     if scale != 1.0:

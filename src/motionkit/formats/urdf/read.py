@@ -7,6 +7,8 @@ child offset (the child link frame is the joint frame). ``revolute`` and ``conti
 (the floating base DART and pinocchio add); a root link called ``world`` without mass or
 geometry is the world itself, as DART reads it, and its joints become root joints.
 Axes are normalised; a missing ``<inertial>`` is mass 0 (urdfdom's default).
+A joint written with ``name=""`` (yourdfpy loads such files) is named ``<child link>__joint``
+(numbered if a written name has it), with a warning; a joint with no name attribute is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ..._io import read_bytes
-from ...errors import FormatError
+from ...errors import FormatError, warn
 from ...model.skeleton import Body, Dof, Inertia, Joint, Shape, Skeleton
 from ..shared.xml import Node, parse
 
@@ -35,6 +37,16 @@ def read(path: str | os.PathLike[str]) -> Skeleton:
         raise FormatError(f"not a URDF file (root element <{root.tag:.40}>)", path,
                           root.line, root.column)
     return _Reader(path).robot(root)
+
+
+def _unnamed(child: str, taken: set[str]) -> str:
+    """The name of a joint written with ``name=""``: ``<child link>__joint`` (the ``__``
+    infix marks generated names), numbered when a written name already has it."""
+    name, count = f"{child}__joint", 1
+    while name in taken:
+        count += 1
+        name = f"{child}__joint{count}"
+    return name
 
 
 class _Reader:
@@ -78,12 +90,19 @@ class _Reader:
             links[name] = node
         joints: dict[str, Node] = {}  # by child link
         parents: dict[str, str] = {}  # parent link by child link
+        joint_names: dict[str, str] = {}  # by child link
+        written = {node.attrib.get("name", "") for node in root.findall("joint")}
         names: set[str] = set()
+        unnamed: list[str] = []
         for node in root.findall("joint"):
             name = node.attrib.get("name", "")
             parent, child = node.find("parent"), node.find("child")
-            if not name or name in names:
+            if "name" not in node.attrib or name in names:
                 raise self.error(node, f"a joint needs a unique name, got {name!r}")
+            if not name:  # yourdfpy loads it; the model needs a unique name
+                name = _unnamed(child.attrib.get("link", "") if child is not None else "",
+                                written | names)
+                unnamed.append(name)
             if parent is None or child is None:
                 raise self.error(node, f"joint {name!r} needs <parent link> and <child link>")
             for end in (parent, child):
@@ -94,7 +113,11 @@ class _Reader:
                 raise self.error(node, f"link {child.attrib['link']!r} has two parent joints")
             names.add(name)
             joints[child.attrib["link"]] = node
+            joint_names[child.attrib["link"]] = name
             parents[child.attrib["link"]] = parent.attrib["link"]
+        if unnamed:
+            warn(f"{os.fspath(self.path)}: {len(unnamed)} joint(s) with an empty name, named "
+                 f"after their child link: {', '.join(unnamed[:5])}")
         roots = [name for name in links if name not in joints]
         if len(roots) != 1:
             raise self.error(root, "no root link (a cycle)" if not roots else
@@ -110,7 +133,8 @@ class _Reader:
         while stack:
             link, above = stack.pop()
             element = joints.get(link)
-            joint = self.joint(element) if element is not None else Joint(f"{link}_root", "free")
+            joint = (self.joint(element, joint_names[link]) if element is not None
+                     else Joint(f"{link}_root", "free"))
             index[link] = len(bodies)
             bodies.append(self.body(links[link], joint, above))
             stack.extend((kid, index[link]) for kid in reversed(kids.get(link, [])))
@@ -122,8 +146,7 @@ class _Reader:
     def empty(link: Node) -> bool:
         return not link.children
 
-    def joint(self, node: Node) -> Joint:
-        name = node.attrib["name"]
+    def joint(self, node: Node, name: str) -> Joint:
         kind = node.attrib.get("type", "")
         if kind not in _TYPES:
             raise self.error(node, f"joint {name!r}: unknown type {kind[:40]!r}")

@@ -22,8 +22,9 @@ Ball ``range`` is a cone limit (``joint.attrs["cone_limit"]``). ``<inertial>`` g
 COM and the inertia tensor (``diaginertia`` or ``fullinertia`` M11 M22 M33 M12 M13 M23,
 turned by the inertial frame); without one (``inertiafromgeom="auto"``, or always with
 ``"true"``) mass properties come from the geoms as MuJoCo infers them (solid primitives,
-``mass`` over ``density``, ``inertiagrouprange``; mesh geoms are left out and noted in
-``body.attrs["inertia"]``). Sites become markers.
+``mass`` over ``density``, ``inertiagrouprange``; mesh geoms from their files by the
+mesh's ``inertia`` rule, :mod:`.mesh`; a mesh that cannot be read is left out with a warning
+and noted in ``body.attrs["inertia"]``). Sites become markers.
 
 One top-level body gives a Skeleton; several give a World with one skeleton per top-level
 body (the writer writes a World's skeletons side by side, so that round-trips), named after
@@ -35,6 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 from xml.etree.ElementTree import Element
@@ -45,6 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 from ....errors import ConversionError, warn
 from ....model.skeleton import Body, Dof, Inertia, Joint, Marker, Shape, Skeleton, World
 from ....spatial import quaternion
+from .mesh import MeshMass, MeshUnreadable, mesh_mass
 from .parse import MjBody, MjTree, parse_tree
 
 Array = NDArray[np.float64]
@@ -156,6 +159,7 @@ class _Builder:
         self.static: set[int] = set()  # MjTree bodies welded to the world
         self.joint_names: set[str] = set()
         self.infer, self.groups = "auto", (0, 5)
+        self.mesh_masses: dict[str, MeshMass | None] = {}  # by asset name, each read once
         for node in tree.root.iter("compiler"):
             self.infer = node.get("inertiafromgeom", self.infer)
             text = node.get("inertiagrouprange")
@@ -266,12 +270,31 @@ class _Builder:
         body = Body(name, single, parent=parent, inertia=self.inertia(mj),
                     shapes=[shape for shape, _, _ in shapes], markers=self.markers(mj))
         if self.from_geoms(mj):
-            inertia, missing = _geom_inertia(shapes, self.tree, self.groups)
+            inertia, missing = _geom_inertia(shapes, self.tree, self.groups, self.mesh_mass)
             body.inertia = inertia
             if missing:
                 body.attrs["inertia"] = "from geoms (mesh geoms not counted)"
         self.index[number] = len(self.bodies)
         self.bodies.append(body)
+
+    def mesh_mass(self, name: str) -> MeshMass | None:
+        """The mass properties of mesh asset ``name`` per unit density, or None (with one
+        warning) when its file cannot be read or computed."""
+        if name in self.mesh_masses:
+            return self.mesh_masses[name]
+        asset = self.tree.meshes[name]
+        try:
+            found: MeshMass | None = mesh_mass(asset.file, asset.scale, asset.inertia,
+                                               asset.refpos, asset.refquat)
+        except MeshUnreadable as exc:
+            found = None
+            where = self.tree.error(asset.element, "")
+            place = f":{where.line}" if where.line else ""
+            warn(f"{os.fspath(where.path or '')}{place}: mesh {name[:40]!r} "
+                 f"({os.path.basename(asset.file)[:80]}): {exc}; the masses of the bodies "
+                 "with its geoms leave it out")
+        self.mesh_masses[name] = found
+        return found
 
     def single(self, mj: MjBody, joints: list[_MjJoint], place: Array) -> Joint | None:
         """The one neutral joint the body's MuJoCo joints make, or None (a chain)."""
@@ -393,13 +416,14 @@ class _Builder:
 
 
 def _geom_inertia(shapes: list[tuple[Shape, dict[str, str], Element]], tree: MjTree,
-                  groups: tuple[int, int]) -> tuple[Inertia, bool]:
+                  groups: tuple[int, int],
+                  mesh_mass: Callable[[str], MeshMass | None]) -> tuple[Inertia, bool]:
     """A body's mass properties from its geoms as MuJoCo infers them (``mass`` over
-    ``density`` × volume, solid primitives; geoms outside ``inertiagrouprange`` left out).
-    Returns the inertia and whether mesh geoms were left out (their volume is not known)."""
+    ``density`` × volume, solid primitives and meshes; geoms outside ``inertiagrouprange``
+    left out). Returns the inertia and whether mesh geoms were left out (unreadable)."""
     masses: list[float] = []
-    principals: list[tuple[float, float, float]] = []  # per unit mass, in the geom's axes
-    poses: list[Array] = []
+    centres: list[Array] = []
+    moments: list[Array] = []  # each geom's, about its centre, in the body's axes
     missing = False
     for shape, attrs, geom in shapes:
         group = tree.numbers(attrs, "group", geom)
@@ -413,26 +437,32 @@ def _geom_inertia(shapes: list[tuple[Shape, dict[str, str], Element]], tree: MjT
         if (group is not None and not groups[0] <= group[0] <= groups[1]) or \
                 shape.kind == "plane":
             continue
+        turn = shape.transform[:3, :3]
         if shape.kind == "mesh":
-            missing = True
-            continue
-        volume, principal = _solid(shape)
-        masses.append(float(given[0]) if given is not None else
-                      (1000.0 if density is None else float(density[0])) * volume)
-        principals.append(principal)
-        poses.append(shape.transform)
+            found = mesh_mass(str(shape.params.get("mesh", "")))
+            if found is None:
+                missing = True
+                continue
+            volume = found.volume
+            centre = turn @ found.com + shape.transform[:3, 3]
+            unit = turn @ found.inertia @ turn.T / found.volume
+        else:
+            volume, principal = _solid(shape)
+            centre, unit = shape.transform[:3, 3], turn @ np.diag(principal) @ turn.T
+        mass = float(given[0]) if given is not None else \
+            (1000.0 if density is None else float(density[0])) * volume
+        masses.append(mass)
+        centres.append(centre)
+        moments.append(mass * unit)
     total = sum(masses)
     if total <= 0:
         return Inertia(0.0, np.zeros(3), np.zeros((3, 3))), missing
-    mass = np.array(masses)
-    pose = np.array(poses)
-    turn, centre = pose[:, :3, :3], pose[:, :3, 3]
-    com = mass @ centre / total
-    d = centre - com
-    # each geom's moment turned into the body's axes, plus its parallel-axis term
-    inner = np.einsum("nij,nj,nkj->ik", turn, np.array(principals) * mass[:, None], turn)
-    moment = inner + float(mass @ np.einsum("ni,ni->n", d, d)) * np.eye(3) \
-        - np.einsum("n,ni,nj->ij", mass, d, d)
+    each = np.array(masses)
+    com = each @ np.array(centres) / total
+    d = np.array(centres) - com
+    # each geom's own moment plus its parallel-axis term
+    moment = np.sum(moments, axis=0) + float(each @ np.einsum("ni,ni->n", d, d)) * np.eye(3) \
+        - np.einsum("n,ni,nj->ij", each, d, d)
     return Inertia(total, com, moment, derived=True), missing
 
 

@@ -26,9 +26,11 @@ from scipy.spatial.transform import Rotation
 
 from ...._io import read_bytes
 from ...._limits import MAX_BODIES, Budget
-from ....errors import FormatError
+from ....errors import FormatError, warn
 from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
+from ..xml import tolerate
+from .mesh import DEFAULT_RULE
 
 Array = NDArray[np.float64]
 
@@ -114,8 +116,12 @@ def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
 
 
 def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, int]]]:
+    data, encoding, repaired = tolerate(data)
+    if repaired:
+        warn(f"{os.fspath(source)}: not well-formed XML that MuJoCo's parser (tinyxml2) "
+             f"accepts, read as MuJoCo does: {'; '.join(repaired[:3])}")
     where = _Positions()
-    parser = SafeET.DefusedXMLParser(target=where)
+    parser = SafeET.DefusedXMLParser(target=where, encoding=encoding)
     where.parser = parser
     try:
         parser.feed(data)
@@ -508,7 +514,7 @@ class MjTree:
     root: Element
     xml: _Xml
     compiler: _Compiler
-    meshes: dict[str, tuple[str, Array]]
+    meshes: dict[str, MeshAsset]
     bodies: list[MjBody]
     world: _Found  # what <worldbody> holds itself (static geoms, sites)
     shapes: dict[int, Shape] = field(default_factory=dict)  # id(geom element) → its Shape
@@ -579,10 +585,23 @@ def _tree(root: Element, xml: _Xml, first_only: bool) -> MjTree:
                   first_level)
 
 
+@dataclass(eq=False)
+class MeshAsset:
+    """A ``<mesh file=…>`` asset: the file as MuJoCo resolves it, its scale and inertia
+    rule, and the element (for messages)."""
+
+    file: str
+    scale: Array
+    inertia: str
+    element: Element
+    refpos: Array | None = None
+    refquat: Array | None = None  # w x y z
+
+
 def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,
-            xml: _Xml) -> dict[str, tuple[str, Array]]:
-    """Mesh assets: name → (file path as MuJoCo resolves it, scale)."""
-    out: dict[str, tuple[str, Array]] = {}
+            xml: _Xml) -> dict[str, MeshAsset]:
+    """Mesh assets by name."""
+    out: dict[str, MeshAsset] = {}
     base = os.path.dirname(os.fspath(xml.path)) if isinstance(xml.path, (str, os.PathLike)) \
         else ""
     for asset in root.findall("asset"):
@@ -599,7 +618,13 @@ def _meshes(root: Element, defaults: _Defaults, compiler: _Compiler,
                 file_name = os.path.normpath(os.path.join(
                     folder if os.path.isabs(folder) else os.path.join(base, folder), file_name))
             scale = _numbers(attrs, "scale", mesh, xml)
-            out[name] = (file_name, np.ones(3) if scale is None else np.resize(scale, 3))
+            refpos = _numbers(attrs, "refpos", mesh, xml)
+            refquat = _numbers(attrs, "refquat", mesh, xml)
+            for value, count, key in ((refpos, 3, "refpos"), (refquat, 4, "refquat")):
+                if value is not None and value.size != count:
+                    raise xml.error(mesh, f"<mesh {key}=...>: needs {count} numbers")
+            out[name] = MeshAsset(file_name, np.ones(3) if scale is None else np.resize(scale, 3),
+                                  attrs.get("inertia", DEFAULT_RULE), mesh, refpos, refquat)
     return out
 
 
@@ -607,7 +632,7 @@ _CYCLE3 = np.arange(3)
 
 
 def _shape(geom: Element, attrs: dict[str, str], frame: Array,
-           meshes: dict[str, tuple[str, Array]], compiler: _Compiler, xml: _Xml) -> Shape:
+           meshes: dict[str, MeshAsset], compiler: _Compiler, xml: _Xml) -> Shape:
     """A MuJoCo ``<geom>`` (class defaults resolved) as a Shape: sizes as DART's full lengths,
     ``fromto`` for capsule/cylinder/box/ellipsoid, mesh assets resolved to file and scale."""
     kind = attrs.get("type", "sphere")
@@ -648,7 +673,7 @@ def _shape(geom: Element, attrs: dict[str, str], frame: Array,
         if mesh not in meshes:
             raise xml.error(geom, f"geom {attrs.get('name', '')[:40]!r}: mesh {mesh[:40]!r} is "
                             "not a mesh asset with a file")
-        params["file_name"], params["scale"] = meshes[mesh][0], meshes[mesh][1].copy()
+        params["file_name"], params["scale"] = meshes[mesh].file, meshes[mesh].scale.copy()
         params["mesh"] = mesh
     elif kind != "plane":
         raise xml.error(geom, f"geom {attrs.get('name', '')[:40]!r}: unknown type {kind[:40]!r}")
