@@ -26,6 +26,10 @@ Examples:
 @click.option("--rate", type=float, help="Resample every track to this rate (Hz).")
 @click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
               help="Interpolation when resampling.")
+@click.option("--fps", type=float,
+              help="Put all tracks (several bag topics: run.mcap:/joint_states,/cmd) on one "
+                   "clock at this rate over their common span (hold for commands, else "
+                   "linear/slerp); a topic's gap is refused naming it (motionkit.ops.sync).")
 @click.option("--character", type=click.Path(exists=True, dir_okay=False),
               help="Character/model file that gives joints their meaning.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
@@ -40,7 +44,7 @@ Examples:
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
             lossy: bool, options: tuple[str, ...], read_options: tuple[str, ...],
-            in_place: bool) -> None:
+            in_place: bool, fps: float | None) -> None:
     """Convert SOURCE to TARGET (formats from the extensions unless named).
 
     What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
@@ -48,13 +52,13 @@ def command(source: str, target: str, from_format: str | None, to_format: str | 
     for each format's extensions and -R/-O options.
     """
     run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
-        in_place, read_options)
+        in_place, read_options, fps)
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
         options: tuple[str, ...], model: str | None = None, in_place: bool = False,
-        read_options: tuple[str, ...] = ()) -> None:
+        read_options: tuple[str, ...] = (), fps: float | None = None) -> None:
     """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
     import os
 
@@ -66,12 +70,37 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     if character:
         extra["character"] = character
     with busy(f"converting {source}"):
-        motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                             rate=rate, method=method, model=model, lossy=lossy,
-                             read_options=parse_options(read_options), **extra)
+        if fps is not None:
+            motion = _synced(source, target, from_format, to_format, fps, rate, model, lossy,
+                             parse_options(read_options), extra)
+        else:
+            motion = api.convert(source, target, from_format=from_format, to_format=to_format,
+                                 rate=rate, method=method, model=model, lossy=lossy,
+                                 read_options=parse_options(read_options), **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
     click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
+
+
+def _synced(source: str, target: str, from_format: str | None, to_format: str | None,
+            fps: float, rate: float | None, model: str | None, lossy: bool,
+            read_options: dict[str, object], extra: dict[str, object]) -> object:
+    """``convert`` with the tracks read put on one clock (``ops.sync``) before writing."""
+    from ..errors import ConversionError
+    from ..formats import registry
+    from ..model import Motion
+    from ..ops import sync
+
+    if rate is not None:
+        raise ConversionError("--fps and --rate both set a rate: give one")
+    reader = registry.for_reading(source, from_format)
+    writer = registry.for_writing(target, to_format, like=reader.name)
+    reading, writing = api.split_options(reader, writer, extra, read_options)
+    obj = reader.read(source, **reading)
+    if not isinstance(obj, Motion):
+        raise ConversionError("--fps applies to motions only")
+    return api.finish_conversion(sync(obj, fps), target, writer, model=model, lossy=lossy,
+                                 write_options=writing)
 
 
 def _chosen_writer(source: str, target: str, from_format: str | None,
