@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import motionkit as mk
 from conftest import corpus_file, require_peer
-from motionkit.errors import ConversionError, FormatError, MotionkitWarning
+from motionkit.errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
 
 BAGS = ["joint_states_ros1.bag", "joint_states_ros2"]
 NAMES = [f"panda_joint{i}" for i in range(1, 8)]
@@ -77,6 +77,8 @@ def test_a_whole_bag_gives_every_signal_topic_by_name(name: str) -> None:
     assert stamps is not None and stamps.tolist() == [row["log_time_ns"]
                                                       for row in _readback("/joint_states")]
     assert forced.meta["rosbag"]["time"] == "log"
+    with pytest.raises(MotionkitError, match="time must be one of header, log, not 'wall'"):
+        mk.read(f"{corpus_file('episodes', 'bags', name)}:/joint_states", time="wall")
 
 
 Message = tuple[int, dict[str, Any]]

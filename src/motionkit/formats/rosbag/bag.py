@@ -459,13 +459,6 @@ def survey(path: PathLike) -> list[str]:
     return lines
 
 
-def _stamp(header: Any) -> int:
-    stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
-    if not -(2**63) <= stamp < 2**63:
-        raise OverflowError("the stamp does not fit in 64-bit nanoseconds")
-    return stamp
-
-
 def _pose(pose: Any) -> tuple[float, ...]:
     p, q = pose.position, pose.orientation
     return tuple(float(v) for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w))
@@ -479,10 +472,10 @@ def _take(msg: Any, msgtype: str, stamps: list[int], poses: list[tuple[float, ..
         stamps.clear()
         poses.clear()
         for item in msg.poses:
-            stamps.append(_stamp(item.header))
+            stamps.append(signals.header_ns(item.header))
             poses.append(_pose(item.pose))
         return str(msg.header.frame_id), child_frame_id
-    stamps.append(_stamp(msg.header))
+    stamps.append(signals.header_ns(msg.header))
     frame_id = frame_id if frame_id is not None else str(msg.header.frame_id)
     if msgtype == "geometry_msgs/msg/PoseStamped":
         poses.append(_pose(msg.pose))
@@ -553,7 +546,7 @@ def _tf_buffer(reader: Any, base: Path, connections: list[Any]) -> TfBuffer:
             for item in msg.transforms:
                 t, r = item.transform.translation, item.transform.rotation
                 buffer.add(str(item.header.frame_id), str(item.child_frame_id),
-                           _stamp(item.header),
+                           signals.header_ns(item.header),
                            tuple(float(v) for v in (t.x, t.y, t.z, r.x, r.y, r.z, r.w)), static)
         except _FIELD_ERRORS as exc:
             raise _broken(base, f"broken bag: message {index} on {connection.topic} lacks "

@@ -22,7 +22,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import ConversionError, FormatError
+from ...errors import ConversionError, FormatError, MotionkitError
 from ...model import Motion, Track
 from ...model.timeline import ns_to_seconds
 from ..loss import Holds, tracks
@@ -77,8 +77,10 @@ def track_name(base: str, field_name: str) -> str:
     return f"{base}.{field_name}" if field_name else base
 
 
-def _header_ns(header: Any) -> int:
-    stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+def header_ns(header: object) -> int:
+    """A message header's stamp in integer nanoseconds (OverflowError past int64)."""
+    given = cast(Any, header).stamp
+    stamp = int(given.sec) * 1_000_000_000 + int(given.nanosec)
     if not -(2**63) <= stamp < 2**63:
         raise OverflowError("the stamp does not fit in 64-bit nanoseconds")
     return stamp
@@ -89,13 +91,13 @@ class _Clock:
 
     def __init__(self, mode: str, has_header: bool) -> None:
         if mode not in TIME_MODES:
-            raise FormatError(f"time must be one of {', '.join(TIME_MODES)}, not {mode!r}")
+            raise MotionkitError(f"time must be one of {', '.join(TIME_MODES)}, not {mode!r}")
         self.use_header = has_header and mode == "header"
         self.header = self.log = 0
 
     def __call__(self, message: Any, log_ns: int) -> int:
         if self.use_header:
-            stamp = _header_ns(message.header)
+            stamp = header_ns(message.header)
             if stamp != 0:
                 self.header += 1
                 return stamp
