@@ -36,7 +36,7 @@ def test_a_synchronised_joint_state_topic_back_into_a_bag(
     source = f"{corpus_file('episodes', 'bags', 'joint_states_ros2')}:/joint_states"
     target = tmp_path / "joints50.bag"
     code, _, err = run_cli(["convert", source, str(target), "--fps", "50", "-O",
-                            "message=JointState", "--lossy"], capsys)  # meta "sync" is lost
+                            "message=JointState"], capsys)  # meta "sync" describes, not lost
     assert code == 0, err
     again = mk.read(f"{target}:/joint_states").tracks["joints"]
     expected = sync(mk.read(source), 50).tracks["joints"]

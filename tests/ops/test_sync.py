@@ -109,9 +109,9 @@ def _track(name: str, times: list[float], values: list[float], **attrs: object) 
 def test_a_gap_longer_than_the_tolerance_is_refused_naming_topic_and_time() -> None:
     motion = mk.Motion()
     times = [0.0, 0.1, 0.2, 0.3, 0.8, 0.9, 1.0]  # a 0.5 s gap in a 10 Hz stream
-    motion.add(_track("/cmd", times, list(range(7)), topic="/cmd", interpolation="hold"))
+    motion.add(_track("/cmd", times, list(range(7)), interpolation="hold"))
     motion.add(_track("dense", [i / 100 for i in range(101)], [0.0] * 101))
-    with pytest.raises(ConversionError, match=r"'/cmd' \(topic /cmd\).*0\.15 s.*grid time "
+    with pytest.raises(ConversionError, match=r"track '/cmd': .*0\.15 s of grid time "
                                               r"0\.500000000 s"):
         sync(motion, 10)
     with pytest.warns(MotionkitWarning, match="dropped 3 of 11 frames"):
@@ -119,7 +119,11 @@ def test_a_gap_longer_than_the_tolerance_is_refused_naming_topic_and_time() -> N
     np.testing.assert_allclose(dropped.tracks["/cmd"].times,
                                [0.0, 0.1, 0.2, 0.3, 0.4, 0.8, 0.9, 1.0])
     assert not dropped.tracks["dense"].timeline.is_uniform
-    assert sync(motion, 10, tolerance=0.5).tracks["/cmd"].frames == 11
+    loose = sync(motion, 10, tolerance=0.5)
+    assert loose.tracks["/cmd"].frames == 11
+    assert "interpolation" not in loose.tracks["/cmd"].attrs  # used, not kept
+    zero = sync(motion, 10, tolerance=0.5, zero=True).tracks["/cmd"].timeline
+    assert zero.is_uniform and zero.start == 0.0
 
 
 def test_hold_never_uses_a_newer_sample_and_linear_needs_both_sides() -> None:

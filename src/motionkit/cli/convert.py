@@ -99,8 +99,9 @@ def _synced(source: str, target: str, from_format: str | None, to_format: str | 
     obj = reader.read(source, **reading)
     if not isinstance(obj, Motion):
         raise ConversionError("--fps applies to motions only")
-    return api.finish_conversion(sync(obj, fps), target, writer, model=model, lossy=lossy,
-                                 write_options=writing)
+    zero = not writer.holds(**writing).start  # frames from 0 where the target has no start
+    return api.finish_conversion(sync(obj, fps, zero=zero), target, writer, model=model,
+                                 lossy=lossy, write_options=writing)
 
 
 def _chosen_writer(source: str, target: str, from_format: str | None,

@@ -54,12 +54,14 @@ class _Column:
 
 def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None,
          start: float | None = None, tolerance: float | Mapping[str, float] | None = None,
-         on_gap: str = "fail") -> Motion:
+         on_gap: str = "fail", zero: bool = False) -> Motion:
     """Every track of ``motion`` on one grid at ``fps`` over their common span (see the
     module's rules). ``start`` (seconds, on the tracks' clock) replaces the latest first
     sample; ``tolerance`` (seconds, one for all or per track name) the 1.5-period default.
-    The result is uniform (stamped at the kept grid times if frames were dropped); its
-    ``meta["sync"]`` records fps, start, methods and tolerances."""
+    The result is uniform (stamped at the kept grid times if frames were dropped), from the
+    grid's start or, with ``zero``, from 0 (frame times k/fps, as LeRobot writes them);
+    ``meta["sync"]`` records fps, the start, methods and tolerances. The ``interpolation``
+    attribute, used, is not kept."""
     if not (fps > 0 and math.isfinite(fps)):
         raise ConversionError(f"fps must be a positive number, not {fps!r}")
     if on_gap not in GAP_ACTIONS:
@@ -87,17 +89,20 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
             track, columns[track.name], grid, chosen[track.name],
             _tolerance(tolerance, track.name), on_gap, clock, valid)
     start_s = clock.absolute(first)
+    origin = 0.0 if zero else start_s
     if valid.all():
-        timeline = Timeline.uniform(fps, count, start_s)
+        timeline = Timeline.uniform(fps, count, origin)
     else:
         if not valid.any():
             raise ConversionError("every grid point falls in a gap of some track")
         warn(f"sync: dropped {int(np.count_nonzero(~valid))} of {count} frames that fall in a "
              "gap of some track (on_gap='drop')")
-        timeline = Timeline.stamped(start_s + (grid[valid] - first))
+        timeline = Timeline.stamped(origin + (grid[valid] - first))
     out = Motion(skeleton=motion.skeleton, terrain=motion.terrain, meta=dict(motion.meta))
     for track in tracks:
-        out.add(track.with_data(sampled[track.name][valid], timeline))
+        synced = track.with_data(sampled[track.name][valid], timeline)
+        synced.attrs.pop(METHOD_ATTR, None)
+        out.add(synced)
     facts: dict[str, object] = {"fps": float(fps), "start": start_s,
                                 "frames": int(valid.sum()), "methods": chosen,
                                 "tolerance": tolerances, "dropped": int(count - valid.sum())}
@@ -257,8 +262,7 @@ def _covered(times: NDArray[np.float64], grid: NDArray[np.float64], tol: float,
 def _gap(track: Track, column: _Column, grid: NDArray[np.float64], at: int, tol: float,
          clock: _Clock) -> ConversionError:
     """The refusal naming the track (its topic and joint), the grid time and its neighbours."""
-    topic = track.attrs.get("topic")
-    where = f"track {track.name!r}" + (f" (topic {topic})" if topic else "")
+    where = f"track {track.name!r}"  # several topics of a bag: the topic's own name
     if column.index is not None and track.labels:
         where += f", column {track.labels[int(column.index[0])]!r}"
     t = float(grid[at])

@@ -69,8 +69,12 @@ def test_a_whole_bag_gives_every_signal_topic_by_name(name: str) -> None:
     motion = mk.read(corpus_file("episodes", "bags", name))
     assert list(motion.tracks) == ["/cmd", "/joint_states", "/joint_states.velocity",
                                    "/joint_states.effort"]
-    assert motion.tracks["/cmd"].attrs["time"] == "log"
-    assert motion.tracks["/cmd"].attrs["interpolation"] == "hold"
+    read = motion.meta["rosbag"]["tracks"]
+    assert read["/cmd"]["time"] == "log" and read["/joint_states.effort"]["time"] == "header"
+    assert read["/cmd"]["topic"] == "/cmd" and read["/joint_states.velocity"]["msgtype"] == \
+        "sensor_msgs/msg/JointState"
+    assert motion.tracks["/cmd"].attrs == {"interpolation": "hold"}  # ops.sync's default
+    assert motion.tracks["/joint_states"].attrs == {}
     assert motion.tracks["/joint_states"].labels == NAMES
     forced = mk.read(f"{corpus_file('episodes', 'bags', name)}:/joint_states", time="log")
     stamps = forced.tracks["joints"].timeline.stamps_ns

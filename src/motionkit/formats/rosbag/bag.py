@@ -345,10 +345,19 @@ def _wanted(reader: Any, base: Path, selector: str) -> list[Any]:
 
 
 def _add_pose(motion: Motion, name: str, single: Motion) -> None:
-    """A pose topic's trajectory as the track ``name``, its facts as attributes."""
+    """A pose topic's trajectory as the track ``name``, its facts (topic, frames, …) in
+    ``meta["rosbag"]["tracks"]``."""
     root = single.tracks["root"]
-    motion.add(Track(name, "pose", root.data, root.timeline,
-                     attrs={**root.attrs, **cast("dict[str, object]", single.meta["rosbag"])}))
+    motion.add(Track(name, "pose", root.data, root.timeline, attrs=dict(root.attrs)))
+    _facts(motion, name, cast("dict[str, object]", single.meta["rosbag"]))
+
+
+def _facts(motion: Motion, name: str, facts: dict[str, object]) -> None:
+    """Record what a track of several was read from in ``meta["rosbag"]["tracks"]`` (the
+    format's own namespace: no writer counts it lost, as it would attributes)."""
+    extras = motion.meta.setdefault("rosbag", {})
+    assert isinstance(extras, dict)
+    extras.setdefault("tracks", {})[name] = facts
 
 
 def _read_several(reader: Any, base: Path, selector: str, *, sort: bool, dedupe: bool,
@@ -425,9 +434,12 @@ def _add_signal(motion: Motion, reader: Any, base: Path, connections: list[Any],
     """A signal topic's tracks named by its topic, its facts as each track's attributes."""
     tracks, facts = _signal_tracks(reader, base, connections, connections[0].topic,
                                    sort=sort, dedupe=dedupe, time=time)
+    method = facts.pop(METHOD_ATTR, None)
     for track in tracks:
-        track.attrs.update({k: v for k, v in facts.items() if k != "names"})
+        if method is not None:
+            track.attrs[METHOD_ATTR] = method  # ops.sync's default for it (and drops it)
         motion.add(track)
+        _facts(motion, track.name, {k: v for k, v in facts.items() if k != "names"})
 
 
 def survey(path: PathLike) -> list[str]:
@@ -765,10 +777,12 @@ def describe(obj: Motion) -> list[str]:
     if extras.get("msgtype") in signals.SIGNAL_TYPES:  # one topic read alone
         topics[str(extras.get("topic"))] = (extras, list(obj.tracks.values()))
     else:
-        for track in obj.tracks.values():
-            if track.attrs.get("msgtype") in signals.SIGNAL_TYPES:
-                entry = topics.setdefault(str(track.attrs.get("topic")), (track.attrs, []))
-                entry[1].append(track)
+        read = found if isinstance(found := extras.get("tracks"), dict) else {}
+        for name, facts in read.items():
+            if isinstance(facts, dict) and facts.get("msgtype") in signals.SIGNAL_TYPES \
+                    and name in obj.tracks:
+                entry = topics.setdefault(str(facts.get("topic")), (facts, []))
+                entry[1].append(obj.tracks[name])
     if not topics:
         return []
     lines = []
