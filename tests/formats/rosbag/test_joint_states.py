@@ -333,3 +333,26 @@ def test_a_bag_with_one_pose_topic_keeps_its_root_beside_the_signals(tmp_path: P
     assert list(both.tracks) == ["/pose", "/joint_states"]
     with pytest.raises(FormatError, match="selector '/pose' names tracks already read"):
         mk.read(f"{path}:/pose,/joint_states,/pose")
+
+
+def test_joint_states_beside_an_unparseable_connection(tmp_path: Path) -> None:
+    """The tolerant reader (a bag with a type rosbags cannot parse) decodes JointState too."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    folder = tmp_path / "tolerant"
+    with Writer(folder, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
+        joints = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState",
+                                       typestore=store)
+        writer.add_connection("/add/_service_event", "example_interfaces/srv/AddTwoInts_Event",
+                              msgdef="int64 a\nint64 b\n---\nint64 sum\n", rihs01="RIHS01_00")
+        for k in range(3):
+            state = _joint_state(store, {"stamp": 10**9 + k, "name": ["a", "b"],
+                                         "position": [k, -k], "effort": [0.5, 0.25]})
+            writer.write(joints, 10**9 + k, store.serialize_cdr(state, joints.msgtype))
+    with pytest.warns(MotionkitWarning, match="AddTwoInts_Event"):
+        motion = mk.read(f"{folder}:/joint_states")
+    np.testing.assert_array_equal(motion.tracks["joints"].data, [[0, 0], [1, -1], [2, -2]])
+    np.testing.assert_array_equal(motion.tracks["joints.effort"].data, [[0.5, 0.25]] * 3)
+    assert "joints.velocity" not in motion.tracks
