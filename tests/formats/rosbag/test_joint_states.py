@@ -62,6 +62,7 @@ def test_a_header_less_command_uses_the_log_time_and_says_so(name: str) -> None:
     np.testing.assert_array_equal(data.data, [row["data"] for row in rows])
     assert motion.meta["rosbag"]["time"] == "log"
     assert "receive" in str(motion.meta["rosbag"]["time_note"])
+    assert data.attrs == {"interpolation": "hold"}  # ops.sync holds a command
 
 
 @pytest.mark.parametrize("name", BAGS)

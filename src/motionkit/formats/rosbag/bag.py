@@ -402,6 +402,8 @@ def _signal_tracks(reader: Any, base: Path, connections: list[Any], name: str, *
     source = f"{base}:{topic_name}"
     timeline, order = stamped_timeline(None, signal.stamps_ns, path=source,
                                        line_of=lambda row: row + 1, sort=sort, dedupe=dedupe)
+    # a command is held (what the controller saw, spec 3.3): ops.sync's default, dropped there
+    attrs = {METHOD_ATTR: "hold"} if msgtype in signals.NUMERIC_TYPES else {}
     tracks = []
     for item in signal.fields:
         data = item.data if order is None else item.data[order]
@@ -409,11 +411,8 @@ def _signal_tracks(reader: Any, base: Path, connections: list[Any], name: str, *
             given = np.isfinite(data).all(axis=1)
             data[given] = normalized_quaternions(data[given], source, lambda row: row + 1)
         tracks.append(Track(signals.track_name(name, item.name), item.kind,  # type: ignore[arg-type]
-                            data, timeline, labels=item.labels))
-    facts: dict[str, object] = {"topic": topic_name, "msgtype": msgtype, **signal.facts}
-    if msgtype in signals.NUMERIC_TYPES:
-        facts[METHOD_ATTR] = "hold"  # a command: what the controller saw (spec 3.3)
-    return tracks, facts
+                            data, timeline, labels=item.labels, attrs=dict(attrs)))
+    return tracks, {"topic": topic_name, "msgtype": msgtype, **signal.facts}
 
 
 def _read_signal(reader: Any, base: Path, connections: list[Any], *, sort: bool,
@@ -431,13 +430,10 @@ def _read_signal(reader: Any, base: Path, connections: list[Any], *, sort: bool,
 
 def _add_signal(motion: Motion, reader: Any, base: Path, connections: list[Any], *,
                 sort: bool, dedupe: bool, time: str) -> None:
-    """A signal topic's tracks named by its topic, its facts as each track's attributes."""
+    """A signal topic's tracks named by its topic, its facts in ``meta["rosbag"]["tracks"]``."""
     tracks, facts = _signal_tracks(reader, base, connections, connections[0].topic,
                                    sort=sort, dedupe=dedupe, time=time)
-    method = facts.pop(METHOD_ATTR, None)
     for track in tracks:
-        if method is not None:
-            track.attrs[METHOD_ATTR] = method  # ops.sync's default for it (and drops it)
         motion.add(track)
         _facts(motion, track.name, {k: v for k, v in facts.items() if k != "names"})
 
