@@ -1,11 +1,13 @@
 """A decoder of our own for ``sensor_msgs/JointState`` bytes, ROS1 and CDR (ROS2), about
-four times faster than rosbags' generic one, which dominates reading a joint log.
+many times faster than rosbags' generic one, which dominates reading a joint log.
 
 It is a shortcut, never the authority: it is used for a topic only when its first
 message decodes to exactly what rosbags decodes, and any message it cannot take apart
 with certainty (another encapsulation, a length past the end, bytes left over) is handed
 to rosbags. A run of messages naming the same joints compares the name bytes once per
-message instead of decoding the strings again.
+message instead of decoding the strings again, and messages laid out byte for byte as the
+one before (same length, names, frame id and array sizes: the usual case) are read in
+blocks, their stamps and values taken out with NumPy for all of them at once.
 
 Layouts (little endian): ROS1 ``seq u32, sec u32, nsec u32, frame_id (u32 length +
 bytes)``, then ``name`` (u32 count, each u32 length + bytes) and three ``float64[]`` (u32
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,6 +61,62 @@ class JointState:
         self.position, self.velocity, self.effort = arrays
 
 
+#: Messages read at once at most (bounds the bytes held beside the decoded values).
+BLOCK = 1 << 14
+#: Where the stamp lies (after ROS1's seq, or after CDR's encapsulation header).
+_STAMP = slice(4, 12)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The byte layout of a decoded message: every byte but the stamp, the values (and
+    ROS1's seq) is structure, so a message of the same length with the same structure bytes
+    has its values at the same places and can be read with many others at once."""
+
+    length: int
+    names: tuple[str, ...]
+    regions: tuple[tuple[int, int], ...]  # (offset, count) of each field's float64 values
+    checks: tuple[tuple[int, int, bytes], ...]  # structure byte ranges and their bytes
+
+    @classmethod
+    def of(cls, raw: bytes, names: tuple[str, ...], regions: list[tuple[int, int]],
+           ros1: bool) -> Layout:
+        cuts = [(0 if ros1 else 4, 12)] + [(at, at + 8 * count) for at, count in regions]
+        checks, start = [], 0
+        for skip_from, skip_to in cuts:
+            if start < skip_from:
+                checks.append((start, skip_from, raw[start:skip_from]))
+            start = max(start, skip_to)
+        if start < len(raw):
+            checks.append((start, len(raw), raw[start:]))
+        return cls(len(raw), names, tuple(regions), tuple(checks))
+
+    def matches(self, raw: bytes) -> bool:
+        return len(raw) == self.length and all(raw[a:b] == part for a, b, part in self.checks)
+
+    def block(self, raws: list[bytes], log_ns: list[int], ros1: bool) -> Block:
+        """Messages of this layout, read at once."""
+        rows = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), self.length)
+        stamp = np.ascontiguousarray(rows[:, _STAMP]).view("<u4" if ros1 else "<i4")
+        seconds = stamp[:, 0].astype(np.int64)
+        nanoseconds = np.ascontiguousarray(rows[:, _STAMP]).view("<u4")[:, 1].astype(np.int64)
+        arrays = [np.ascontiguousarray(rows[:, at:at + 8 * count]).view("<f8")
+                  .astype(np.float64).reshape(len(raws), count) for at, count in self.regions]
+        return Block(np.asarray(log_ns, dtype=np.int64), seconds * 1_000_000_000 + nanoseconds,
+                     self.names, arrays)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Consecutive messages of one layout: log and header times (ns), the names, and each
+    field's values ``(messages, count)`` (count 0: the field is empty in all of them)."""
+
+    log_ns: NDArray[np.int64]
+    stamps_ns: NDArray[np.int64]
+    name: tuple[str, ...]
+    arrays: list[NDArray[np.float64]]
+
+
 class Decoder:
     """Decodes one topic's raw messages; None where it is not certain."""
 
@@ -66,6 +125,7 @@ class Decoder:
         self.names: tuple[str, ...] = ()
         self.name_bytes = b""
         self.name_at = -1
+        self.layout: Layout | None = None  # of the last message decoded
 
     def __call__(self, raw: bytes) -> JointState | None:
         try:
@@ -85,9 +145,10 @@ class Decoder:
         pos = self._skip_string(raw, pos + 8, base)
         pos, names = self._names(raw, pos, base)
         arrays = []
+        regions = []
         for _ in FIELDS:
             pos = self._align(pos, base, 4)
-            count = _U32.unpack_from(raw, pos)[0]
+            count = int(_U32.unpack_from(raw, pos)[0])
             pos += 4
             if count and not self.ros1:
                 pos = self._align(pos, base, 8)
@@ -96,9 +157,11 @@ class Decoder:
                 return None
             arrays.append(np.frombuffer(raw, dtype="<f8", count=count, offset=pos)
                           .astype(np.float64))
+            regions.append((pos, count))
             pos = end
         if len(raw) - pos >= (1 if self.ros1 else 8) or any(raw[pos:]):
             return None  # bytes left over: not the layout we know
+        self.layout = Layout.of(bytes(raw), names, regions, self.ros1)
         return JointState(Header(Time(sec, nanosec)), names, arrays)
 
     def _align(self, pos: int, base: int, size: int) -> int:
@@ -156,12 +219,26 @@ def _same(ours: JointState, theirs: Any) -> bool:
 
 def decode_all(raws: Iterable[tuple[int, bytes]], ros1: bool,
                deserialize: Callable[[bytes], object]) -> Iterator[tuple[int, object]]:
-    """(log ns, decoded JointState) for every raw message: ours where the first message
-    shows that our layout is the bag's (and for each message we can take apart), else
-    rosbags' ``deserialize``."""
+    """(log ns, decoded JointState) for every raw message, and ``(-1, Block)`` for runs of
+    messages laid out as the one before: ours where the first message shows that our layout
+    is the bag's (and for each message we can take apart), else rosbags' ``deserialize``."""
     decoder: Decoder | None = Decoder(ros1)
     first = True
+    run: list[bytes] = []
+    times: list[int] = []
     for log_ns, raw in raws:
+        layout = decoder.layout if decoder is not None else None
+        if layout is not None and layout.matches(raw):
+            run.append(raw)
+            times.append(log_ns)
+            if len(run) == BLOCK:
+                yield -1, layout.block(run, times, ros1)
+                run, times = [], []
+            continue
+        if run:
+            assert layout is not None
+            yield -1, layout.block(run, times, ros1)
+            run, times = [], []
         ours = decoder(raw) if decoder is not None else None
         if first:
             theirs = deserialize(raw)
@@ -172,4 +249,8 @@ def decode_all(raws: Iterable[tuple[int, bytes]], ros1: bool,
         elif ours is not None:
             yield log_ns, ours
         else:
+            if decoder is not None:
+                decoder.layout = None
             yield log_ns, deserialize(raw)
+    if run and decoder is not None and decoder.layout is not None:
+        yield -1, decoder.layout.block(run, times, ros1)

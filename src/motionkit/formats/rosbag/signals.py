@@ -26,6 +26,7 @@ from ...errors import ConversionError, FormatError, MotionkitError
 from ...model import Motion, Track
 from ...model.timeline import ns_to_seconds
 from ..loss import Holds, tracks
+from . import fastjoint
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 IMU = "sensor_msgs/msg/Imu"
@@ -104,6 +105,16 @@ class _Clock:
         self.log += 1
         return log_ns
 
+    def many(self, stamps: NDArray[np.int64], log_ns: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The rule for many messages at once (header stamps and log times in ns)."""
+        if not self.use_header:
+            self.log += int(log_ns.size)
+            return log_ns
+        zero = stamps == 0
+        self.log += int(np.count_nonzero(zero))
+        self.header += int(zero.size - np.count_nonzero(zero))
+        return np.where(zero, log_ns, stamps)
+
     def used(self) -> str:
         return "+".join(name for name, count in (("header", self.header), ("log", self.log))
                         if count) or ("header" if self.use_header else "log")
@@ -130,57 +141,77 @@ def _when(stamp: int) -> str:
     return f"time {stamp} ns ({float(ns_to_seconds(np.int64(stamp))):.9f} s)"
 
 
+@dataclass
+class _Chunk:
+    """Consecutive JointState rows naming the same joints in the same order."""
+
+    row: int
+    count: int
+    group: int
+    arrays: list[NDArray[np.float64]]  # per field (count, k), k = 0 or the names'
+
+
 def _joint_states(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
                   source: object) -> Signal:
     """Map every message by name into the union of names (first-seen order). Messages
-    naming the same joints in the same order share one column map (checked once), and
-    each field is filled per such group, so a long topic costs little beyond decoding."""
+    naming the same joints in the same order share one column map (checked once); a run of
+    them read at once (``fastjoint.Block``) is one chunk, filled into the fields at once."""
     index: dict[str, int] = {}
     orders: dict[tuple[str, ...], int] = {}
     columns: list[NDArray[np.intp]] = []
-    stamps: list[int] = []
-    groups: list[int] = []
-    fields: list[list[NDArray[np.float64]]] = [[] for _ in JOINT_FIELDS]
+    stamps: list[NDArray[np.int64]] = []
+    chunks: list[_Chunk] = []
+    rows = 0
     for log_ns, message in messages:
-        stamp = clock(message, log_ns)
+        if isinstance(message, fastjoint.Block):
+            when = clock.many(message.stamps_ns, message.log_ns)
+            arrays = message.arrays
+        else:
+            when = np.array([clock(message, log_ns)], dtype=np.int64)
+            arrays = [np.asarray(getattr(message, name), dtype=np.float64).reshape(1, -1)
+                      for name in JOINT_FIELDS]
         given = message.name
         names = given if isinstance(given, tuple) else tuple(str(name) for name in given)
         group = orders.get(names)
         if group is None:
             if len(set(names)) != len(names):
                 repeated = sorted({name for name in names if names.count(name) > 1})
-                raise FormatError(f"{topic}: the JointState at {_when(stamp)} repeats joint "
-                                  f"name(s) {', '.join(repeated)}", str(source))
+                raise FormatError(f"{topic}: the JointState at {_when(int(when[0]))} repeats "
+                                  f"joint name(s) {', '.join(repeated)}", str(source))
             group = orders[names] = len(columns)
             columns.append(np.array([index.setdefault(name, len(index)) for name in names],
                                     dtype=np.intp))
-        for number, name in enumerate(JOINT_FIELDS):
-            values = np.asarray(getattr(message, name), dtype=np.float64).reshape(-1)
-            if values.size not in (0, len(names)):
-                raise FormatError(f"{topic}: the JointState at {_when(stamp)} has "
-                                  f"{values.size} {name} values for {len(names)} names",
+        for name, values in zip(JOINT_FIELDS, arrays, strict=True):
+            if values.shape[1] not in (0, len(names)):
+                raise FormatError(f"{topic}: the JointState at {_when(int(when[0]))} has "
+                                  f"{values.shape[1]} {name} values for {len(names)} names",
                                   str(source))
-            fields[number].append(values)
-        stamps.append(stamp)
-        groups.append(group)
-    width, rows = len(index), np.asarray(groups, dtype=np.intp)
+        stamps.append(when)
+        chunks.append(_Chunk(rows, when.size, group, arrays))
+        rows += when.size
+    return _joint_fields(index, columns, chunks, rows, stamps)
+
+
+def _joint_fields(index: dict[str, int], columns: list[NDArray[np.intp]],
+                  chunks: list[_Chunk], rows: int, stamps: list[NDArray[np.int64]]) -> Signal:
+    """The fields of the chunks, NaN where a message lacks a joint or a field."""
+    width = len(index)
     out = []
     for number, name in enumerate(JOINT_FIELDS):
-        given = np.fromiter((v.size > 0 for v in fields[number]), dtype=bool, count=rows.size)
-        if not given.any():
+        if not any(chunk.arrays[number].shape[1] for chunk in chunks):
             continue  # no message carries the field: no track (never zeros)
-        data = np.full((rows.size, width), np.nan)
-        for group, cols in enumerate(columns):
-            chosen = np.flatnonzero(given & (rows == group))
-            if chosen.size and cols.size:
-                data[chosen[:, None], cols] = np.stack([fields[number][i] for i in chosen])
+        data = np.full((rows, width), np.nan)
+        for chunk in chunks:
+            values = chunk.arrays[number]
+            if values.shape[1]:
+                data[chunk.row:chunk.row + chunk.count, columns[chunk.group]] = values
         out.append(Field("" if name == "position" else name, "value", data, list(index)))
     facts: dict[str, object] = {"names": list(index)}
-    partial = int(sum(np.count_nonzero(rows == group) for group, cols in enumerate(columns)
-                      if cols.size < width))
+    partial = sum(chunk.count for chunk in chunks if columns[chunk.group].size < width)
     if partial:
         facts["partial_messages"] = partial
-    return Signal(np.asarray(stamps, dtype=np.int64), out, facts)
+    every = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
+    return Signal(every.astype(np.int64), out, facts)
 
 
 def _vector(value: Any, names: str) -> tuple[float, ...]:
