@@ -56,3 +56,21 @@ def test_fps_with_rate_is_refused_in_one_line(tmp_path: Path,
                             "--rate", "10"], capsys)
     assert code == 2 and "--fps and --rate" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.seq").exists()
+
+
+def test_gaps_fail_or_drop_and_the_tolerance_is_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}:/joint_states,/cmd"
+    target = tmp_path / "x.seq"
+    code, _, err = run_cli(["convert", source, str(target), "--fps", "30", "--tolerance",
+                            "0.012"], capsys)  # /cmd is held up to 13.3 ms old, velocity bridges 20 ms
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "no sample within the tolerance 0.012 s of grid time" in err and not target.exists()
+    code, _, err = run_cli(["convert", source, str(target), "--fps", "30", "--tolerance",
+                              "0.012", "--on-gap", "drop"], capsys)
+    assert code == 0, err
+    kept = mk.read(target).tracks["/cmd"]
+    assert 0 < kept.frames < 59 and not kept.timeline.is_uniform
+    code, _, err = run_cli(["convert", source, str(tmp_path / "y.seq"), "--on-gap", "drop"],
+                           capsys)
+    assert code == 2 and "belong to --fps" in err
