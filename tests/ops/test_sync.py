@@ -48,6 +48,11 @@ def test_grid_starts_at_the_latest_first_stamp_and_ends_within_every_track(name:
     assert all(track.timeline.same_as(timeline) for track in motion.tracks.values())
     assert motion.meta["sync"]["methods"]["/cmd"] == "hold"  # a header-less command
     assert motion.meta["sync"]["methods"]["/joint_states"] == "linear"
+    # frame 30 (1.005 s) falls where k = 100 has no velocity: k = 99 (15 ms before, exactly
+    # the 1.5-period tolerance) and k = 101 (5 ms after) are used, weight 3/4 on k = 101
+    raw = mk.read(f"{_bag(name)}:/joint_states").tracks["joints.velocity"].data
+    np.testing.assert_allclose(motion.tracks["/joint_states.velocity"].data[30],
+                               raw[99] / 4 + raw[101] * 3 / 4, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", BAGS)

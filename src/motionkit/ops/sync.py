@@ -41,6 +41,8 @@ SYNC_METHODS = ("linear", "hold", "nearest")
 GAP_ACTIONS = ("fail", "drop")
 #: Default tolerance, in median sample periods of a track.
 TOLERANCE_PERIODS = 1.5
+#: Seconds by which a distance may exceed the tolerance and still count as within it.
+RESOLUTION = 1e-9
 
 
 @dataclass
@@ -239,7 +241,10 @@ def _tolerance(tolerance: float | Mapping[str, float] | None, name: str) -> floa
 
 def _covered(times: NDArray[np.float64], grid: NDArray[np.float64], tol: float,
              method: str) -> NDArray[np.bool_]:
-    """True where the sample(s) ``method`` uses at a grid time lie within ``tol`` of it."""
+    """True where the sample(s) ``method`` uses at a grid time lie within ``tol`` of it
+    (to 1 ns, the resolution of bag stamps: a distance equal to the tolerance is within it
+    however the float seconds round)."""
+    tol = tol + RESOLUTION
     n = times.size
     before = np.searchsorted(times, grid, side="right") - 1  # last sample at or before
     has_before = before >= 0
