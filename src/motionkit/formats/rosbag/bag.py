@@ -1,9 +1,12 @@
 """ROS1 bags, ROS2 bag folders (sqlite3 or mcap) and bare ``.mcap`` files through ``rosbags``.
 
-No ROS install is needed. A bag is addressed as ``run.bag`` (every supported topic, one pose
-track per topic), ``run.bag:/topic`` (that topic as a trajectory) or
-``run.bag:tf:map->base_link`` (a chain through ``/tf`` and ``/tf_static``, resolved by our
-own buffer). Stamps come from ``header.stamp`` and stay integer nanoseconds.
+No ROS install is needed. A bag is addressed as ``run.bag`` (every supported topic, tracks
+named by topic), ``run.bag:/topic`` (a pose topic as a trajectory; a JointState, Imu or
+numeric topic as its tracks, see ``signals``), ``run.bag:tf:map->base_link`` (a chain
+through ``/tf`` and ``/tf_static``, resolved by our own buffer), or several of these separated
+by commas. Stamps come from ``header.stamp`` and stay integer nanoseconds (signal topics
+without one, or with a zero stamp, use the log time). Writes the root pose (PoseStamped,
+Odometry) or the joint tracks (JointState).
 """
 
 from __future__ import annotations
