@@ -37,6 +37,9 @@ from .resample import _check_growth, sample
 
 #: The track attribute a reader sets to name a track's default method.
 METHOD_ATTR = "interpolation"
+#: The track attribute a reader sets on a track that holds for all time (a transform from
+#: ``/tf_static``): its last value on every frame, outside the span and the tolerance.
+STATIC_ATTR = "static"
 SYNC_METHODS = ("linear", "hold", "nearest")
 GAP_ACTIONS = ("fail", "drop")
 #: Default tolerance, in median sample periods of a track.
@@ -68,11 +71,13 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
         raise ConversionError(f"fps must be a positive number, not {fps!r}")
     if on_gap not in GAP_ACTIONS:
         raise ConversionError(f"on_gap must be one of {', '.join(GAP_ACTIONS)}, not {on_gap!r}")
-    tracks = list(motion.tracks.values())
+    every = list(motion.tracks.values())
+    tracks = [track for track in every if not track.attrs.get(STATIC_ATTR)]
     if not tracks:
-        raise ConversionError("nothing to synchronise: the motion has no tracks")
+        raise ConversionError("nothing to synchronise: the motion has no tracks that change "
+                              "in time")
     chosen = {track.name: _method(track, (methods or {}).get(track.name)) for track in tracks}
-    unknown = sorted(set(methods or {}) - set(chosen))
+    unknown = sorted(set(methods or {}) - {track.name for track in every})
     if unknown:
         raise ConversionError(f"methods name no track: {', '.join(unknown)} (tracks: "
                               f"{', '.join(chosen)})")
@@ -90,20 +95,14 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
         sampled[track.name], tolerances[track.name] = _on_grid(
             track, columns[track.name], grid, chosen[track.name],
             _tolerance(tolerance, track.name), on_gap, clock, valid)
+    _hold_static(every, count, sampled, chosen)
     start_s = clock.absolute(first)
-    origin = 0.0 if zero else start_s
-    if valid.all():
-        timeline = Timeline.uniform(fps, count, origin)
-    else:
-        if not valid.any():
-            raise ConversionError("every grid point falls in a gap of some track")
-        warn(f"sync: dropped {int(np.count_nonzero(~valid))} of {count} frames that fall in a "
-             "gap of some track (on_gap='drop')")
-        timeline = Timeline.stamped(origin + (grid[valid] - first))
+    timeline = _timeline(fps, grid - first, 0.0 if zero else start_s, valid)
     out = Motion(skeleton=motion.skeleton, terrain=motion.terrain, meta=dict(motion.meta))
-    for track in tracks:
+    for track in every:
         synced = track.with_data(sampled[track.name][valid], timeline)
         synced.attrs.pop(METHOD_ATTR, None)
+        synced.attrs.pop(STATIC_ATTR, None)
         out.add(synced)
     facts: dict[str, object] = {"fps": float(fps), "start": start_s,
                                 "frames": int(valid.sum()), "methods": chosen,
@@ -112,6 +111,31 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
         facts["start_ns"] = clock.origin_ns + round(first * 1e9)
     out.meta["sync"] = facts
     return out
+
+
+def _timeline(fps: float, grid: NDArray[np.float64], origin: float,
+              valid: NDArray[np.bool_]) -> Timeline:
+    """Uniform from ``origin``; stamped at the kept grid times (``grid`` from 0) when some
+    were dropped (said in one warning)."""
+    if valid.all():
+        return Timeline.uniform(fps, grid.size, origin)
+    if not valid.any():
+        raise ConversionError("every grid point falls in a gap of some track")
+    warn(f"sync: dropped {int(np.count_nonzero(~valid))} of {grid.size} frames that fall in a "
+         "gap of some track (on_gap='drop')")
+    return Timeline.stamped(origin + grid[valid])
+
+
+def _hold_static(every: list[Track], count: int, sampled: dict[str, NDArray[np.float64]],
+                 chosen: dict[str, str]) -> None:
+    """The static tracks' last values on every frame."""
+    for track in every:
+        if track.attrs.get(STATIC_ATTR):
+            if not track.frames:
+                raise ConversionError(f"track {track.name!r} is static but has no value")
+            last = np.asarray(track.data, dtype=np.float64)[-1]
+            sampled[track.name] = np.broadcast_to(last, (count, *last.shape)).copy()
+            chosen[track.name] = "static"
 
 
 def _span(columns: dict[str, list[_Column]], clock: _Clock, start: float | None,

@@ -357,3 +357,36 @@ def test_joint_states_beside_an_unparseable_connection(tmp_path: Path) -> None:
     np.testing.assert_array_equal(motion.tracks["joints"].data, [[0, 0], [1, -1], [2, -2]])
     np.testing.assert_array_equal(motion.tracks["joints.effort"].data, [[0.5, 0.25]] * 3)
     assert "joints.velocity" not in motion.tracks
+
+
+def test_a_static_transform_holds_on_every_synchronised_frame(tmp_path: Path) -> None:
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    types = store.types
+    path = tmp_path / "static"
+    with Writer(path, version=8) as writer:
+        static = writer.add_connection("/tf_static", "tf2_msgs/msg/TFMessage", typestore=store)
+        joints = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState",
+                                       typestore=store)
+        transform = types["geometry_msgs/msg/TransformStamped"](
+            header=_header(store, 5), child_frame_id="base_link",
+            transform=types["geometry_msgs/msg/Transform"](
+                translation=types["geometry_msgs/msg/Vector3"](x=1.0, y=2.0, z=3.0),
+                rotation=types["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0)))
+        transform.header.frame_id = "world"
+        message = types["tf2_msgs/msg/TFMessage"](transforms=[transform])
+        writer.write(static, 5, store.serialize_cdr(message, static.msgtype))
+        for k in range(11):
+            stamp = 10**9 + k * 10**8
+            state = _joint_state(store, {"stamp": stamp, "name": ["a"], "position": [k]})
+            writer.write(joints, stamp, store.serialize_cdr(state, joints.msgtype))
+    motion = mk.read(f"{path}:/joint_states,tf:world->base_link")
+    assert motion.meta["rosbag"]["tracks"]["world->base_link"]["static"] is True
+    synced = mk.ops.sync(motion, 5)
+    chain = synced.tracks["world->base_link"]
+    assert chain.frames == 6 and chain.attrs == {}
+    np.testing.assert_array_equal(chain.data, [[1, 2, 3, 0, 0, 0, 1]] * 6)
+    np.testing.assert_allclose(synced.tracks["/joint_states"].data[:, 0], [0, 2, 4, 6, 8, 10])
+    assert synced.meta["sync"]["methods"]["world->base_link"] == "static"

@@ -27,7 +27,7 @@ from ..._io import atomic_write
 from ...errors import ConversionError, FormatError, MotionkitError, choices, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
-from ...ops.sync import METHOD_ATTR
+from ...ops.sync import METHOD_ATTR, STATIC_ATTR
 from ..loss import Holds
 from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
 from . import fastjoint, signals
@@ -374,6 +374,9 @@ def _read_several(reader: Any, base: Path, selector: str, *, sort: bool, dedupe:
         if (chain := _chain(part)) is not None:
             single = _read_tf(reader, base, chain)
             _add_pose(motion, chain.replace(" ", ""), single)
+            facts = single.meta["rosbag"]
+            if isinstance(facts, dict) and facts.get("static"):  # ops.sync holds it
+                motion.tracks[chain.replace(" ", "")].attrs[STATIC_ATTR] = True
         else:
             wanted = _wanted(reader, base, part)
             if wanted[0].msgtype in signals.SIGNAL_TYPES:
@@ -577,9 +580,11 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
         stamps, poses = buffer.lookup(parent, child)
     except FormatError as exc:
         raise FormatError(exc.message, base) from None
-    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None,
-            "rosbag": {"tf_chain": f"{parent}->{child}", "frame_id": parent,
-                       "child_frame_id": child}}
+    facts: dict[str, object] = {"tf_chain": f"{parent}->{child}", "frame_id": parent,
+                                "child_frame_id": child}
+    if buffer.is_static(parent, child):
+        facts["static"] = True  # /tf_static only: one pose for all time
+    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None, "rosbag": facts}
     return build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],
                                meta=meta)
 
