@@ -248,7 +248,10 @@ def _signal_messages(reader: Any, base: Path, connections: list[Any],
                      ) -> Iterator[tuple[int, object]]:
     """(log ns, message) of a signal topic: JointState through our own decoder
     (``fastjoint``, checked against rosbags on the first message), the rest by rosbags."""
-    if connections[0].msgtype != signals.JOINT_STATE:
+    definitions = {(getattr(c, "digest", None), getattr(getattr(c, "msgdef", None), "data", None))
+                   for c in connections}
+    if connections[0].msgtype != signals.JOINT_STATE or len(definitions) > 1:
+        # (publishers with different definitions of the type: rosbags decodes each its way)
         return ((log_ns, msg) for _, log_ns, msg in _logged(reader, base, connections))
     connection = connections[0]
     ros1 = bool(reader.ros1) if isinstance(reader, _TolerantReader) else not reader.is2
