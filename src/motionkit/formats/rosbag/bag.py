@@ -30,7 +30,7 @@ from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ...ops.sync import METHOD_ATTR, STATIC_ATTR
 from ..loss import Holds
 from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
-from . import fastjoint, signals
+from . import fastarrays, fastjoint, signals
 from .tf import TfBuffer
 
 PathLike = str | os.PathLike[str]
@@ -247,17 +247,23 @@ def _deserialize(reader: Any, base: Path, connection: Any, raw: bytes,
 def _signal_messages(reader: Any, base: Path, connections: list[Any],
                      ) -> Iterator[tuple[int, object]]:
     """(log ns, message) of a signal topic: JointState through our own decoder
-    (``fastjoint``, checked against rosbags on the first message), the rest by rosbags."""
+    (``fastjoint``, checked against rosbags on the first message), numeric messages in
+    blocks after one rosbags decoded (``fastarrays``), Imu by rosbags."""
     definitions = {(getattr(c, "digest", None), getattr(getattr(c, "msgdef", None), "data", None))
                    for c in connections}
-    if connections[0].msgtype != signals.JOINT_STATE or len(definitions) > 1:
+    msgtype, connection = connections[0].msgtype, connections[0]
+    fast = msgtype == signals.JOINT_STATE or msgtype in signals.NUMERIC_TYPES
+    if not fast or len(definitions) > 1:
         # (publishers with different definitions of the type: rosbags decodes each its way)
         return ((log_ns, msg) for _, log_ns, msg in _logged(reader, base, connections))
-    connection = connections[0]
-    ros1 = bool(reader.ros1) if isinstance(reader, _TolerantReader) else not reader.is2
     raws = ((log_ns, raw) for _, log_ns, raw in _raw(reader, base, connections))
-    return fastjoint.decode_all(
-        raws, ros1, lambda raw: _deserialize(reader, base, connection, raw, None))
+
+    def deserialize(raw: bytes) -> object:
+        return _deserialize(reader, base, connection, raw, None)
+    if msgtype in signals.NUMERIC_TYPES:
+        return fastarrays.decode_all(raws, msgtype, deserialize)
+    ros1 = bool(reader.ros1) if isinstance(reader, _TolerantReader) else not reader.is2
+    return fastjoint.decode_all(raws, ros1, deserialize)
 
 
 #: What a decoded message whose type definition in the bag differs from the standard one

@@ -26,7 +26,7 @@ from ...errors import ConversionError, FormatError, MotionkitError
 from ...model import Motion, Track
 from ...model.timeline import ns_to_seconds
 from ..loss import Holds, tracks
-from . import fastjoint
+from . import fastarrays, fastjoint
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 IMU = "sensor_msgs/msg/Imu"
@@ -250,19 +250,23 @@ def _imu(messages: Iterable[tuple[int, Any]], clock: _Clock) -> Signal:
 def _numeric(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
              source: object) -> Signal:
     """``data`` of every message, which must hold as many numbers each time."""
-    stamps: list[int] = []
+    stamps: list[NDArray[np.int64]] = []
     rows: list[NDArray[np.float64]] = []
     for log_ns, message in messages:
-        stamp = clock(message, log_ns)
-        row = np.asarray(message.data, dtype=np.float64).reshape(-1)
-        if rows and row.size != rows[0].size:
-            raise FormatError(f"{topic}: the message at {_when(stamp)} holds {row.size} "
-                              f"numbers, the first one {rows[0].size}", str(source))
-        stamps.append(stamp)
-        rows.append(row)
-    width = rows[0].size if rows else 0
-    data = np.asarray(rows, dtype=np.float64).reshape(len(rows), width)
-    return Signal(np.asarray(stamps, dtype=np.int64), [Field("", "value", data)])
+        if isinstance(message, fastarrays.Block):  # a run read at once
+            when, block = clock.many(message.log_ns, message.log_ns), message.data
+        else:
+            when = np.array([clock(message, log_ns)], dtype=np.int64)
+            block = np.asarray(message.data, dtype=np.float64).reshape(1, -1)
+        if rows and block.shape[1] != rows[0].shape[1]:
+            raise FormatError(f"{topic}: the message at {_when(int(when[0]))} holds "
+                              f"{block.shape[1]} numbers, the first one {rows[0].shape[1]}",
+                              str(source))
+        stamps.append(when)
+        rows.append(block)
+    data = np.concatenate(rows) if rows else np.zeros((0, 0))
+    every = np.concatenate(stamps) if stamps else np.zeros(0, dtype=np.int64)
+    return Signal(every.astype(np.int64), [Field("", "value", data)])
 
 
 def joint_state_holds() -> Holds:
