@@ -28,6 +28,8 @@ SEEDS: tuple[tuple[str, str, str, int | None], ...] = (
     ("evo/V102_groundtruth.csv", "trajectory.euroc", ".csv", 3000),
     ("rosbag2/topics_and_services.mcap", "rosbag.bag", ".mcap", None),
     ("evo/ROS_example.bag", "rosbag.bag", ".bag", None),
+    ("episodes/bags/joint_states_ros1.bag", "rosbag.bag", ".bag", None),
+    ("episodes/bags/joint_states_ros2/joint_states_ros2.mcap", "rosbag.bag", ".mcap", None),
 )
 LIST_SEED = (b"motions:\n  - file: $DATA_DIR/walk.seq\n    weight: 2\n  - file: run.seq\n"
              b"    weight: 1\n    name: run\nterrain: {size: [1, 2]}\n")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from .. import api
+from ..errors import ConversionError
 from ..formats import registry
 from ..ops import METHODS
+from ..ops.sync import GAP_ACTIONS
 from ._common import busy, clean, parse_options, read_option, refuse_source_as_output
 
 
@@ -26,6 +28,15 @@ Examples:
 @click.option("--rate", type=float, help="Resample every track to this rate (Hz).")
 @click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
               help="Interpolation when resampling.")
+@click.option("--fps", type=float,
+              help="Put all tracks (several bag topics: run.mcap:/joint_states,/cmd) on one "
+                   "clock at this rate over their common span (hold for commands, else "
+                   "linear/slerp); a topic's gap is refused naming it (motionkit.ops.sync).")
+@click.option("--tolerance", type=float, metavar="SECONDS",
+              help="With --fps: how far a sample used may lie from a frame (default 1.5 of "
+                   "each topic's median period).")
+@click.option("--on-gap", type=click.Choice(GAP_ACTIONS), default="fail", show_default=True,
+              help="With --fps: a frame in a topic's gap fails the conversion, or is dropped.")
 @click.option("--character", type=click.Path(exists=True, dir_okay=False),
               help="Character/model file that gives joints their meaning.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
@@ -40,7 +51,7 @@ Examples:
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
             lossy: bool, options: tuple[str, ...], read_options: tuple[str, ...],
-            in_place: bool) -> None:
+            in_place: bool, fps: float | None, tolerance: float | None, on_gap: str) -> None:
     """Convert SOURCE to TARGET (formats from the extensions unless named).
 
     What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
@@ -48,13 +59,14 @@ def command(source: str, target: str, from_format: str | None, to_format: str | 
     for each format's extensions and -R/-O options.
     """
     run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
-        in_place, read_options)
+        in_place, read_options, fps, tolerance, on_gap)
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
         options: tuple[str, ...], model: str | None = None, in_place: bool = False,
-        read_options: tuple[str, ...] = ()) -> None:
+        read_options: tuple[str, ...] = (), fps: float | None = None,
+        tolerance: float | None = None, on_gap: str = "fail") -> None:
     """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
     import os
 
@@ -66,12 +78,41 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     if character:
         extra["character"] = character
     with busy(f"converting {source}"):
-        motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                             rate=rate, method=method, model=model, lossy=lossy,
-                             read_options=parse_options(read_options), **extra)
+        if fps is not None:
+            motion = _synced(source, target, from_format, to_format, rate, model, lossy,
+                             parse_options(read_options), extra, fps=fps, tolerance=tolerance,
+                             on_gap=on_gap)
+        elif tolerance is not None or on_gap != "fail":
+            raise ConversionError("--tolerance and --on-gap belong to --fps")
+        else:
+            motion = api.convert(source, target, from_format=from_format, to_format=to_format,
+                                 rate=rate, method=method, model=model, lossy=lossy,
+                                 read_options=parse_options(read_options), **extra)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
     click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
+
+
+def _synced(source: str, target: str, from_format: str | None, to_format: str | None,
+            rate: float | None, model: str | None, lossy: bool,
+            read_options: dict[str, object], extra: dict[str, object], *, fps: float,
+            tolerance: float | None, on_gap: str) -> object:
+    """``convert`` with the tracks read put on one clock (``ops.sync``) before writing."""
+    from ..model import Motion
+    from ..ops import sync
+
+    if rate is not None:
+        raise ConversionError("--fps and --rate both set a rate: give one")
+    reader = registry.for_reading(source, from_format)
+    writer = registry.for_writing(target, to_format, like=reader.name)
+    reading, writing = api.split_options(reader, writer, extra, read_options)
+    obj = reader.read(source, **reading)
+    if not isinstance(obj, Motion):
+        raise ConversionError("--fps applies to motions only")
+    zero = not writer.holds(**writing).start  # frames from 0 where the target has no start
+    synced = sync(obj, fps, tolerance=tolerance, on_gap=on_gap, zero=zero)
+    return api.finish_conversion(synced, target, writer, model=model, lossy=lossy,
+                                 write_options=writing)
 
 
 def _chosen_writer(source: str, target: str, from_format: str | None,

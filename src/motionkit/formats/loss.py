@@ -21,8 +21,9 @@ from ..errors import ConversionError, option_hint, warn
 from ..model import Motion, Timeline, Track
 from ..model.timeline import seconds_to_ns
 
-#: Metadata every reader sets to describe its source; no writer is asked to keep it.
-DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame"})
+#: Metadata every reader sets to describe its source (and ``sync``: how ``ops.sync`` made
+#: the frames); no writer is asked to keep it.
+DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame", "sync"})
 #: Track attributes that are model facts, not data: ``orientation`` (position_only covers
 #: it), ``derived_from`` (a track computed from another one) and ``layout`` (how columns
 #: are laid out, which the track's own format restates).

@@ -1,5 +1,8 @@
-"""Operations on motions: resampling (more to come: crop, concatenate, velocities)."""
+"""Operations on motions: resampling, and many tracks on one clock (more to come: crop,
+concatenate, velocities)."""
 
 from .resample import METHODS, choreonoid_import, resample, resample_track, sample
+from .sync import action_from_state, sync
 
-__all__ = ["METHODS", "choreonoid_import", "resample", "resample_track", "sample"]
+__all__ = ["METHODS", "action_from_state", "choreonoid_import", "resample", "resample_track",
+           "sample", "sync"]

@@ -1,9 +1,12 @@
 """ROS1 bags, ROS2 bag folders (sqlite3 or mcap) and bare ``.mcap`` files through ``rosbags``.
 
-No ROS install is needed. A bag is addressed as ``run.bag`` (every supported topic, one pose
-track per topic), ``run.bag:/topic`` (that topic as a trajectory) or
-``run.bag:tf:map->base_link`` (a chain through ``/tf`` and ``/tf_static``, resolved by our
-own buffer). Stamps come from ``header.stamp`` and stay integer nanoseconds.
+No ROS install is needed. A bag is addressed as ``run.bag`` (every supported topic, tracks
+named by topic), ``run.bag:/topic`` (a pose topic as a trajectory; a JointState, Imu or
+numeric topic as its tracks, see ``signals``), ``run.bag:tf:map->base_link`` (a chain
+through ``/tf`` and ``/tf_static``, resolved by our own buffer), or several of these separated
+by commas. Stamps come from ``header.stamp`` and stay integer nanoseconds (signal topics
+without one, or with a zero stamp, use the log time). Writes the root pose (PoseStamped,
+Odometry) or the joint tracks (JointState).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -24,8 +27,10 @@ from ..._io import atomic_write
 from ...errors import ConversionError, FormatError, MotionkitError, choices, warn
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
+from ...ops.sync import METHOD_ATTR, STATIC_ATTR
 from ..loss import Holds
 from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
+from . import fastarrays, fastjoint, signals
 from .tf import TfBuffer
 
 PathLike = str | os.PathLike[str]
@@ -57,21 +62,26 @@ def claims(path: str) -> bool:
 
 
 TWIST_TRACKS = ("twist_linear", "twist_angular")
+#: The messages ``write`` writes (``message=``): the root pose, or the joint values.
+MESSAGES = ("PoseStamped", "Odometry", "JointState")
 
 
 def holds(message: str | None = None) -> Holds:
     """The root pose, and unless PoseStamped is asked for its twist (``twist_linear``,
     ``twist_angular``: Odometry). A twist's ``frame`` attribute is held as the message's
     child frame (``losses`` names one that differs)."""
-    if message not in (None, "PoseStamped", "Odometry"):
-        raise ConversionError(f"message must be PoseStamped or Odometry, not {message!r}")
+    if message not in (None, *MESSAGES):
+        raise ConversionError(f"message must be {', '.join(MESSAGES)}, not {message!r}")
+    if message == "JointState":
+        return signals.joint_state_holds()
     twist = {} if message == "PoseStamped" else {name: "vector3" for name in TWIST_TRACKS}
     return replace(pose_holds("rosbag", **twist), attrs=True, plain=lambda key, _: key == "frame")
 
 
 def _message(message: str | None, obj: Motion) -> str:
     """The message type to write: as asked, else Odometry for a motion with a twist or read
-    from Odometry messages (so Odometry round trips), else PoseStamped."""
+    from Odometry messages (so Odometry round trips), else PoseStamped. JointState is
+    written when asked (``message="JointState"``: a pose writer needs a root)."""
     if message is not None:
         return message
     extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
@@ -82,7 +92,10 @@ def _message(message: str | None, obj: Motion) -> str:
 
 def losses(obj: Motion, *, message: str | None = None, child_frame_id: str | None = None,
            **_: object) -> list[str]:
-    """Frames a bag cannot keep as the motion has them, and twists it would invent."""
+    """Frames a bag cannot keep as the motion has them, and twists it would invent (for
+    JointState: names it would invent, fields labelled otherwise than the positions)."""
+    if message == "JointState":
+        return signals.joint_state_losses(obj)
     lost = []
     extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
     child = _name(child_frame_id, (extras or {}).get("child_frame_id"), "base_link")
@@ -191,28 +204,66 @@ def _broken(base: Path, where: str, exc: BaseException) -> FormatError:
 
 
 def _messages(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, Any]]:
-    """(connection, decoded message) for every message of ``connections``.
+    """(connection, decoded message) for every message of ``connections``."""
+    for connection, _, message in _logged(reader, base, connections):
+        yield connection, message
+
+
+def _logged(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, int, Any]]:
+    """(connection, log time in ns, decoded message) for every message of ``connections``."""
+    for index, (connection, log_ns, raw) in enumerate(_raw(reader, base, connections)):
+        yield connection, log_ns, _deserialize(reader, base, connection, raw, index)
+
+
+def _raw(reader: Any, base: Path, connections: list[Any]) -> Iterator[tuple[Any, int, bytes]]:
+    """(connection, log time in ns, raw bytes) for every message of ``connections``.
 
     A broken bag makes rosbags raise almost anything (its ReaderErrors, AssertionError,
     KeyError, OSError, UnicodeDecodeError, struct errors …); each becomes a FormatError
-    naming the bag and, for decoding, the topic and message number.
+    naming the bag (and, for decoding, ``_deserialize`` names the topic and message).
     """
     messages = iter(reader.messages(connections=connections))
-    index = 0
     while True:
         try:
-            connection, _, raw = next(messages)
+            connection, log_ns, raw = next(messages)
         except StopIteration:
             return
         except Exception as exc:  # rosbags' whole range, for a broken or truncated bag
             raise _broken(base, "broken bag: cannot read its messages", exc) from None
-        try:
-            message = reader.deserialize(raw, connection.msgtype)
-        except Exception as exc:  # rosbags' decoders, for a corrupt message
-            raise _broken(base, f"broken bag: message {index} on {connection.topic} cannot "
-                          "be decoded", exc) from None
-        yield connection, message
-        index += 1
+        yield connection, int(log_ns), raw
+
+
+def _deserialize(reader: Any, base: Path, connection: Any, raw: bytes,
+                 index: int | None) -> Any:
+    """rosbags' decoding of one message; a FormatError naming topic and message number."""
+    try:
+        return reader.deserialize(raw, connection.msgtype)
+    except Exception as exc:  # rosbags' decoders, for a corrupt message
+        which = f"message {index}" if index is not None else "a message"
+        raise _broken(base, f"broken bag: {which} on {connection.topic} cannot be decoded",
+                      exc) from None
+
+
+def _signal_messages(reader: Any, base: Path, connections: list[Any],
+                     ) -> Iterator[tuple[int, object]]:
+    """(log ns, message) of a signal topic: JointState through our own decoder
+    (``fastjoint``, checked against rosbags on the first message), numeric messages in
+    blocks after one rosbags decoded (``fastarrays``), Imu by rosbags."""
+    definitions = {(getattr(c, "digest", None), getattr(getattr(c, "msgdef", None), "data", None))
+                   for c in connections}
+    msgtype, connection = connections[0].msgtype, connections[0]
+    fast = msgtype == signals.JOINT_STATE or msgtype in signals.NUMERIC_TYPES
+    if not fast or len(definitions) > 1:
+        # (publishers with different definitions of the type: rosbags decodes each its way)
+        return ((log_ns, msg) for _, log_ns, msg in _logged(reader, base, connections))
+    raws = ((log_ns, raw) for _, log_ns, raw in _raw(reader, base, connections))
+
+    def deserialize(raw: bytes) -> object:
+        return _deserialize(reader, base, connection, raw, None)
+    if msgtype in signals.NUMERIC_TYPES:
+        return fastarrays.decode_all(raws, msgtype, deserialize)
+    ros1 = bool(reader.ros1) if isinstance(reader, _TolerantReader) else not reader.is2
+    return fastjoint.decode_all(raws, ros1, deserialize)
 
 
 #: What a decoded message whose type definition in the bag differs from the standard one
@@ -230,34 +281,38 @@ def topics(path: PathLike) -> list[tuple[str, str, int]]:
 
 
 def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
-         dedupe: bool = False) -> Motion:
-    """Read one topic or TF chain as a trajectory, or every supported topic as tracks.
+         dedupe: bool = False, time: str = "header") -> Motion:
+    """Read one topic or TF chain, several of them, or every supported topic as tracks.
 
     The selector comes from the address (``bag:/topic``, ``bag:tf:parent->child``) or the
-    ``topic`` option.
+    ``topic`` option. A pose topic read alone is a trajectory (``root``); a signal topic
+    (JointState, Imu, numeric arrays: ``signals``) read alone gives tracks named
+    ``joints``, ``joints.velocity``, … Several selectors separated by commas
+    (``bag:/joint_states,/tf:world->base_link,/cmd``), like a whole bag, give tracks named
+    by topic, each on its own stamps (``motionkit.ops.sync`` puts them on one clock).
+    ``time="log"`` stamps every message with the bag's log time instead of its header.
     """
     base, selector = split_address(path)
     selector = selector or topic
     reader = _open(base)
     try:
-        if selector and selector.startswith("tf:"):
-            return _read_tf(reader, base, selector[3:])
+        if selector is not None and "," in selector:
+            return _read_several(reader, base, selector, sort=sort, dedupe=dedupe, time=time)
+        if selector is not None and (chain := _chain(selector)) is not None:
+            return _read_tf(reader, base, chain)
         supported = [c for c in reader.connections if c.msgtype in POSE_TYPES]
         if selector is not None:
-            # a leading slash is optional on both sides: ``bag:/topic`` and ``bag:topic``
-            # name the same topic, however the bag spells it
-            wanted = [c for c in reader.connections
-                      if c.topic.lstrip("/") == selector.lstrip("/")]
-            if not wanted:
-                names = choices(selector, sorted({c.topic for c in reader.connections}),
-                                "topics", 40)
-                raise FormatError(f"no topic {selector!r} in the bag ({names})", base)
+            wanted = _wanted(reader, base, selector)
+            if wanted[0].msgtype in signals.SIGNAL_TYPES:
+                return _read_signal(reader, base, wanted, sort=sort, dedupe=dedupe, time=time)
             if wanted[0].msgtype not in POSE_TYPES:
                 raise FormatError(f"topic {selector!r} has type {wanted[0].msgtype}, not one "
-                                  f"of {', '.join(POSE_TYPES)}", base)
+                                  f"of {', '.join(POSE_TYPES + signals.SIGNAL_TYPES)}", base)
             return _read_topic(reader, base, wanted, sort=sort, dedupe=dedupe)
         tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
-        if not supported:
+        signal = sorted({c.topic for c in reader.connections
+                         if c.msgtype in signals.SIGNAL_TYPES})
+        if not supported and not signal:
             hint = ""
             if tf:
                 edges = ", ".join(f"{a}->{b}" for a, b in _tf_buffer(reader, base, tf).edges)
@@ -267,19 +322,135 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
                 hint = f" (its topics: {names or 'none'})"
             raise FormatError(f"no pose topics in the bag{hint}", base)
         topic_names = sorted({c.topic for c in supported})
-        if len(topic_names) == 1:
-            return _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
-        motion = Motion(meta={"name": base.stem, "rosbag": {"topics": topic_names,
-                                         "tf_topics": sorted({c.topic for c in tf})}})
+        if len(topic_names) == 1:  # the trajectory, as ever, and any signal topics beside it
+            motion = _read_topic(reader, base, supported, sort=sort, dedupe=dedupe)
+            topic_names = []
+        else:
+            motion = Motion(meta={"name": base.stem, "rosbag": {
+                "topics": topic_names + signal, "tf_topics": sorted({c.topic for c in tf})}})
         for name in topic_names:
-            single = _read_topic(reader, base, [c for c in supported if c.topic == name],
-                                 sort=sort, dedupe=dedupe)
-            root = single.tracks["root"]
-            motion.add(Track(name, "pose", root.data, root.timeline,
-                             attrs={**root.attrs, **cast("dict[str, object]", single.meta["rosbag"])}))
+            _add_pose(motion, name, _read_topic(reader, base, [c for c in supported
+                                                              if c.topic == name],
+                                                sort=sort, dedupe=dedupe))
+        for name in signal:
+            _add_signal(motion, reader, base, [c for c in reader.connections if c.topic == name],
+                        sort=sort, dedupe=dedupe, time=time)
         return motion
     finally:
         reader.close()
+
+
+def _chain(selector: str) -> str | None:
+    """``parent->child`` of a TF selector: ``tf:parent->child`` or, naming the TF topic,
+    ``/tf:parent->child``; None for a topic."""
+    head, colon, chain = selector.partition(":")
+    return chain if colon and _is_tf_topic(head or "tf") else None
+
+
+def _wanted(reader: Any, base: Path, selector: str) -> list[Any]:
+    """The connections of topic ``selector`` (a leading slash optional on both sides)."""
+    wanted = [c for c in reader.connections if c.topic.lstrip("/") == selector.lstrip("/")]
+    if not wanted:
+        names = choices(selector, sorted({c.topic for c in reader.connections}), "topics", 40)
+        raise FormatError(f"no topic {selector!r} in the bag ({names})", base)
+    return wanted
+
+
+def _add_pose(motion: Motion, name: str, single: Motion) -> None:
+    """A pose topic's trajectory as the track ``name``, its facts (topic, frames, …) in
+    ``meta["rosbag"]["tracks"]``."""
+    root = single.tracks["root"]
+    motion.add(Track(name, "pose", root.data, root.timeline, attrs=dict(root.attrs)))
+    _facts(motion, name, cast("dict[str, object]", single.meta["rosbag"]))
+
+
+def _facts(motion: Motion, name: str, facts: dict[str, object]) -> None:
+    """Record what a track of several was read from in ``meta["rosbag"]["tracks"]`` (the
+    format's own namespace: no writer counts it lost, as it would attributes)."""
+    extras = motion.meta.setdefault("rosbag", {})
+    assert isinstance(extras, dict)
+    extras.setdefault("tracks", {})[name] = facts
+
+
+def _read_several(reader: Any, base: Path, selector: str, *, sort: bool, dedupe: bool,
+                  time: str) -> Motion:
+    """Each comma-separated selector's tracks, named by topic (a TF chain by
+    ``parent->child``)."""
+    parts = [part.strip() for part in selector.split(",") if part.strip()]
+    motion = Motion(meta={"name": base.stem, "rosbag": {"selectors": parts}})
+    for part in parts:
+        before = set(motion.tracks)
+        if (chain := _chain(part)) is not None:
+            single = _read_tf(reader, base, chain)
+            _add_pose(motion, chain.replace(" ", ""), single)
+            facts = single.meta["rosbag"]
+            if isinstance(facts, dict) and facts.get("static"):  # ops.sync holds it
+                motion.tracks[chain.replace(" ", "")].attrs[STATIC_ATTR] = True
+        else:
+            wanted = _wanted(reader, base, part)
+            if wanted[0].msgtype in signals.SIGNAL_TYPES:
+                _add_signal(motion, reader, base, wanted, sort=sort, dedupe=dedupe, time=time)
+            elif wanted[0].msgtype in POSE_TYPES:
+                _add_pose(motion, wanted[0].topic,
+                          _read_topic(reader, base, wanted, sort=sort, dedupe=dedupe))
+            else:
+                raise FormatError(f"topic {part!r} has type {wanted[0].msgtype}, not one of "
+                                  f"{', '.join(POSE_TYPES + signals.SIGNAL_TYPES)}", base)
+        if set(motion.tracks) == before:
+            raise FormatError(f"selector {part!r} names tracks already read (or none)", base)
+    return motion
+
+
+def _signal_tracks(reader: Any, base: Path, connections: list[Any], name: str, *,
+                   sort: bool, dedupe: bool, time: str) -> tuple[list[Track], dict[str, object]]:
+    """The tracks of one signal topic (named from ``name`` by ``signals.track_name``) and
+    its facts (topic, message type, which time was used, …)."""
+    msgtype, topic_name = connections[0].msgtype, connections[0].topic
+    try:
+        signal = signals.decode(msgtype, _signal_messages(reader, base, connections),
+                                topic_name, base, time)
+    except _FIELD_ERRORS as exc:
+        raise _broken(base, f"broken bag: a message on {topic_name} lacks the fields of "
+                      f"{msgtype}", exc) from None
+    if signal.stamps_ns.size == 0:
+        raise FormatError(f"topic {topic_name} has no messages", base)
+    source = f"{base}:{topic_name}"
+    timeline, order = stamped_timeline(None, signal.stamps_ns, path=source,
+                                       line_of=lambda row: row + 1, sort=sort, dedupe=dedupe)
+    # a command is held (what the controller saw, spec 3.3): ops.sync's default, dropped there
+    attrs = {METHOD_ATTR: "hold"} if msgtype in signals.NUMERIC_TYPES else {}
+    tracks = []
+    for item in signal.fields:
+        data = item.data if order is None else item.data[order]
+        if item.kind == "quaternion":
+            given = np.isfinite(data).all(axis=1)
+            data[given] = normalized_quaternions(data[given], source, lambda row: row + 1)
+        tracks.append(Track(signals.track_name(name, item.name), item.kind,  # type: ignore[arg-type]
+                            data, timeline, labels=item.labels, attrs=dict(attrs)))
+    return tracks, {"topic": topic_name, "msgtype": msgtype, **signal.facts}
+
+
+def _read_signal(reader: Any, base: Path, connections: list[Any], *, sort: bool,
+                 dedupe: bool, time: str) -> Motion:
+    """One signal topic read alone: tracks ``joints``/``imu.…``/``data``, facts in meta."""
+    tracks, facts = _signal_tracks(reader, base, connections,
+                                   signals.base_name(connections[0].msgtype), sort=sort,
+                                   dedupe=dedupe, time=time)
+    motion = Motion(meta={"name": connections[0].topic.lstrip("/") or base.stem,
+                          "rosbag": facts})
+    for track in tracks:
+        motion.add(track)
+    return motion
+
+
+def _add_signal(motion: Motion, reader: Any, base: Path, connections: list[Any], *,
+                sort: bool, dedupe: bool, time: str) -> None:
+    """A signal topic's tracks named by its topic, its facts in ``meta["rosbag"]["tracks"]``."""
+    tracks, facts = _signal_tracks(reader, base, connections, connections[0].topic,
+                                   sort=sort, dedupe=dedupe, time=time)
+    for track in tracks:
+        motion.add(track)
+        _facts(motion, track.name, {k: v for k, v in facts.items() if k != "names"})
 
 
 def survey(path: PathLike) -> list[str]:
@@ -291,8 +462,8 @@ def survey(path: PathLike) -> list[str]:
         return []
     reader = _open(base)
     try:
-        if any(c.msgtype in POSE_TYPES for c in reader.connections):
-            return []
+        if any(c.msgtype in POSE_TYPES + signals.SIGNAL_TYPES for c in reader.connections):
+            return []  # read gives these
         tf = [c for c in reader.connections if c.msgtype == TF_TYPE]
         if not tf:
             return []
@@ -311,13 +482,6 @@ def survey(path: PathLike) -> list[str]:
     return lines
 
 
-def _stamp(header: Any) -> int:
-    stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
-    if not -(2**63) <= stamp < 2**63:
-        raise OverflowError("the stamp does not fit in 64-bit nanoseconds")
-    return stamp
-
-
 def _pose(pose: Any) -> tuple[float, ...]:
     p, q = pose.position, pose.orientation
     return tuple(float(v) for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w))
@@ -331,10 +495,10 @@ def _take(msg: Any, msgtype: str, stamps: list[int], poses: list[tuple[float, ..
         stamps.clear()
         poses.clear()
         for item in msg.poses:
-            stamps.append(_stamp(item.header))
+            stamps.append(signals.header_ns(item.header))
             poses.append(_pose(item.pose))
         return str(msg.header.frame_id), child_frame_id
-    stamps.append(_stamp(msg.header))
+    stamps.append(signals.header_ns(msg.header))
     frame_id = frame_id if frame_id is not None else str(msg.header.frame_id)
     if msgtype == "geometry_msgs/msg/PoseStamped":
         poses.append(_pose(msg.pose))
@@ -405,7 +569,7 @@ def _tf_buffer(reader: Any, base: Path, connections: list[Any]) -> TfBuffer:
             for item in msg.transforms:
                 t, r = item.transform.translation, item.transform.rotation
                 buffer.add(str(item.header.frame_id), str(item.child_frame_id),
-                           _stamp(item.header),
+                           signals.header_ns(item.header),
                            tuple(float(v) for v in (t.x, t.y, t.z, r.x, r.y, r.z, r.w)), static)
         except _FIELD_ERRORS as exc:
             raise _broken(base, f"broken bag: message {index} on {connection.topic} lacks "
@@ -425,9 +589,11 @@ def _read_tf(reader: Any, base: Path, chain: str) -> Motion:
         stamps, poses = buffer.lookup(parent, child)
     except FormatError as exc:
         raise FormatError(exc.message, base) from None
-    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None,
-            "rosbag": {"tf_chain": f"{parent}->{child}", "frame_id": parent,
-                       "child_frame_id": child}}
+    facts: dict[str, object] = {"tf_chain": f"{parent}->{child}", "frame_id": parent,
+                                "child_frame_id": child}
+    if buffer.is_static(parent, child):
+        facts["static"] = True  # /tf_static only: one pose for all time
+    meta = {"name": f"{parent}->{child}", "epsg": 0, "nframe": None, "rosbag": facts}
     return build_motion(Timeline.from_nanoseconds(stamps), poses[:, :3], poses[:, 3:],
                                meta=meta)
 
@@ -436,36 +602,43 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
           frame_id: str | None = None, child_frame_id: str | None = None,
           message: str | None = None, storage: str | None = None) -> None:
     """Write the root pose as ``PoseStamped`` or ``Odometry`` messages (by default Odometry
-    for a motion with a twist or read from Odometry, so those round trip).
+    for a motion with a twist or read from Odometry, so those round trip), or with
+    ``message="JointState"`` the ``joints`` track (+ ``joints.velocity``,
+    ``joints.effort``) as ``sensor_msgs/JointState`` on ``/joint_states``, named by its
+    labels.
 
     ``.bag`` gives ROS1; a bare ``.mcap`` a ROS2 MCAP file; any other path a ROS2 bag
     folder (``storage`` sqlite3, the default, or mcap). Bag time = stamp; integer
     nanosecond stamps are written exactly.
     """
-    root, held = obj.tracks["root"], obj.tracks
     message = _message(message, obj)
     extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
-    topic = _topic(topic, extras.get("topic"), message)
-    frame = _name(frame_id, extras.get("frame_id"), "map")
-    child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
-    ns = _ros_stamps(root.timeline)
     target = Path(path)
     suffix = target.suffix.lower()
     ros1 = suffix == ".bag"
     storage_name = "mcap" if suffix == ".mcap" else (storage or "sqlite3").lower()
     if storage_name not in ("sqlite3", "mcap"):
         raise ConversionError(f"storage must be sqlite3 or mcap, not {storage!r}")
-    twist = None
-    if message == "Odometry":
-        zeros = np.zeros((root.frames, 3))
-        twist = np.hstack([obj.tracks["twist_linear"].data if "twist_linear" in held else zeros,
-                           obj.tracks["twist_angular"].data if "twist_angular" in held
-                           else zeros])
+    messages: Callable[[Any], Iterator[tuple[int, Any]]]
+    if message == "JointState":
+        known = extras.get("topic") if extras.get("msgtype") == signals.JOINT_STATE else None
+        topic = _topic(topic, known, message, signals.JOINT_STATES_TOPIC)
+        frame = _name(frame_id, None, "")
+        tracks = signals.joint_state_tracks(obj)
+        ns = _ros_stamps(next(iter(tracks.values())).timeline)
+        msgtype = signals.JOINT_STATE
+
+        def messages(store: Any) -> Iterator[tuple[int, Any]]:
+            return signals.joint_state_messages(store, ros1, frame, ns, tracks)
+    else:
+        topic = _topic(topic, extras.get("topic"), message)
+        frame = _name(frame_id, extras.get("frame_id"), "map")
+        child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
+        msgtype, messages = _pose_source(obj, ros1, message, frame, child)
     folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent or Path(".")))
     try:
         work = folder / ("out.bag" if ros1 else "out")
-        _write_messages(work, ros1, storage_name, topic, message, frame, child, ns, root.data,
-                        twist)
+        _write_messages(work, ros1, storage_name, topic, msgtype, messages)
         if ros1 or suffix == ".mcap":
             produced = work if ros1 else next(work.glob("*.mcap"))
             with atomic_write(target, "wb") as handle, open(produced, "rb") as source:
@@ -481,9 +654,9 @@ def _is_tf_topic(name: str) -> bool:
     return name.rstrip("/").rsplit("/", 1)[-1] in ("tf", "tf_static")
 
 
-def _topic(option: str | None, known: Any, message: str) -> str:
+def _topic(option: str | None, known: Any, message: str, default: str = DEFAULT_TOPIC) -> str:
     """The ``topic`` option (never a TF topic), else the source's topic when it is a usable
-    one, else ``/trajectory``."""
+    one, else ``default``."""
     if option is not None:
         if not option.strip("/"):
             raise ConversionError(f"topic {option!r} is not a topic name")
@@ -494,7 +667,7 @@ def _topic(option: str | None, known: Any, message: str) -> str:
         return option
     if isinstance(known, str) and known.strip("/") and not _is_tf_topic(known):
         return known
-    return DEFAULT_TOPIC
+    return default
 
 
 def _name(option: str | None, known: Any, default: str) -> str:
@@ -535,8 +708,9 @@ def _replace_folder(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: str,
-                    frame: str, child: str, ns: Any, data: Any, twist: Any) -> None:
+def _write_messages(work: Path, ros1: bool, storage: str, topic: str, msgtype: str,
+                    messages: Callable[[Any], Iterator[tuple[int, Any]]]) -> None:
+    """Write ``messages(typestore)`` — (bag time ns, message) pairs — on ``topic``."""
     try:
         from rosbags.rosbag1 import Writer as Writer1
         from rosbags.rosbag2 import StoragePlugin
@@ -546,10 +720,6 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: s
         raise MotionkitError("writing bags needs rosbags (a motionkit dependency that is "
                              "missing here): pip install rosbags") from None
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE)
-    types = store.types
-    msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
-               else "geometry_msgs/msg/PoseStamped")
-    zero_cov = np.zeros(36)
     writer: Any
     if ros1:
         writer = Writer1(work)
@@ -561,31 +731,92 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, message: s
     with contextlib.ExitStack() as stack:
         stack.enter_context(writer)
         connection = writer.add_connection(topic, msgtype, typestore=store)
-        header_type = types["std_msgs/msg/Header"]
-        time_type = types["builtin_interfaces/msg/Time"]
-        point, quaternion = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Quaternion"]
-        pose_type, vector = types["geometry_msgs/msg/Pose"], types["geometry_msgs/msg/Vector3"]
-        for index, (stamp, row) in enumerate(zip(ns.tolist(), data.tolist(), strict=True)):
-            sec, nanosec = divmod(stamp, 1_000_000_000)
-            header = (header_type(seq=index, stamp=time_type(sec=sec, nanosec=nanosec),
-                                  frame_id=frame) if ros1 else
-                      header_type(stamp=time_type(sec=sec, nanosec=nanosec), frame_id=frame))
-            pose = pose_type(position=point(x=row[0], y=row[1], z=row[2]),
-                             orientation=quaternion(x=row[3], y=row[4], z=row[5], w=row[6]))
-            if message == "Odometry":
-                lin, ang = twist[index, :3], twist[index, 3:]
-                msg = types[msgtype](
-                    header=header, child_frame_id=child,
-                    pose=types["geometry_msgs/msg/PoseWithCovariance"](pose=pose,
-                                                                       covariance=zero_cov),
-                    twist=types["geometry_msgs/msg/TwistWithCovariance"](
-                        twist=types["geometry_msgs/msg/Twist"](
-                            linear=vector(x=lin[0], y=lin[1], z=lin[2]),
-                            angular=vector(x=ang[0], y=ang[1], z=ang[2])),
-                        covariance=zero_cov))
-            else:
-                msg = types[msgtype](header=header, pose=pose)
+        for stamp, msg in messages(store):
             writer.write(connection, stamp, serialize(msg, msgtype))
+
+
+def _pose_source(obj: Motion, ros1: bool, message: str, frame: str, child: str,
+                 ) -> tuple[str, Callable[[Any], Iterator[tuple[int, Any]]]]:
+    """The message type and messages of the root pose (and, for Odometry, its twist:
+    zeros where the motion has none, which ``losses`` names)."""
+    root = obj.tracks["root"]
+    ns = _ros_stamps(root.timeline)
+    twist = None
+    if message == "Odometry":
+        zeros = np.zeros((root.frames, 3))
+        twist = np.hstack([obj.tracks[name].data if name in obj.tracks else zeros
+                           for name in TWIST_TRACKS])
+    msgtype = ("nav_msgs/msg/Odometry" if message == "Odometry"
+               else "geometry_msgs/msg/PoseStamped")
+
+    def messages(store: Any) -> Iterator[tuple[int, Any]]:
+        return _pose_messages(store, ros1, message, frame, child, ns, root.data, twist)
+    return msgtype, messages
+
+
+def _pose_messages(store: Any, ros1: bool, message: str, frame: str, child: str, ns: Any,
+                   data: Any, twist: Any) -> Iterator[tuple[int, Any]]:
+    """PoseStamped or Odometry messages of the root poses ``data`` at stamps ``ns``."""
+    types = store.types
+    msgtype = "nav_msgs/msg/Odometry" if message == "Odometry" else "geometry_msgs/msg/PoseStamped"
+    zero_cov = np.zeros(36)
+    point, quaternion = types["geometry_msgs/msg/Point"], types["geometry_msgs/msg/Quaternion"]
+    pose_type, vector = types["geometry_msgs/msg/Pose"], types["geometry_msgs/msg/Vector3"]
+    for index, (stamp, row) in enumerate(zip(ns.tolist(), data.tolist(), strict=True)):
+        header = signals.header(store, ros1, index, stamp, frame)
+        pose = pose_type(position=point(x=row[0], y=row[1], z=row[2]),
+                         orientation=quaternion(x=row[3], y=row[4], z=row[5], w=row[6]))
+        if message == "Odometry":
+            lin, ang = twist[index, :3], twist[index, 3:]
+            msg = types[msgtype](
+                header=header, child_frame_id=child,
+                pose=types["geometry_msgs/msg/PoseWithCovariance"](pose=pose,
+                                                                   covariance=zero_cov),
+                twist=types["geometry_msgs/msg/TwistWithCovariance"](
+                    twist=types["geometry_msgs/msg/Twist"](
+                        linear=vector(x=lin[0], y=lin[1], z=lin[2]),
+                        angular=vector(x=ang[0], y=ang[1], z=ang[2])),
+                    covariance=zero_cov))
+        else:
+            msg = types[msgtype](header=header, pose=pose)
+        yield stamp, msg
+
+
+def describe(obj: Motion) -> list[str]:
+    """``info`` lines for the signal topics read (JointState, Imu, numeric): message type,
+    message count and median rate, which time stamps them, the joint names, the tracks."""
+    extras = found if isinstance(found := obj.meta.get("rosbag"), dict) else {}
+    topics: dict[str, tuple[dict[str, object], list[Track]]] = {}
+    if extras.get("msgtype") in signals.SIGNAL_TYPES:  # one topic read alone
+        topics[str(extras.get("topic"))] = (extras, list(obj.tracks.values()))
+    else:
+        read = found if isinstance(found := extras.get("tracks"), dict) else {}
+        for name, facts in read.items():
+            if isinstance(facts, dict) and facts.get("msgtype") in signals.SIGNAL_TYPES \
+                    and name in obj.tracks:
+                entry = topics.setdefault(str(facts.get("topic")), (facts, []))
+                entry[1].append(obj.tracks[name])
+    if not topics:
+        return []
+    lines = []
+    for key in ("topics", "tf_topics", "selectors"):
+        if extras.get(key):
+            lines.append(f"{key.replace('_', ' ')}: {', '.join(map(str, extras[key]))}")
+    for topic_name, (facts, tracks) in topics.items():
+        timeline = tracks[0].timeline
+        steps = np.diff(timeline.times)
+        rate = f", {1.0 / float(np.median(steps)):.6g} Hz (median)" if steps.size and \
+            float(np.median(steps)) > 0 else ""
+        time = facts.get("time_note") or f"{facts.get('time')} time"
+        lines.append(f"topic {topic_name}: {facts.get('msgtype')}, {timeline.count} messages"
+                     f"{rate}, stamped by {time}; tracks {', '.join(t.name for t in tracks)}")
+        names = tracks[0].labels if facts.get("msgtype") == signals.JOINT_STATE else None
+        if names:
+            lines.append(f"  {len(names)} joints: {', '.join(names)}")
+        if facts.get("partial_messages"):
+            lines.append(f"  {facts['partial_messages']} message(s) name only some joints "
+                         "(the others are gaps, NaN)")
+    return lines
 
 
 def sniff(head: bytes) -> bool:

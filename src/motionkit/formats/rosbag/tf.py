@@ -88,6 +88,11 @@ class TfBuffer:
             node = before
         return steps[::-1]
 
+    def is_static(self, parent: str, child: str) -> bool:
+        """True when every edge of the chain from ``parent`` to ``child`` is static."""
+        path = self._path(parent.lstrip("/"), child.lstrip("/"))
+        return all(self.edges[(a, b)].static for a, b, _ in path)
+
     def lookup(self, parent: str, child: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Poses of ``child`` in ``parent`` (n, 7) at every stamp of the chain's dynamic
         edges that falls in the time span all of them cover (a FormatError naming each

@@ -1,0 +1,76 @@
+"""``convert ADDRESS TARGET --fps N``: a bag's topics put on one clock (ops.sync) before
+writing; refusals in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from conftest import corpus_file
+from motionkit.ops import sync
+from test_cli import run_cli
+
+ADDRESS = ":/joint_states,/tf:world->base_link,/cmd"
+
+
+def test_several_topics_on_one_clock_into_a_motion_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}{ADDRESS}"
+    target = tmp_path / "run.seq"
+    code, out, err = run_cli(["convert", source, str(target), "--fps", "30"], capsys)
+    assert code == 0, err
+    assert out.strip() == f"wrote {target} (59 frames)"
+    expected = sync(mk.read(source), 30)
+    written = mk.read(target)
+    for name in ("/joint_states", "/cmd", "world->base_link"):
+        track = written.tracks[name]
+        assert track.timeline.rate == 30 and track.frames == 59
+        np.testing.assert_allclose(track.data, expected.tracks[name].data, rtol=0, atol=1e-12)
+
+
+def test_a_synchronised_joint_state_topic_back_into_a_bag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros2')}:/joint_states"
+    target = tmp_path / "joints50.bag"
+    code, _, err = run_cli(["convert", source, str(target), "--fps", "50", "-O",
+                            "message=JointState"], capsys)  # meta "sync" describes, not lost
+    assert code == 0, err
+    again = mk.read(f"{target}:/joint_states").tracks["joints"]
+    expected = sync(mk.read(source), 50).tracks["joints"]
+    assert again.frames == expected.frames == 100
+    np.testing.assert_array_equal(again.data, expected.data)
+    stamps = again.timeline.stamps_ns
+    assert stamps is not None
+    # a uniform timeline's seconds at 1.7e9 s resolve to about 0.24 µs
+    np.testing.assert_allclose(stamps - stamps[0], np.arange(100) * 20_000_000, rtol=0,
+                               atol=500)
+
+
+def test_fps_with_rate_is_refused_in_one_line(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}{ADDRESS}"
+    code, _, err = run_cli(["convert", source, str(tmp_path / "x.seq"), "--fps", "30",
+                            "--rate", "10"], capsys)
+    assert code == 2 and "--fps and --rate" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.seq").exists()
+
+
+def test_gaps_fail_or_drop_and_the_tolerance_is_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}:/joint_states,/cmd"
+    target = tmp_path / "x.seq"
+    code, _, err = run_cli(["convert", source, str(target), "--fps", "30", "--tolerance",
+                            "0.012"], capsys)  # /cmd is held up to 13.3 ms old, velocity bridges 20 ms
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "no sample within the tolerance 0.012 s of grid time" in err and not target.exists()
+    code, _, err = run_cli(["convert", source, str(target), "--fps", "30", "--tolerance",
+                              "0.012", "--on-gap", "drop"], capsys)
+    assert code == 0, err
+    kept = mk.read(target).tracks["/cmd"]
+    assert 0 < kept.frames < 59 and not kept.timeline.is_uniform
+    code, _, err = run_cli(["convert", source, str(tmp_path / "y.seq"), "--on-gap", "drop"],
+                           capsys)
+    assert code == 2 and "belong to --fps" in err
