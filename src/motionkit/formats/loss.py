@@ -60,7 +60,8 @@ class Holds:
     ``frame_numbers``: a timeline of frame numbers only (no times) is written as such;
     where False (most formats) it would become invented seconds and counts as lost.
     ``position_only=False``: a root without orientation would
-    get invented identity quaternions.
+    get invented identity quaternions. ``root_required=False``: a ``root`` the tracks name
+    is kept where there is one, not needed (a bag's JointState writes the root on /tf).
     """
 
     tracks: Mapping[str, frozenset[str]] | None = None
@@ -79,6 +80,7 @@ class Holds:
     position_only: bool = True
     raw_rotations: bool = False
     repeated_stamps: bool = True
+    root_required: bool = True
     namespace: str | None = None
     plain: Callable[[str, object], bool] = is_plain
 

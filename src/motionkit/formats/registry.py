@@ -301,7 +301,8 @@ class Format:
             if motion.tracks.is_stored("root"):
                 replaced.append(f"the stored track 'root' (replaced by link {link!r})")
             motion = motion.with_root_link(link)
-        if holds.tracks is not None and "root" in holds.tracks and "root" not in motion.tracks:
+        if holds.tracks is not None and "root" in holds.tracks and holds.root_required \
+                and "root" not in motion.tracks:
             names = ", ".join(motion.tracks) or "none"
             poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
             how = (f"one of its pose tracks is a trajectory: address a bag topic as "

@@ -78,14 +78,17 @@ def _map(path: str, size: int, mtime: int) -> BodyMap:
 def write_robot_motion(out: str | os.PathLike[str], motion: Motion, to_format: str | None,
                        plan: Plan, lossy: bool) -> None:
     """Write a retargeted motion; formats that name their robot by its model (GMR,
-    MimicKit) get the plan's robot."""
+    MimicKit) get the plan's robot, a bag gets JointState (and the root on ``/tf``)."""
     import warnings
 
     from ..errors import MotionkitWarning
     from ..formats import registry
 
     fmt = registry.for_writing(out, to_format)
-    extra = {"character": plan.robot} if "character" in fmt.write_options() else {}
+    options = fmt.write_options()
+    extra: dict[str, object] = {"character": plan.robot} if "character" in options else {}
+    if "message" in options:  # a bag: joint values, not a pose topic
+        extra["message"] = "JointState"
     with warnings.catch_warnings():
         warnings.simplefilter("always", MotionkitWarning)
         fmt.write(out, motion, lossy=lossy, **extra)

@@ -605,7 +605,7 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
     for a motion with a twist or read from Odometry, so those round trip), or with
     ``message="JointState"`` the ``joints`` track (+ ``joints.velocity``,
     ``joints.effort``) as ``sensor_msgs/JointState`` on ``/joint_states``, named by its
-    labels.
+    labels, and a free root's pose on ``/tf``.
 
     ``.bag`` gives ROS1; a bare ``.mcap`` a ROS2 MCAP file; any other path a ROS2 bag
     folder (``storage`` sqlite3, the default, or mcap). Bag time = stamp; integer
@@ -619,26 +619,18 @@ def write(path: PathLike, obj: Motion, *, topic: str | None = None,
     storage_name = "mcap" if suffix == ".mcap" else (storage or "sqlite3").lower()
     if storage_name not in ("sqlite3", "mcap"):
         raise ConversionError(f"storage must be sqlite3 or mcap, not {storage!r}")
-    messages: Callable[[Any], Iterator[tuple[int, Any]]]
+    streams: list[_Stream]
     if message == "JointState":
-        known = extras.get("topic") if extras.get("msgtype") == signals.JOINT_STATE else None
-        topic = _topic(topic, known, message, signals.JOINT_STATES_TOPIC)
-        frame = _name(frame_id, None, "")
-        tracks = signals.joint_state_tracks(obj)
-        ns = _ros_stamps(next(iter(tracks.values())).timeline)
-        msgtype = signals.JOINT_STATE
-
-        def messages(store: Any) -> Iterator[tuple[int, Any]]:
-            return signals.joint_state_messages(store, ros1, frame, ns, tracks)
+        streams = _joint_state_streams(obj, ros1, topic, frame_id, child_frame_id, extras)
     else:
         topic = _topic(topic, extras.get("topic"), message)
         frame = _name(frame_id, extras.get("frame_id"), "map")
         child = _name(child_frame_id, extras.get("child_frame_id"), "base_link")
-        msgtype, messages = _pose_source(obj, ros1, message, frame, child)
+        streams = [(topic, *_pose_source(obj, ros1, message, frame, child))]
     folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent or Path(".")))
     try:
         work = folder / ("out.bag" if ros1 else "out")
-        _write_messages(work, ros1, storage_name, topic, msgtype, messages)
+        _write_messages(work, ros1, storage_name, streams)
         if ros1 or suffix == ".mcap":
             produced = work if ros1 else next(work.glob("*.mcap"))
             with atomic_write(target, "wb") as handle, open(produced, "rb") as source:
@@ -708,9 +700,54 @@ def _replace_folder(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_messages(work: Path, ros1: bool, storage: str, topic: str, msgtype: str,
-                    messages: Callable[[Any], Iterator[tuple[int, Any]]]) -> None:
-    """Write ``messages(typestore)`` — (bag time ns, message) pairs — on ``topic``."""
+#: A topic, its message type, and its messages: ``messages(typestore)`` gives (bag time
+#: ns, message) pairs.
+_Stream = tuple[str, str, Callable[[Any], Iterator[tuple[int, Any]]]]
+
+
+def _joint_state_streams(obj: Motion, ros1: bool, topic: str | None, frame_id: str | None,
+                         child_frame_id: str | None, extras: dict[str, Any]) -> list[_Stream]:
+    """JointState on ``/joint_states`` (``topic``), and a free root's pose on ``/tf``
+    (``frame_id`` → ``child_frame_id``, by default ``world`` → the skeleton's root body),
+    as ``robot_state_publisher`` users replay a floating-base robot."""
+    known = extras.get("topic") if extras.get("msgtype") == signals.JOINT_STATE else None
+    tracks = signals.joint_state_tracks(obj)
+    ns = _ros_stamps(next(iter(tracks.values())).timeline)
+
+    def joints(store: Any) -> Iterator[tuple[int, Any]]:
+        return signals.joint_state_messages(store, ros1, "", ns, tracks)
+    streams: list[_Stream] = [(_topic(topic, known, "JointState", signals.JOINT_STATES_TOPIC),
+                               signals.JOINT_STATE, joints)]
+    if "root" in obj.tracks:
+        root = obj.tracks["root"]
+        parent = _name(frame_id, None, "world")
+        child = _name(child_frame_id, None, obj.skeleton.bodies[0].name
+                      if obj.skeleton is not None and obj.skeleton.bodies else "base_link")
+        stamps = _ros_stamps(root.timeline)
+
+        def transforms(store: Any) -> Iterator[tuple[int, Any]]:
+            return _tf_messages(store, ros1, parent, child, stamps, root.data)
+        streams.append(("/tf", TF_TYPE, transforms))
+    return streams
+
+
+def _tf_messages(store: Any, ros1: bool, parent: str, child: str, ns: Any,
+                 data: Any) -> Iterator[tuple[int, Any]]:
+    """One ``tf2_msgs/TFMessage`` per pose of ``data``: ``parent`` → ``child``."""
+    types = store.types
+    vector, quaternion = types["geometry_msgs/msg/Vector3"], types["geometry_msgs/msg/Quaternion"]
+    transform, stamped = types["geometry_msgs/msg/Transform"], \
+        types["geometry_msgs/msg/TransformStamped"]
+    for index, (stamp, row) in enumerate(zip(ns.tolist(), data.tolist(), strict=True)):
+        item = stamped(header=signals.header(store, ros1, index, stamp, parent),
+                       child_frame_id=child, transform=transform(
+                           translation=vector(x=row[0], y=row[1], z=row[2]),
+                           rotation=quaternion(x=row[3], y=row[4], z=row[5], w=row[6])))
+        yield stamp, types[TF_TYPE](transforms=[item])
+
+
+def _write_messages(work: Path, ros1: bool, storage: str, streams: list[_Stream]) -> None:
+    """Write each stream's messages on its topic."""
     try:
         from rosbags.rosbag1 import Writer as Writer1
         from rosbags.rosbag2 import StoragePlugin
@@ -720,6 +757,11 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, msgtype: s
         raise MotionkitError("writing bags needs rosbags (a motionkit dependency that is "
                              "missing here): pip install rosbags") from None
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE)
+    if TF_TYPE not in store.types and any(msgtype == TF_TYPE for _, msgtype, _ in streams):
+        from rosbags.typesys import get_types_from_msg  # ROS1's store lacks tf2_msgs
+
+        store.register(get_types_from_msg("geometry_msgs/TransformStamped[] transforms",
+                                          TF_TYPE))
     writer: Any
     if ros1:
         writer = Writer1(work)
@@ -730,9 +772,10 @@ def _write_messages(work: Path, ros1: bool, storage: str, topic: str, msgtype: s
         serialize = store.serialize_cdr
     with contextlib.ExitStack() as stack:
         stack.enter_context(writer)
-        connection = writer.add_connection(topic, msgtype, typestore=store)
-        for stamp, msg in messages(store):
-            writer.write(connection, stamp, serialize(msg, msgtype))
+        for topic, msgtype, messages in streams:
+            connection = writer.add_connection(topic, msgtype, typestore=store)
+            for stamp, msg in messages(store):
+                writer.write(connection, stamp, serialize(msg, msgtype))
 
 
 def _pose_source(obj: Motion, ros1: bool, message: str, frame: str, child: str,

@@ -271,10 +271,11 @@ def _numeric(messages: Iterable[tuple[int, Any]], clock: _Clock, topic: str,
 
 def joint_state_holds() -> Holds:
     """What a JointState writer holds: ``joints`` (+ velocity, effort) labelled by joint
-    name on one timeline, nothing else."""
-    return Holds(tracks=tracks(**dict.fromkeys(JOINT_TRACKS.values(), "value")),
-                 skeleton=False, terrain=False, one_timeline=True, labels=True, attrs=False,
-                 meta=frozenset(), namespace="rosbag")
+    name, and a free root's pose (as TF), on one timeline. The skeleton is held as a
+    ``.seq`` holds it: by the joint names that tie the values to the user's model."""
+    return Holds(tracks=tracks(root="pose", **dict.fromkeys(JOINT_TRACKS.values(), "value")),
+                 skeleton=True, terrain=False, one_timeline=True, labels=True, attrs=False,
+                 meta=frozenset(), root_required=False, namespace="rosbag")
 
 
 def joint_state_losses(obj: Motion) -> list[str]:
