@@ -411,6 +411,8 @@ FORMATS: tuple[Format, ...] = (
     Format("bvh", "BVH character motion (Biovision Hierarchy)", (".bvh",), "bvh", "bvh"),
     Format("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
            "rosbag.bag", "rosbag"),
+    Format("amass", "AMASS SMPL+H / SMPL-X motion (.npz)", (".npz",), "containers.amass",
+           "amass"),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}
