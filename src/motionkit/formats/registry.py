@@ -412,7 +412,9 @@ FORMATS: tuple[Format, ...] = (
     Format("rosbag", "ROS1 bag, ROS2 bag folder or MCAP", (".bag", ".mcap", ".db3"),
            "rosbag.bag", "rosbag"),
     Format("amass", "AMASS SMPL+H / SMPL-X motion (.npz)", (".npz",), "containers.amass",
-           "amass"),
+           "amass", writes_by_extension=False),
+    Format("isaaclab-amp", "Isaac Lab AMP motion (.npz, MotionLoader)", (".npz",),
+           "containers.amp", "isaaclab_amp", writes_by_extension=False),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}

@@ -89,7 +89,7 @@ def test_write_back_keeps_the_layout(tmp_path: Path, name: str, model: str | Non
                if model else None)
     motion = mk.read(source, character=standin)
     out = tmp_path / "out.npz"
-    mk.write(out, motion, character=standin)
+    mk.write(out, motion, format="amass", character=standin)
     before, after = np.load(source), np.load(out)
     assert [k for k in after.files if k != "motionkit_conventions"] == before.files
     for key in before.files:
@@ -149,7 +149,7 @@ def test_split_keys_without_poses(tmp_path: Path) -> None:
     assert motion.meta["amass"]["layout"] == "smplx"
     assert motion.meta["amass"]["filled"] == ["pose_jaw", "pose_eye", "pose_hand"]
     out = tmp_path / "again.npz"
-    mk.write(out, motion)
+    mk.write(out, motion, format="amass")
     assert set(np.load(out).files) == {"trans", "root_orient", "pose_body", "mocap_frame_rate",
                                        "gender", "motionkit_conventions"}
 
@@ -172,7 +172,7 @@ def test_round_trip(tmp_path_factory: pytest.TempPathFactory, layout: str, frame
         standin = corpus_file("containers", "amass", f"{model}_topology_standin.xml")
     motion = mk.read(path, character=standin)
     out = path.with_name("b.npz")
-    mk.write(out, motion, character=standin)
+    mk.write(out, motion, format="amass", character=standin)
     again = np.load(out)
     a = Rotation.from_rotvec(poses.reshape(-1, 3)).as_quat()
     b = Rotation.from_rotvec(again["poses"].reshape(-1, 3)).as_quat()

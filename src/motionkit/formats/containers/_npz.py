@@ -37,11 +37,30 @@ MAGIC = b"PK\x03\x04"
 
 
 def sniff(head: bytes) -> bool:
-    """A zip archive whose first member is a ``.npy`` array."""
+    """A zip archive whose first member is a ``.npy`` array (each format's ``accepts``
+    then reads the archive's directory: the member names are at its end)."""
     if not head.startswith(MAGIC) or len(head) < 30:
         return False
     length = int.from_bytes(head[26:28], "little")
     return head[30:30 + length].endswith(b".npy")
+
+
+def hint(head: bytes) -> str | None:
+    """For an archive no container format took: how to name one."""
+    if not sniff(head):
+        return None
+    return ("a NumPy archive of none of the known layouts: name the format (--from amass, "
+            "isaaclab-amp or beyondmimic)")
+
+
+def members(path: PathLike) -> frozenset[str]:
+    """The array keys of an archive, from its directory alone (empty for a broken one)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return frozenset()
+    return frozenset(name[:-4] for name in names[:MAX_MEMBERS] if name.endswith(".npy"))
 
 
 def load(path: PathLike) -> dict[str, NDArray[np.generic]]:

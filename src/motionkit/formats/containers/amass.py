@@ -78,10 +78,14 @@ def holds(character: CharacterSource | None = None) -> Holds:
                  plain=lambda key, value: True)
 
 
-def sniff(head: bytes) -> bool:
-    """An ``.npz`` whose member names include ``trans`` and ``poses`` or ``root_orient``."""
-    return _npz.sniff(head) and b"trans.npy" in head and (
-        b"poses.npy" in head or b"root_orient.npy" in head)
+sniff = _npz.sniff
+hint = _npz.hint
+
+
+def accepts(path: str) -> bool:
+    """An ``.npz`` with ``trans`` and ``poses`` or ``root_orient``."""
+    keys = _npz.members(path)
+    return "trans" in keys and bool(keys & {"poses", "root_orient"})
 
 
 # ============================================================================ reading
