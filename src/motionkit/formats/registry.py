@@ -415,6 +415,16 @@ FORMATS: tuple[Format, ...] = (
            "amass", writes_by_extension=False),
     Format("isaaclab-amp", "Isaac Lab AMP motion (.npz, MotionLoader)", (".npz",),
            "containers.amp", "isaaclab_amp", writes_by_extension=False),
+    Format("beyondmimic", "BeyondMimic / mjlab motion (.npz; names or robot + order)",
+           (".npz",), "containers.beyondmimic", "beyondmimic", writes_by_extension=False),
+    # G1 CSVs: read and written only when named (--from/--to); ".g1csv" stands in until the
+    # .csv sniffing (the trajectories') can hand 36-column rows to g1csv's hint
+    Format("g1csv", "Unitree G1 motion CSV (36 columns; quat=wxyz|xyzw required)",
+           (".g1csv",), "containers.g1csv", "g1csv", writes_by_extension=False),
+    Format("g1csv-lafan", "G1 CSV, Unitree LAFAN1 retarget dialect (quaternion xyzw)",
+           (".g1csv",), "containers.g1csv_lafan", "g1csv", writes_by_extension=False),
+    Format("g1csv-kimodo", "G1 CSV, Kimodo generator dialect (quaternion wxyz)",
+           (".g1csv",), "containers.g1csv_kimodo", "g1csv", writes_by_extension=False),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}
