@@ -20,7 +20,7 @@ from conftest import REPO
 
 SRC = REPO / "src"
 FORMAT_FOLDERS = frozenset({"bvh", "choreonoid", "dart", "mimickit", "mujoco", "parc", "rosbag",
-                            "trajectory", "urdf", "containers"})
+                            "trajectory", "urdf", "containers", "c3d"})
 CONTRACT = frozenset({"motionkit.formats", "motionkit.formats.registry", "motionkit.formats.loss"})
 #: The core, lowest first: each part may import only the parts before it (and itself).
 CORE = ("errors", "_accel", "_limits", "_io", "spatial", "model", "kinematics", "ops")

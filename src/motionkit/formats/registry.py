@@ -415,6 +415,7 @@ FORMATS: tuple[Format, ...] = (
            "amass", writes_by_extension=False),
     Format("isaaclab-amp", "Isaac Lab AMP motion (.npz, MotionLoader)", (".npz",),
            "containers.amp", "isaaclab_amp", writes_by_extension=False),
+    Format("c3d", "C3D motion capture (markers, analog channels)", (".c3d",), "c3d.read"),
     Format("beyondmimic", "BeyondMimic / mjlab motion (.npz; names or robot + order)",
            (".npz",), "containers.beyondmimic", "beyondmimic", writes_by_extension=False),
     # G1 CSVs: read and written only when named (--from/--to); ".g1csv" stands in until the
