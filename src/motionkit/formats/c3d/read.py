@@ -111,11 +111,13 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str]
         raise FormatError(f"{used} markers and {channels} analog channels: too many", path)
     width = 4 if c3d.scale < 0 else 2
     frame_bytes = (4 * used + per_frame) * width
-    count = c3d.last_frame - c3d.first_frame + 1
+    stated = _frame_count(c3d)
     start = (c3d.data_block - 1) * BLOCK
-    if c3d.data_block < 1 or start > len(data) or count < 0:
+    if c3d.data_block < 1 or start > len(data) or (stated is not None and stated < 0):
         raise FormatError("the data section lies beyond the file", path)
-    available = (len(data) - start) // frame_bytes if frame_bytes else count
+    available = (len(data) - start) // frame_bytes if frame_bytes else (stated or 0)
+    # the header's 16-bit count is full and nothing else says: every complete frame
+    count = available if stated is None else stated
     if available < count:
         warn(f"{os.fspath(path)}: the file ends after {available} of {count} frames")
         count = available
@@ -144,6 +146,20 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str]
         analog_labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
         analog_labels += [""] * (channels - len(analog_labels))
     return labels, xyz, residual, analog, analog_labels
+
+
+def _frame_count(c3d: C3D) -> int | None:
+    """Frames the file says it holds: the header's, or past 65,535 frames (where the 16-bit
+    header word saturates) the 32-bit ``TRIAL:ACTUAL_START/END_FIELD``; None when the
+    header is saturated and no trial fields say more."""
+    if c3d.last_frame < 0xFFFF:
+        return c3d.last_frame - c3d.first_frame + 1
+    start, end = c3d.numbers("TRIAL:ACTUAL_START_FIELD"), c3d.numbers("TRIAL:ACTUAL_END_FIELD")
+    if start.size >= 2 and end.size >= 2:
+        first = int(start[0]) % 65536 + int(start[1]) % 65536 * 65536
+        last = int(end[0]) % 65536 + int(end[1]) % 65536 * 65536
+        return last - first + 1
+    return None
 
 
 def _per_channel(values: Array, channels: int, default: float) -> Array:

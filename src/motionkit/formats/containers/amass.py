@@ -120,17 +120,18 @@ def read(path: str | os.PathLike[str], character: CharacterSource | None = None)
             *(key for key, _ in SPLIT)}
     meta["extra"] = {key: value for key, value in arrays.items() if key not in used}
     names = LAYOUTS[layout]
-    rotations = Rotation.from_rotvec(poses.reshape(-1, 3)).as_quat().reshape(frames, -1, 4)
     timeline = Timeline.uniform(rate, frames)
     motion = Motion(meta={"name": Path(path).stem, "amass": meta})
+    axis_angles = poses.reshape(frames, -1, 3)
     if character is None:
+        rotations = Rotation.from_rotvec(poses.reshape(-1, 3)).as_quat().reshape(frames, -1, 4)
         root = np.concatenate([trans, rotations[:, 0]], axis=1)
         motion.add(Track("root", "pose", root, timeline, attrs={"axes": "smpl"}))
         motion.add(Track("joint_rotations", "quaternion", rotations[:, 1:], timeline,
                          list(names[1:])))
         return motion
     char = load_character(character)
-    root_rot, local, unmodelled = to_model(char, names, rotations)
+    root_rot, local, unmodelled = to_model(char, names, axis_angles)
     meta["unmodelled"] = unmodelled
     root = np.concatenate([trans, root_rot], axis=1)
     motion.add(Track("root", "pose", root, timeline, attrs={"axes": "mjcf"}))
@@ -177,11 +178,14 @@ def _poses(arrays: dict[str, NDArray[np.generic]], path: Any) -> tuple[str, Arra
 
 
 def to_model(char: Character, names: tuple[str, ...],
-             rotations: Array) -> tuple[Array, Array, dict[str, Array]]:
+             axis_angles: Array) -> tuple[Array, Array, dict[str, Array]]:
     """ProtoMotions' mapping: root rotation and local joint rotations (xyzw) in the model's
-    body order and axes, from per-joint rotations in the file's order; the file's joints the
-    model lacks, as axis-angle by name."""
-    frames = rotations.shape[0]
+    body order and axes, from per-joint axis-angles ``(frames, joints, 3)`` in the file's
+    order; the file's joints the model lacks, as their axis-angles by name.
+
+    Every world rotation right-multiplied by C makes each local rotation C⁻¹·L·C, which
+    turns L's rotation vector by C⁻¹ and keeps its angle: one 3×3 product per joint."""
+    frames = axis_angles.shape[0]
     index = {name: i for i, name in enumerate(names)}
     if char.body_names[0] != names[0]:
         raise ConversionError(f"character {char.name!r} starts with body "
@@ -190,18 +194,36 @@ def to_model(char: Character, names: tuple[str, ...],
     if unknown:
         raise ConversionError(f"character {char.name!r} has bodies that are no SMPL joints: "
                               f"{unknown[:5]}")
-    local = np.zeros((frames, char.body_count - 1, 4))
-    local[..., 3] = 1.0
+    vectors = np.zeros((frames, char.body_count - 1, 3))
     for column, name in enumerate(char.joint_labels):
         if name in index:
-            local[:, column] = rotations[:, index[name]]
-    flat = Rotation.from_quat(local.reshape(-1, 4))
-    local = (REFRAME.inv() * flat * REFRAME).as_quat().reshape(local.shape)
-    root = (Rotation.from_quat(rotations[:, 0]) * REFRAME).as_quat()
+            vectors[:, column] = axis_angles[:, index[name]]
+    turned = vectors @ REFRAME.as_matrix()  # row vectors: (C⁻¹ v)ᵀ = vᵀ C
+    local = Rotation.from_rotvec(turned.reshape(-1, 3)).as_quat().reshape(*vectors.shape[:2], 4)
+    root = (Rotation.from_rotvec(axis_angles[:, 0]) * REFRAME).as_quat()
     modelled = set(char.body_names)
-    unmodelled = {name: Rotation.from_quat(rotations[:, i]).as_rotvec()
+    unmodelled = {name: axis_angles[:, i]
                   for i, name in enumerate(names) if name not in modelled}
     return root, local, unmodelled
+
+
+def _kept(meta: dict[str, Any], layout: str, rate: float, frames: int,
+          taken: set[str]) -> dict[str, NDArray[np.generic]]:
+    """Gender (as it was stored), the frame rate under its key, and the arrays the reader
+    kept, for writing back."""
+    out: dict[str, NDArray[np.generic]] = {}
+    gender = meta.get("gender")
+    if gender is not None:
+        out["gender"] = np.array(gender.encode() if meta.get("gender_type") == "bytes"
+                                 else gender)
+    out[meta.get("fps_key") or FPS_KEYS[layout]] = np.array(rate)
+    for key, value in (meta.get("extra") or {}).items():
+        if isinstance(value, np.ndarray) and key not in taken:
+            if value.ndim and value.shape[0] != frames and key in ("dmpls", "marker_data"):
+                warn(f"{key} has {value.shape[0]} frames, the motion {frames}; not written")
+                continue
+            out[key] = value
+    return out
 
 
 def _meta(obj: Motion) -> dict[str, Any]:
@@ -312,16 +334,6 @@ def encode(obj: Motion, layout: str | None = None) -> dict[str, NDArray[np.gener
             if key not in meta.get("filled", []):
                 out[key] = np.ascontiguousarray(flat[:, at:at + width])
             at += width
-    gender = meta.get("gender")
-    if gender is not None:
-        out["gender"] = np.array(gender.encode() if meta.get("gender_type") == "bytes"
-                                 else gender)
-    out[meta.get("fps_key") or FPS_KEYS[layout]] = np.array(float(timeline.rate))
-    for key, value in (meta.get("extra") or {}).items():
-        if isinstance(value, np.ndarray) and key not in out:
-            if value.ndim and value.shape[0] != frames and key in ("dmpls", "marker_data"):
-                warn(f"{key} has {value.shape[0]} frames, the motion {frames}; not written")
-                continue
-            out[key] = value
+    out.update(_kept(meta, layout, float(timeline.rate), frames, set(out)))
     order = {key: i for i, key in enumerate(keys)}
     return dict(sorted(out.items(), key=lambda item: order.get(item[0], len(order))))

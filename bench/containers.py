@@ -1,0 +1,144 @@
+"""Reading character-motion containers at 100,000+ frames, against the code users run today.
+
+Run: ``.venv/bin/python bench/containers.py [frames] [rounds]``; its section goes to
+bench/RESULTS.md with ``make bench``. Files are generated here (nothing licensed):
+
+* AMASS SMPL+H (156 wide) through the corpus SMPL stand-in: motionkit.read with the
+  character (ProtoMotions' mapping, vectorised) against the per-frame NumPy + SciPy loop
+  that does the same mapping frame by frame (``Rotation.from_rotvec`` per frame, the
+  re-framing by C, the reorder by name), as ProtoMotions' converter is written per motion;
+* C3D: the corpus Vicon file's frames repeated past 100,000 (header count saturated, as
+  real long files are), motionkit.read against ezc3d and c3d where installed;
+* Isaac Lab AMP: motionkit.read against ``np.load`` of every array (what the MotionLoader
+  does before its tensors) — there is no per-frame conversion to beat.
+
+CPU seconds of this process, best of ``rounds`` interleaved rounds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from _report import Report, Timing, best, interleaved, timed
+from scipy.spatial.transform import Rotation
+
+import motionkit as mk
+from motionkit.formats.containers import amass
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "containers"
+
+
+def make_amass(path: Path, frames: int) -> None:
+    rng = np.random.default_rng(0)
+    np.savez(path, poses=rng.normal(scale=0.3, size=(frames, 156)),
+             trans=rng.normal(size=(frames, 3)), betas=np.zeros(16),
+             gender=np.array(b"female"), mocap_framerate=np.array(120.0))
+
+
+def amass_per_frame(path: Path, standin: Path) -> object:
+    """The mapping one frame at a time (NumPy + SciPy), as per-motion converter loops run."""
+    data = np.load(path)
+    poses, trans = data["poses"], data["trans"]
+    char = mk.read(standin)
+    names = [body.name for body in char.bodies]
+    layout = amass.LAYOUTS["smplh"]
+    index = [layout.index(name) if name in layout else -1 for name in names]
+    reframe = Rotation.from_quat([-0.5, -0.5, -0.5, 0.5])
+    out = np.empty((len(poses), len(names), 4))
+    for frame in range(len(poses)):
+        rot = Rotation.from_rotvec(poses[frame].reshape(-1, 3))
+        quats = rot.as_quat()
+        local = np.array([quats[i] if i >= 0 else [0, 0, 0, 1] for i in index])
+        local = (reframe.inv() * Rotation.from_quat(local) * reframe).as_quat()
+        local[0] = (rot[0] * reframe).as_quat()
+        out[frame] = local
+    return out, trans
+
+
+def make_c3d(path: Path, frames: int) -> int:
+    """The Vicon file with its frames repeated to at least ``frames`` (header count full)."""
+    data = bytearray((CORPUS / "c3d" / "Vicon.c3d").read_bytes())
+    start = (int.from_bytes(data[16:18], "little") - 1) * 512
+    body = bytes(data[start:])
+    repeats = -(-frames // 580)
+    data[8:10] = (0xFFFF).to_bytes(2, "little")
+    path.write_bytes(bytes(data[:start]) + body * repeats)
+    return repeats * 580
+
+
+def make_amp(path: Path, frames: int) -> None:
+    source = np.load(CORPUS / "isaaclab" / "humanoid_run.npz")
+    reps = -(-frames // 82)
+    arrays = {key: (np.tile(value, (reps,) + (1,) * (value.ndim - 1))
+                    if key not in ("fps", "dof_names", "body_names") else value)
+              for key, value in source.items()}
+    np.savez(path, **arrays)
+
+
+def rows(report: Report, work: str, runs: dict[str, list[Timing]], ours: str,
+         theirs: list[str], goal: float | None) -> None:
+    mine = best(runs[ours]).cpu
+    for name in theirs:
+        ratio = best(runs[name]).cpu / mine
+        report.row(f"{work}: {ours} vs {name}", f"{mine:.3f} s vs {best(runs[name]).cpu:.3f} s "
+                   f"= {ratio:.1f}×", f"≥ {goal:g}×" if goal else "none", ratio >= goal
+                   if goal else None)
+
+
+def main() -> None:
+    frames = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    report = Report("containers", "AMASS, C3D and AMP reading at 100k+ frames")
+    standin = CORPUS / "amass" / "smpl_topology_standin.xml"
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        make_amass(base / "a.npz", frames)
+        amass_runs = interleaved({
+            "motionkit.read": lambda: timed(lambda: mk.read(base / "a.npz", character=standin)),
+            "per-frame NumPy+SciPy": lambda: timed(lambda: amass_per_frame(base / "a.npz",
+                                                                           standin))}, rounds)
+        rows(report, f"AMASS {frames} frames through the SMPL stand-in", amass_runs,
+             "motionkit.read", ["per-frame NumPy+SciPy"], 10)
+        count = make_c3d(base / "v.c3d", frames)
+        readers: dict[str, Callable[[], Timing]] = {
+            "motionkit.read": lambda: timed(lambda: mk.read(base / "v.c3d"))}
+        peers = []
+        if importlib.util.find_spec("ezc3d"):
+            import ezc3d
+            readers["ezc3d"] = lambda: timed(lambda: ezc3d.c3d(str(base / "v.c3d")))
+            peers.append("ezc3d")
+            report.peer("ezc3d", getattr(ezc3d, "__version__", "?"))
+        if importlib.util.find_spec("c3d"):
+            import c3d
+
+            def with_c3d() -> object:
+                with open(base / "v.c3d", "rb") as handle:
+                    return [frame for frame in c3d.Reader(handle).read_frames()]
+            readers["c3d"] = lambda: timed(with_c3d)
+            peers.append("c3d")
+        c3d_runs = interleaved(readers, rounds)
+        rows(report, f"C3D {count} frames × 51 markers + 38 analog", c3d_runs, "motionkit.read",
+             peers, 10)
+        if not peers:
+            report.row(f"C3D {count} frames: motionkit.read", f"{best(c3d_runs['motionkit.read']).cpu:.3f} s",
+                       "≥ 10× ezc3d / c3d", None)
+            report.note("ezc3d and c3d are not installed here: no ratio measured for C3D.")
+        make_amp(base / "m.npz", frames)
+        amp_runs = interleaved({
+            "motionkit.read": lambda: timed(lambda: mk.read(base / "m.npz")),
+            "np.load (all arrays)": lambda: timed(lambda: dict(np.load(base / "m.npz")))},
+            rounds)
+        rows(report, f"AMP {frames}+ frames", amp_runs, "motionkit.read",
+             ["np.load (all arrays)"], None)
+    report.note("AMP: Isaac Lab's loader is np.load itself; motionkit adds the checks, the "
+                "w x y z → x y z w reorder and the tracks, so the ratio is below 1 by design.")
+    report.finish()
+
+
+if __name__ == "__main__":
+    main()
