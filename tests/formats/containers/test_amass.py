@@ -179,3 +179,16 @@ def test_round_trip(tmp_path_factory: pytest.TempPathFactory, layout: str, frame
     assert np.abs(np.abs((a * b).sum(-1)) - 1).max() < 1e-9
     assert np.array_equal(again["trans"], np.load(path)["trans"])
     assert float(again[key]) == float(np.load(path)[key])
+
+
+@pytest.mark.parametrize("cut", [100, 5000, 40000])
+def test_a_damaged_archive_is_one_format_error(tmp_path: Path, cut: int) -> None:
+    data = bytearray(corpus_file("containers", "amass", "amass_smplh_120fps.npz").read_bytes())
+    data[cut] ^= 0xFF  # one flipped byte: a CRC, a header or a directory entry breaks
+    path = tmp_path / "bad.npz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(mk.FormatError):
+        amass.read(path)
+    (tmp_path / "short.npz").write_bytes(bytes(data[:cut]))
+    with pytest.raises(mk.FormatError):
+        amass.read(tmp_path / "short.npz")

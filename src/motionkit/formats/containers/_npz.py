@@ -13,7 +13,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import tokenize
 import zipfile
+import zlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -32,6 +34,10 @@ BYTES_PER_BYTE = 64
 #: The side key in which motionkit states a written file's conventions (JSON text); the
 #: loaders of these containers read only the keys they know, so they ignore it.
 CONVENTIONS_KEY = "motionkit_conventions"
+#: What a damaged archive raises inside zipfile, zlib and NumPy's header parser.
+ARCHIVE_ERRORS: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError, ValueError, SyntaxError,
+    tokenize.TokenError, UnicodeDecodeError, OverflowError)
 #: The ``.npz`` magic: a zip local file header.
 MAGIC = b"PK\x03\x04"
 
@@ -70,25 +76,34 @@ def load(path: PathLike) -> dict[str, NDArray[np.generic]]:
                     cap=8 << 30)
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+    except ARCHIVE_ERRORS:
         raise FormatError("not a NumPy .npz archive (not a zip file)", path) from None
+    try:
+        with archive:
+            return _arrays(archive, budget, path)
+    except ARCHIVE_ERRORS as exc:
+        what = " ".join(str(exc).split())[:120] or type(exc).__name__
+        raise FormatError(f"a broken .npz archive ({what})", path) from None
+
+
+def _arrays(archive: zipfile.ZipFile, budget: Budget,
+            path: PathLike) -> dict[str, NDArray[np.generic]]:
     out: dict[str, NDArray[np.generic]] = {}
-    with archive:
-        members = archive.infolist()
-        if len(members) > MAX_MEMBERS:
-            raise FormatError(f"holds {len(members)} members (at most {MAX_MEMBERS})", path)
-        for info in members:
-            if not info.filename.endswith(".npy"):
-                raise FormatError(f"member {info.filename[:80]!r} is not a .npy array", path)
-            budget.charge(info.file_size)
-            key = info.filename[:-4]
-            with archive.open(info) as handle:
-                _check_header(handle, info, key, path)
-            with archive.open(info) as handle:
-                try:
-                    out[key] = np.lib.format.read_array(handle, allow_pickle=False)
-                except ValueError as exc:
-                    raise FormatError(f"array {key!r} is broken ({exc})", path) from None
+    members = archive.infolist()
+    if len(members) > MAX_MEMBERS:
+        raise FormatError(f"holds {len(members)} members (at most {MAX_MEMBERS})", path)
+    for info in members:
+        if not info.filename.endswith(".npy"):
+            raise FormatError(f"member {info.filename[:80]!r} is not a .npy array", path)
+        budget.charge(info.file_size)
+        key = info.filename[:-4]
+        with archive.open(info) as handle:
+            _check_header(handle, info, key, path)
+        with archive.open(info) as handle:
+            try:
+                out[key] = np.lib.format.read_array(handle, allow_pickle=False)
+            except ValueError as exc:
+                raise FormatError(f"array {key!r} is broken ({exc})", path) from None
     return out
 
 
