@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from motionkit.formats.c3d.read import rigid_track
 
 FILES = {"Optotrak": 59, "Qualisys": 0, "Vicon": 305}
@@ -120,3 +120,34 @@ def test_dec_and_mips_floats() -> None:
     dec = np.ascontiguousarray((ieee * 4).view("<u2").reshape(-1, 2)[:, ::-1]).tobytes()
     assert np.array_equal(floats(dec, "dec"), ieee)
     assert np.array_equal(floats(ieee.astype(">f4").tobytes(), "mips"), ieee)
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_points_equal_ezc3d_and_c3d_live(name: str) -> None:
+    ezc3d = require_peer("ezc3d")
+    c3d = require_peer("c3d")
+    path = corpus_file("containers", "c3d", f"{name}.c3d")
+    motion = _read(name)
+    ours = np.stack([motion.tracks[label].data for label in _labels(motion)], axis=1)
+    ours = (ours * 1000.0).astype(np.float32)
+    theirs = ezc3d.c3d(str(path))["data"]["points"][:3]  # type: ignore[attr-defined]
+    theirs = np.transpose(theirs, (2, 1, 0)).astype(np.float32)
+    assert np.array_equal(ours, theirs, equal_nan=True)
+    with open(path, "rb") as handle, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reader = c3d.Reader(handle)  # type: ignore[attr-defined]
+        frames = [points for _, points, _ in reader.read_frames()]
+    table = np.stack(frames).astype(np.float32)  # (frames, markers, 5): x y z residual cameras
+    invalid = table[..., 3] < 0
+    assert np.array_equal(invalid, np.isnan(ours).any(axis=2))
+    assert np.array_equal(ours[~invalid], table[..., :3][~invalid])
+    # residuals: low byte of the fourth word times |POINT:SCALE|, as c3d gives them
+    residuals = motion.tracks["marker_residuals"].data
+    assert np.allclose(residuals[~invalid] * 1000.0, table[..., 3][~invalid], rtol=1e-6,
+                       atol=1e-6)
+
+
+def _labels(motion: mk.Motion) -> list[str]:
+    residuals = motion.tracks["marker_residuals"]
+    assert residuals.labels is not None
+    return residuals.labels
