@@ -61,14 +61,22 @@ def amass_per_frame(path: Path, standin: Path) -> object:
 
 
 def make_c3d(path: Path, frames: int) -> int:
-    """The Vicon file with its frames repeated to at least ``frames`` (header count full)."""
+    """The Vicon file with its frames repeated to at least ``frames``: the header's 16-bit
+    count full, the 32-bit ``TRIAL:ACTUAL_END_FIELD`` telling the real count (as long
+    recordings are written)."""
     data = bytearray((CORPUS / "c3d" / "Vicon.c3d").read_bytes())
     start = (int.from_bytes(data[16:18], "little") - 1) * 512
     body = bytes(data[start:])
     repeats = -(-frames // 580)
+    total = repeats * 580
     data[8:10] = (0xFFFF).to_bytes(2, "little")
+    name = data.find(b"ACTUAL_END_FIELD", (data[0] - 1) * 512)
+    at = name + len("ACTUAL_END_FIELD") + 2  # then type, ndims, dims, values
+    values = at + 2 + data[at + 1]
+    data[values:values + 4] = (total % 65536).to_bytes(2, "little") + \
+        (total // 65536).to_bytes(2, "little")
     path.write_bytes(bytes(data[:start]) + body * repeats)
-    return repeats * 580
+    return total
 
 
 def make_amp(path: Path, frames: int) -> None:

@@ -29,6 +29,8 @@ from .parse import BLOCK, C3D, floats, parse
 
 Array = NDArray[np.float64]
 UNITS = {"mm": 1e-3, "cm": 1e-2, "m": 1.0, "dm": 0.1}
+#: Point frames converted at a time for the analog channels (bounded temporaries).
+CHUNK_FRAMES = 4096
 #: Most markers and analog channels accepted (real systems have hundreds).
 MAX_CHANNELS = 65536
 
@@ -67,9 +69,9 @@ def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
     if analog is not None:
         analog_rate = c3d.number("ANALOG:RATE", rate * c3d.analog_per_frame) or 0.0
         info["analog_rate"] = analog_rate
-        analog_timeline = Timeline.uniform(analog_rate, analog.shape[0], start)
+        analog_timeline = Timeline.uniform(analog_rate, analog.shape[1], start)
         for index, name in enumerate(_track_names(analog_labels, "channel")):
-            motion.add(Track(f"analog/{name}", "value", analog[:, index], analog_timeline))
+            motion.add(Track(f"analog/{name}", "value", analog[index], analog_timeline))
     if rigid is not None:
         motion.add(rigid_track(motion, [name.strip() for name in rigid.split(",")], path))
     return motion
@@ -98,9 +100,10 @@ def _track_names(labels: list[str], blank: str = "marker") -> list[str]:
 
 
 def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str]
-           ) -> tuple[list[str], Array, Array, Array | None, list[str]]:
+           ) -> tuple[list[str], Array, Array, NDArray[np.float32] | None, list[str]]:
     """Labels, positions (file units, NaN where invalid), residuals (file units, −1 where
-    invalid), analog samples (scaled) and analog labels."""
+    invalid), analog samples (scaled, float32: what 16- and 32-bit samples carry; one row
+    per channel) and analog labels."""
     used = int(c3d.number("POINT:USED", c3d.points) or 0)
     labels = (c3d.texts("POINT:LABELS") + c3d.texts("POINT:LABELS2"))[:used]
     labels += [""] * (used - len(labels))
@@ -121,28 +124,33 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str]
     if available < count:
         warn(f"{os.fspath(path)}: the file ends after {available} of {count} frames")
         count = available
-    raw = data[start:start + count * frame_bytes]
-    if width == 4:
-        values = floats(raw, c3d.processor).astype(np.float64)
+    raw = memoryview(data)[start:start + count * frame_bytes]
+    order = ">" if c3d.processor == "mips" else "<"
+    if width == 4 and c3d.processor == "dec":
+        values: NDArray[np.generic] = floats(bytes(raw), "dec")
     else:
-        order = ">" if c3d.processor == "mips" else "<"
-        values = np.frombuffer(raw, dtype=f"{order}i2").astype(np.float64)
-    table = values.reshape(count, 4 * used + per_frame)
-    points = table[:, :4 * used].reshape(count, used, 4)
+        values = np.frombuffer(raw, dtype=f"{order}{'f4' if width == 4 else 'i2'}")
+    table = values.reshape(count, 4 * used + per_frame)  # a view: nothing copied yet
+    points = table[:, :4 * used].reshape(count, used, 4).astype(np.float64)
     word = points[..., 3]
     invalid = word < 0
     xyz = points[..., :3] * (c3d.scale if width == 2 else 1.0)  # floats are not scaled
     residual = np.where(invalid, -1.0, (np.trunc(word).astype(np.int64) & 0xFF) * abs(c3d.scale))
     xyz[invalid] = np.nan
-    analog = None
+    analog: NDArray[np.float32] | None = None
     analog_labels: list[str] = []
     if channels and samples:
-        block = table[:, 4 * used:4 * used + samples * channels].reshape(count * samples,
-                                                                          channels)
         offset = _per_channel(c3d.numbers("ANALOG:OFFSET"), channels, 0.0)
         gains = _per_channel(c3d.numbers("ANALOG:SCALE"), channels, 1.0)
         general = c3d.number("ANALOG:GEN_SCALE", 1.0) or 1.0
-        analog = (block - offset) * general * gains
+        # channel-major, one row per track; float32 holds what 16- and 32-bit samples carry
+        analog = np.empty((channels, count * samples), dtype=np.float32)
+        factor = (general * gains)[:, None]
+        for first in range(0, count, CHUNK_FRAMES):  # one pass over the file, in slabs
+            last = min(first + CHUNK_FRAMES, count)
+            slab = table[first:last, 4 * used:4 * used + samples * channels]
+            rows = slab.reshape(-1, channels).T
+            analog[:, first * samples:last * samples] = (rows - offset[:, None]) * factor
         analog_labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
         analog_labels += [""] * (channels - len(analog_labels))
     return labels, xyz, residual, analog, analog_labels
