@@ -121,8 +121,8 @@ def _c3d_readers(report: Report, path: Path,
             readers["ezc3d"] = lambda: timed(lambda: ezc3d.c3d(str(path)))
             peers.append("ezc3d")
         else:
-            report.note(f"ezc3d reads {got} of the {count} frames of the long file (it does "
-                        "not follow TRIAL:ACTUAL_END_FIELD): not timed there.")
+            report.note(f"ezc3d reads {got} of the {count} frames (it takes POINT:FRAMES, an int16 that "
+                        "cannot hold this count): not timed there.")
     if importlib.util.find_spec("c3d"):
         import c3d
         report.peer("c3d", "0.6.0 Reader(handle).read_frames(), every frame kept")

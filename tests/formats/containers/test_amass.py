@@ -192,3 +192,25 @@ def test_a_damaged_archive_is_one_format_error(tmp_path: Path, cut: int) -> None
     (tmp_path / "short.npz").write_bytes(bytes(data[:cut]))
     with pytest.raises(mk.FormatError):
         amass.read(tmp_path / "short.npz")
+
+
+@pytest.mark.parametrize(("name", "model", "low", "high"),
+                         [("amass_smplh_120fps", "smpl", 0.043, 0.044),
+                          ("amass_smplx_60fps", "smplx", 0.061, 0.062)])
+def test_protomotions_exp_map_in_mujoco_qpos_is_centimetres_off(name: str, model: str,
+                                                                low: float, high: float) -> None:
+    """The spec's warning: ProtoMotions' dof_pos (exponential maps) is no MuJoCo qpos."""
+    mujoco = require_peer("mujoco")
+    source, standin, oracle = _files(name, model)
+    motion = mk.read(source, character=standin)
+    assert motion.skeleton is not None
+    links = mk.kinematics.link_poses(motion.skeleton, motion).data[..., :3]
+    model_ = mujoco.MjModel.from_xml_path(str(standin))  # type: ignore[attr-defined]
+    data = mujoco.MjData(model_)  # type: ignore[attr-defined]
+    worst = 0.0
+    for frame in range(links.shape[0]):
+        data.qpos[:7] = oracle["qpos_mujoco"][frame, :7]
+        data.qpos[7:] = oracle["dof_pos_protomotions_expmap"][frame]
+        mujoco.mj_kinematics(model_, data)  # type: ignore[attr-defined]
+        worst = max(worst, float(np.abs(data.xpos[1:] - links[frame]).max()))
+    assert low < worst < high

@@ -8,7 +8,8 @@ gives an upright robot yawed by 180°), so it is never guessed:
 - ``g1csv-lafan``: Unitree's LAFAN1 retargets as BeyondMimic / mjlab ``csv_to_npz`` read
   them — quaternion **x y z w**;
 - ``g1csv-kimodo``: Kimodo / ARDY generator output as ProtoMotions reads it — **w x y z**;
-- ``g1csv``: either, with ``quat=wxyz|xyzw`` (refused without it).
+- ``g1csv``: either, with ``quat=wxyz|xyzw`` (refused without it, unless the first line is
+  the statement of the order this module writes).
 
 None of these files store a rate: ``fps`` (default 30, both dialects' rate) is taken as
 given and ``info`` says it was assumed. Model mapping: ``root`` pose, ``joints`` labelled
@@ -93,10 +94,23 @@ def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float,
     return motion
 
 
+def stated_order(path: str | os.PathLike[str]) -> str | None:
+    """The quaternion order a file written by motionkit states in its first line, or None."""
+    with open(path, "rb") as handle:
+        first = handle.readline(4096)
+    if not first.startswith(b"# motionkit g1csv"):
+        return None
+    for order in ORDERS:
+        if f"root quaternion {' '.join(order)},".encode() in first:
+            return order
+    return None
+
+
 def read(path: str | os.PathLike[str], *, quat: str | None = None, fps: float = DEFAULT_FPS,
          character: CharacterSource | None = None) -> Motion:
-    """Read a G1 CSV of either dialect: ``quat=wxyz|xyzw`` is required."""
-    return read_dialect(path, quat, fps, character, "g1csv")
+    """Read a G1 CSV of either dialect: ``quat=wxyz|xyzw`` is required, unless the file's
+    first line is motionkit's statement of its order (a header, not a guess)."""
+    return read_dialect(path, quat or stated_order(path), fps, character, "g1csv")
 
 
 def describe(obj: object) -> list[str]:
