@@ -44,17 +44,16 @@ def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
     """Read a C3D file; ``rigid="A,B,C"`` adds the rigid pose of those markers as ``root``."""
     data = read_bytes(path)
     c3d = parse(data, path)
-    labels, positions, residuals, analog, analog_labels = frames(c3d, data, path)
     units = (c3d.texts("POINT:UNITS") or ["mm"])[0].strip().lower()
     if units not in UNITS:
         raise FormatError(f"POINT:UNITS {units!r} is not a length unit this reader knows "
                           f"({', '.join(UNITS)})", path)
-    scale = UNITS[units]
+    labels, positions, residuals, analog, analog_labels = frames(c3d, data, path, UNITS[units])
     rate = c3d.number("POINT:RATE", c3d.rate) or c3d.rate
     if not (np.isfinite(rate) and rate > 0):
         raise FormatError(f"the point rate {rate!r} is not a positive number", path)
     start = (c3d.first_frame - 1) / rate
-    timeline = Timeline.uniform(rate, positions.shape[0], start)
+    timeline = Timeline.uniform(rate, residuals.shape[0], start)
     info: dict[str, object] = {
         "units": units, "scale": c3d.scale, "processor": c3d.processor,
         "first_frame": c3d.first_frame - 1, "rate": rate,
@@ -62,10 +61,9 @@ def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
     motion = Motion(meta={"name": Path(path).stem, "c3d": info})
     names = _track_names(labels)
     for index, name in enumerate(names):
-        motion.add(Track(name, "vector3", positions[:, index] * scale, timeline))
+        motion.add(Track(name, "vector3", positions[index], timeline))
     if names:
-        motion.add(Track("marker_residuals", "value",
-                         np.where(residuals < 0, -1.0, residuals * scale), timeline, names))
+        motion.add(Track("marker_residuals", "value", residuals, timeline, names))
     if analog is not None:
         analog_rate = c3d.number("ANALOG:RATE", rate * c3d.analog_per_frame) or 0.0
         info["analog_rate"] = analog_rate
@@ -99,11 +97,12 @@ def _track_names(labels: list[str], blank: str = "marker") -> list[str]:
     return names
 
 
-def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str]
+def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 1.0
            ) -> tuple[list[str], Array, Array, NDArray[np.float32] | None, list[str]]:
-    """Labels, positions (file units, NaN where invalid), residuals (file units, −1 where
-    invalid), analog samples (scaled, float32: what 16- and 32-bit samples carry; one row
-    per channel) and analog labels."""
+    """Labels, positions ``(markers, frames, 3)`` (file units × ``metres``, NaN where
+    invalid), residuals ``(frames, markers)`` (the same units, −1 where invalid), analog
+    samples (scaled, float32: what 16- and 32-bit samples carry; one row per channel) and
+    analog labels."""
     used = int(c3d.number("POINT:USED", c3d.points) or 0)
     labels = (c3d.texts("POINT:LABELS") + c3d.texts("POINT:LABELS2"))[:used]
     labels += [""] * (used - len(labels))
@@ -131,12 +130,18 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str]
     else:
         values = np.frombuffer(raw, dtype=f"{order}{'f4' if width == 4 else 'i2'}")
     table = values.reshape(count, 4 * used + per_frame)  # a view: nothing copied yet
-    points = table[:, :4 * used].reshape(count, used, 4).astype(np.float64)
-    word = points[..., 3]
+    points = table[:, :4 * used].reshape(count, used, 4)  # still a view
+    word = points[..., 3].astype(np.float64)
     invalid = word < 0
-    xyz = points[..., :3] * (c3d.scale if width == 2 else 1.0)  # floats are not scaled
-    residual = np.where(invalid, -1.0, (np.trunc(word).astype(np.int64) & 0xFF) * abs(c3d.scale))
-    xyz[invalid] = np.nan
+    residual = np.where(invalid, -1.0, (np.trunc(word).astype(np.int64) & 0xFF)
+                        * (abs(c3d.scale) * metres))
+    factor = np.float64((c3d.scale if width == 2 else 1.0) * metres)  # floats are not scaled
+    xyz = np.empty((used, count, 3))  # marker-major: one contiguous block per track
+    for first in range(0, count, CHUNK_FRAMES):
+        last = min(first + CHUNK_FRAMES, count)
+        np.multiply(points[first:last, :, :3].transpose(1, 0, 2), factor,
+                    out=xyz[:, first:last])
+    xyz[invalid.T] = np.nan
     analog: NDArray[np.float32] | None = None
     analog_labels: list[str] = []
     if channels and samples:
