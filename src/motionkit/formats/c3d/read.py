@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -142,22 +143,7 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 
         np.multiply(points[first:last, :, :3].transpose(1, 0, 2), factor,
                     out=xyz[:, first:last])
     xyz[invalid.T] = np.nan
-    analog: NDArray[np.float32] | None = None
-    analog_labels: list[str] = []
-    if channels and samples:
-        offset = _per_channel(c3d.numbers("ANALOG:OFFSET"), channels, 0.0)
-        gains = _per_channel(c3d.numbers("ANALOG:SCALE"), channels, 1.0)
-        general = c3d.number("ANALOG:GEN_SCALE", 1.0) or 1.0
-        # channel-major, one row per track; float32 holds what 16- and 32-bit samples carry
-        analog = np.empty((channels, count * samples), dtype=np.float32)
-        factor = (general * gains)[:, None]
-        for first in range(0, count, CHUNK_FRAMES):  # one pass over the file, in slabs
-            last = min(first + CHUNK_FRAMES, count)
-            slab = table[first:last, 4 * used:4 * used + samples * channels]
-            rows = slab.reshape(-1, channels).T
-            analog[:, first * samples:last * samples] = (rows - offset[:, None]) * factor
-        analog_labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
-        analog_labels += [""] * (channels - len(analog_labels))
+    analog, analog_labels = _analog(c3d, table, 4 * used, count, channels, samples)
     return labels, xyz, residual, analog, analog_labels
 
 
@@ -173,6 +159,25 @@ def _frame_count(c3d: C3D) -> int | None:
         last = int(end[0]) % 65536 + int(end[1]) % 65536 * 65536
         return last - first + 1
     return None
+
+
+def _analog(c3d: C3D, table: NDArray[Any], at: int, count: int, channels: int,
+            samples: int) -> tuple[NDArray[np.float32] | None, list[str]]:
+    """The analog channels (one float32 row each, scaled) and their labels."""
+    if not (channels and samples):
+        return None, []
+    offset = _per_channel(c3d.numbers("ANALOG:OFFSET"), channels, 0.0)
+    gains = _per_channel(c3d.numbers("ANALOG:SCALE"), channels, 1.0)
+    general = c3d.number("ANALOG:GEN_SCALE", 1.0) or 1.0
+    # channel-major, one row per track; float32 holds what 16- and 32-bit samples carry
+    analog = np.empty((channels, count * samples), dtype=np.float32)
+    factor = (general * gains)[:, None]
+    for first in range(0, count, CHUNK_FRAMES):  # one pass over the file, in slabs
+        last = min(first + CHUNK_FRAMES, count)
+        rows = table[first:last, at:at + samples * channels].reshape(-1, channels).T
+        analog[:, first * samples:last * samples] = (rows - offset[:, None]) * factor
+    labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
+    return analog, labels + [""] * (channels - len(labels))
 
 
 def _per_channel(values: Array, channels: int, default: float) -> Array:
