@@ -214,3 +214,13 @@ def test_protomotions_exp_map_in_mujoco_qpos_is_centimetres_off(name: str, model
         mujoco.mj_kinematics(model_, data)  # type: ignore[attr-defined]
         worst = max(worst, float(np.abs(data.xpos[1:] - links[frame]).max()))
     assert low < worst < high
+
+
+def test_an_archive_of_no_known_layout_names_the_formats(tmp_path: Path) -> None:
+    path = _save(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(mk.FormatError, match="--from amass, isaaclab-amp or beyondmimic"):
+        mk.read(path)
+    assert mk.read(corpus_file("containers", "isaaclab", "humanoid_run.npz")).meta[
+        "source_format"] == "isaaclab-amp"
+    assert mk.read(corpus_file("containers", "amass", "amass_smplx_60fps.npz")).meta[
+        "source_format"] == "amass"
