@@ -426,6 +426,8 @@ FORMATS: tuple[Format, ...] = (
            (".g1csv",), "containers.g1csv_lafan", "g1csv", writes_by_extension=False),
     Format("g1csv-kimodo", "G1 CSV, Kimodo generator dialect (quaternion wxyz)",
            (".g1csv",), "containers.g1csv_kimodo", "g1csv", writes_by_extension=False),
+    Format("g1csv-seed", "G1 CSV, BONES-SEED dialect (header, cm, Euler degrees)",
+           (".g1csv",), "containers.g1csv_seed", "g1csv", writes_by_extension=False),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}

@@ -87,3 +87,26 @@ def test_round_trip(tmp_path_factory: pytest.TempPathFactory, frames: int, seed:
     again = mk.read(out, format=dialect)
     assert np.array_equal(again.tracks["root"].data, root)
     assert np.array_equal(again.tracks["joints"].data, motion.tracks["joints"].data)
+
+
+def test_seed_dialect_round_trip_and_units(tmp_path: Path) -> None:
+    motion = mk.read(_kimodo(), format="g1csv-kimodo")
+    out = tmp_path / "seed.csv"
+    mk.write(out, motion, format="g1csv-seed")
+    header = out.read_text().splitlines()[0].split(",")
+    assert header[:7] == ["Frame", "root_translateX", "root_translateY", "root_translateZ",
+                          "root_rotateX", "root_rotateY", "root_rotateZ"]
+    assert len(header) == 36 and header[7] == "left_hip_pitch_dof"
+    rows = np.loadtxt(out, delimiter=",", skiprows=1)  # as ProtoMotions' converter reads it
+    assert np.allclose(rows[:, 1:4] / 100.0, motion.tracks["root"].data[:, :3])
+    assert np.allclose(np.radians(rows[:, 7:]), motion.tracks["joints"].data)
+    turned = Rotation.from_euler("xyz", rows[:, 4:7], degrees=True)
+    stored = motion.tracks["root"].data[:, 3:]
+    stored = stored / np.linalg.norm(stored, axis=1, keepdims=True)  # float32 text, ~1e-7 off
+    assert (1 - np.abs((turned.as_quat() * stored).sum(-1))).max() < 1e-12
+    again = mk.read(out, format="g1csv-seed", fps=30)
+    assert np.allclose(again.tracks["joints"].data, motion.tracks["joints"].data, atol=1e-12)
+    assert any("degrees" in line for line in mk.formats.registry.by_name("g1csv-seed")
+               .describe(again))
+    with pytest.raises(mk.FormatError, match="header"):
+        mk.read(_kimodo(), format="g1csv-seed")

@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
 from ..._limits import Budget
@@ -119,8 +120,13 @@ def describe(obj: object) -> list[str]:
     if not isinstance(meta, dict) or not isinstance(obj, Motion):
         return []
     rate = obj.tracks["root"].timeline.rate
-    return [f"G1 CSV dialect {meta['dialect']}: root xyz m, quaternion {meta['quat']} "
-            "(given, not detectable), 29 joints rad in G1 MJCF order, Z-up",
+    if meta["dialect"] == "g1csv-seed":
+        stated = ("G1 CSV dialect g1csv-seed: root xyz cm, extrinsic XYZ Euler degrees, 29 "
+                  "joints degrees in G1 MJCF order, Z-up (read as m, rad)")
+    else:
+        stated = (f"G1 CSV dialect {meta['dialect']}: root xyz m, quaternion {meta['quat']} "
+                  "(given, not detectable), 29 joints rad in G1 MJCF order, Z-up")
+    return [stated,
             f"frame rate {rate:g} fps: assumed (the file stores none)"]
 
 
@@ -133,14 +139,7 @@ def write_dialect(path: str | os.PathLike[str], obj: Motion, order: str, dialect
     joints = obj.tracks.get("joints")
     if joints is None:
         raise ConversionError("a G1 CSV holds the 29 joint angles: the motion has no 'joints'")
-    values = np.asarray(joints.data, dtype=np.float64).reshape(joints.frames, -1)
-    if joints.labels:
-        missing = [name for name in G1_JOINTS if name not in joints.labels]
-        if missing:
-            raise ConversionError(f"'joints' lacks G1 joints {missing[:4]}")
-        values = values[:, [joints.labels.index(name) for name in G1_JOINTS]]
-    elif values.shape[1] != len(G1_JOINTS):
-        raise ConversionError(f"'joints' has {values.shape[1]} unnamed columns; a G1 CSV has 29")
+    values = joint_values(joints)
     q = root[:, 3:7] if order == "xyzw" else quat.xyzw_to_wxyz(root[:, 3:7])
     rows = np.concatenate([root[:, :3], q, values], axis=1)
     timeline = obj.tracks["root"].timeline
@@ -150,6 +149,19 @@ def write_dialect(path: str | os.PathLike[str], obj: Motion, order: str, dialect
                      f"29 joint angles (rad, G1 MJCF order: {' '.join(G1_JOINTS)}), Z-up, "
                      f"{rate}\n")
         handle.writelines(",".join(exact(v) for v in row) + "\n" for row in rows.tolist())
+
+
+def joint_values(joints: Track) -> NDArray[np.float64]:
+    """The 29 G1 joint columns of a ``joints`` track, by name where it names them."""
+    values = np.asarray(joints.data, dtype=np.float64).reshape(joints.frames, -1)
+    if joints.labels:
+        missing = [name for name in G1_JOINTS if name not in joints.labels]
+        if missing:
+            raise ConversionError(f"'joints' lacks G1 joints {missing[:4]}")
+        return values[:, [joints.labels.index(name) for name in G1_JOINTS]]
+    if values.shape[1] != len(G1_JOINTS):
+        raise ConversionError(f"'joints' has {values.shape[1]} unnamed columns; a G1 CSV has 29")
+    return values
 
 
 def write(path: str | os.PathLike[str], obj: Motion, *, quat: str | None = None) -> None:
