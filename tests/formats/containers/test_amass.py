@@ -224,3 +224,13 @@ def test_an_archive_of_no_known_layout_names_the_formats(tmp_path: Path) -> None
         "source_format"] == "isaaclab-amp"
     assert mk.read(corpus_file("containers", "amass", "amass_smplx_60fps.npz")).meta[
         "source_format"] == "amass"
+
+
+def test_resampled_through_a_model_the_kept_joints_are_a_named_loss(tmp_path: Path) -> None:
+    source, standin, _ = _files("amass_smplh_120fps", "smpl")  # fingers not in the model
+    motion = mk.ops.resample(mk.read(source, character=standin), 30.0)
+    with pytest.raises(mk.ConversionError, match=r"L_Index1.*dmpls"):
+        mk.write(tmp_path / "a.npz", motion, format="amass", character=standin)
+    with pytest.warns(mk.MotionkitWarning, match=r"L_Index1.*dmpls"):
+        mk.write(tmp_path / "a.npz", motion, format="amass", character=standin, lossy=True)
+    assert np.load(tmp_path / "a.npz")["poses"].shape == (15, 156)

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from ...errors import ConversionError, FormatError, warn
+from ...errors import ConversionError, FormatError
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
 from ..loss import Holds, tracks
@@ -112,7 +112,7 @@ def read(path: str | os.PathLike[str], character: CharacterSource | None = None)
         raise FormatError(f"{fps_key} must be between {MIN_FPS:g} and {MAX_FPS:g}, got {rate:g}",
                           path)
     keys = [key for key in arrays if key != _npz.CONVENTIONS_KEY]
-    meta: dict[str, Any] = {"layout": layout, "fps_key": fps_key, "keys": keys,
+    meta: dict[str, Any] = {"layout": layout, "fps_key": fps_key, "keys": keys, "frames": frames,
                             "filled": filled, "conventions": CONVENTIONS}
     if "gender" in arrays:
         meta["gender"], meta["gender_type"] = _npz.text(arrays["gender"], "gender", path)
@@ -219,9 +219,8 @@ def _kept(meta: dict[str, Any], layout: str, rate: float, frames: int,
     out[meta.get("fps_key") or FPS_KEYS[layout]] = np.array(rate)
     for key, value in (meta.get("extra") or {}).items():
         if isinstance(value, np.ndarray) and key not in taken:
-            if value.ndim and value.shape[0] != frames and key in ("dmpls", "marker_data"):
-                warn(f"{key} has {value.shape[0]} frames, the motion {frames}; not written")
-                continue
+            if value.ndim and value.shape[0] == meta.get("frames") != frames:
+                continue  # per-frame data of the source: a loss `losses` named
             out[key] = value
     return out
 
@@ -258,13 +257,28 @@ def losses(obj: Motion, character: CharacterSource | None = None,
            layout: str | None = None) -> list[str]:
     """Joint rotations whose names are no joints of the layout."""
     chosen = layout or _meta(obj).get("layout")
+    root = obj.tracks.get("root")
+    meta = _meta(obj)
+    frames = root.frames if root is not None else meta.get("frames")
+    joints = [name for name, values in (meta.get("unmodelled") or {}).items()
+              if np.shape(values)[0] != frames]
+    arrays = [key for key, value in (meta.get("extra") or {}).items()
+              if frames != meta.get("frames", frames) and np.ndim(value)
+              and np.shape(value)[0] == meta["frames"]]
+    lost = []
+    for what, names in (("rotations of joints the model lacks", joints),
+                        ("per-frame arrays", arrays)):
+        if names:
+            listed = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+            lost.append(f"the source's {what} {listed} (their frames no longer match the "
+                        "motion's)")
     rotations = obj.tracks.get("joint_rotations")
     if chosen not in LAYOUTS or rotations is None or not rotations.labels:
-        return []
+        return lost
     known = set(LAYOUTS[chosen]) | set(SMPL_NAMES)
     extra = [name for name in rotations.labels if name not in known]
-    return [f"joint rotations of {', '.join(extra[:5])} (no joints of the {chosen} layout)"] \
-        if extra else []
+    return lost + ([f"joint rotations of {', '.join(extra[:5])} (no joints of the {chosen} "
+                    "layout)"] if extra else [])
 
 
 def write(path: str | os.PathLike[str], obj: Motion, character: CharacterSource | None = None,
