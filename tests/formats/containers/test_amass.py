@@ -234,3 +234,12 @@ def test_resampled_through_a_model_the_kept_joints_are_a_named_loss(tmp_path: Pa
     with pytest.warns(mk.MotionkitWarning, match=r"L_Index1.*dmpls"):
         mk.write(tmp_path / "a.npz", motion, format="amass", character=standin, lossy=True)
     assert np.load(tmp_path / "a.npz")["poses"].shape == (15, 156)
+
+
+def test_a_compression_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.npz"
+    np.savez_compressed(path, poses=np.zeros((200_000, 156)), trans=np.zeros((200_000, 3)),
+                        mocap_framerate=np.array(30.0))  # 250 MB of zeros in a small file
+    assert path.stat().st_size < 1_000_000
+    with pytest.raises(mk.FormatError, match="budget"):
+        mk.read(path)

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ..._limits import Budget
+from ..._limits import WORK_CAP, WORK_FLOOR, Budget
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
@@ -72,8 +72,8 @@ def members(path: PathLike) -> frozenset[str]:
 def load(path: PathLike) -> dict[str, NDArray[np.generic]]:
     """Every array of the archive by key (``.npy`` stripped), in archive order."""
     size = os.path.getsize(path)
-    budget = Budget("array", path, size, per_byte=BYTES_PER_BYTE, floor=512 << 20,
-                    cap=8 << 30)
+    budget = Budget("array byte", path, size, per_byte=BYTES_PER_BYTE,
+                    floor=8 * WORK_FLOOR, cap=8 * WORK_CAP)  # the cells' limits, in bytes
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS:
