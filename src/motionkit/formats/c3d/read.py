@@ -1,0 +1,224 @@
+"""C3D markers as motionkit tracks.
+
+Model mapping: one ``vector3`` track per marker, named by its ``POINT:LABELS`` text as
+written (trailing spaces stripped; a blank or repeated label gets ``#<index>``), in
+metres (``POINT:UNITS`` mm, cm or m), NaN where the sample's residual word is negative
+(invalid); ``marker_residuals`` (value track, metres, −1 where invalid, labels = the
+marker tracks); one ``value`` track per analog channel, ``analog/<label>``, at
+``ANALOG:RATE`` (its own timeline), scaled as (raw − OFFSET)·GEN_SCALE·SCALE; times start
+at ``first_frame / POINT:RATE``. With ``rigid="A,B,C"`` (three or more markers) a ``root``
+pose track is added: the least-squares rigid motion (Kabsch) of those markers relative to
+their positions in the first frame where all are valid — origin at their centroid there,
+world axes — on the frames where at least three of them are valid (stamped times).
+``meta["c3d"]`` records the units, scale, processor, first frame and rates.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import read_bytes
+from ...errors import FormatError, warn
+from ...model import Motion, Timeline, Track
+from ...spatial import quaternion as quat
+from .parse import BLOCK, C3D, floats, parse
+
+Array = NDArray[np.float64]
+UNITS = {"mm": 1e-3, "cm": 1e-2, "m": 1.0, "dm": 0.1}
+#: Point frames converted at a time for the analog channels (bounded temporaries).
+CHUNK_FRAMES = 4096
+#: Most markers and analog channels accepted (real systems have hundreds).
+MAX_CHANNELS = 65536
+
+
+def sniff(head: bytes) -> bool:
+    """The 0x50 key in the second byte and a parameter block number of at least 2."""
+    return len(head) >= 2 and head[1] == 0x50 and head[0] >= 2
+
+
+def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
+    """Read a C3D file; ``rigid="A,B,C"`` adds the rigid pose of those markers as ``root``."""
+    data = read_bytes(path)
+    c3d = parse(data, path)
+    units = (c3d.texts("POINT:UNITS") or ["mm"])[0].strip().lower()
+    if units not in UNITS:
+        raise FormatError(f"POINT:UNITS {units!r} is not a length unit this reader knows "
+                          f"({', '.join(UNITS)})", path)
+    labels, positions, residuals, analog, analog_labels = frames(c3d, data, path, UNITS[units])
+    rate = c3d.number("POINT:RATE", c3d.rate) or c3d.rate
+    if not (np.isfinite(rate) and rate > 0):
+        raise FormatError(f"the point rate {rate!r} is not a positive number", path)
+    start = (c3d.first_frame - 1) / rate
+    timeline = Timeline.uniform(rate, residuals.shape[0], start)
+    info: dict[str, object] = {
+        "units": units, "scale": c3d.scale, "processor": c3d.processor,
+        "first_frame": c3d.first_frame - 1, "rate": rate,
+        "storage": "float32" if c3d.scale < 0 else "int16"}
+    motion = Motion(meta={"name": Path(path).stem, "c3d": info})
+    names = _track_names(labels)
+    for index, name in enumerate(names):
+        motion.add(Track(name, "vector3", positions[index], timeline))
+    if names:
+        motion.add(Track("marker_residuals", "value", residuals, timeline, names))
+    if analog is not None:
+        analog_rate = c3d.number("ANALOG:RATE", rate * c3d.analog_per_frame) or 0.0
+        info["analog_rate"] = analog_rate
+        analog_timeline = Timeline.uniform(analog_rate, analog.shape[1], start)
+        for index, name in enumerate(_track_names(analog_labels, "channel")):
+            motion.add(Track(f"analog/{name}", "value", analog[index], analog_timeline))
+    if rigid is not None:
+        motion.add(rigid_track(motion, [name.strip() for name in rigid.split(",")], path))
+    return motion
+
+
+def describe(obj: object) -> list[str]:
+    """The conventions ``info`` shows: units converted, validity, rates."""
+    info = obj.meta.get("c3d") if isinstance(obj, Motion) else None
+    if not isinstance(info, dict):
+        return []
+    lines = [f"markers in metres (file: {info['units']}, {info['storage']}, "
+             f"{info['processor']}); NaN where the residual word is negative (invalid); no "
+             "up axis stated by the format (the lab's axes as recorded)",
+             f"point rate {info['rate']:g} Hz from frame {info['first_frame']}"]
+    if "analog_rate" in info:
+        lines.append(f"analog channels at {info['analog_rate']:g} Hz")
+    return lines
+
+
+def _track_names(labels: list[str], blank: str = "marker") -> list[str]:
+    names: list[str] = []
+    for index, label in enumerate(labels):
+        name = label or f"{blank}#{index}"
+        names.append(f"{name}#{index}" if name in names else name)
+    return names
+
+
+def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 1.0
+           ) -> tuple[list[str], Array, Array, NDArray[np.float32] | None, list[str]]:
+    """Labels, positions ``(markers, frames, 3)`` (file units × ``metres``, NaN where
+    invalid), residuals ``(frames, markers)`` (the same units, −1 where invalid), analog
+    samples (scaled, float32: what 16- and 32-bit samples carry; one row per channel) and
+    analog labels."""
+    used = int(c3d.number("POINT:USED", c3d.points) or 0)
+    labels = (c3d.texts("POINT:LABELS") + c3d.texts("POINT:LABELS2"))[:used]
+    labels += [""] * (used - len(labels))
+    channels = int(c3d.number("ANALOG:USED", 0) or 0)
+    per_frame = c3d.analog_per_frame
+    samples = per_frame // channels if channels else 0
+    if used > MAX_CHANNELS or channels > MAX_CHANNELS:
+        raise FormatError(f"{used} markers and {channels} analog channels: too many", path)
+    width = 4 if c3d.scale < 0 else 2
+    frame_bytes = (4 * used + per_frame) * width
+    stated = _frame_count(c3d)
+    start = (c3d.data_block - 1) * BLOCK
+    if c3d.data_block < 1 or start > len(data) or (stated is not None and stated < 0):
+        raise FormatError("the data section lies beyond the file", path)
+    available = (len(data) - start) // frame_bytes if frame_bytes else (stated or 0)
+    # the header's 16-bit count is full and nothing else says: every complete frame
+    count = available if stated is None else stated
+    if available < count:
+        warn(f"{os.fspath(path)}: the file ends after {available} of {count} frames")
+        count = available
+    raw = memoryview(data)[start:start + count * frame_bytes]
+    order = ">" if c3d.processor == "mips" else "<"
+    if width == 4 and c3d.processor == "dec":
+        values: NDArray[np.generic] = floats(bytes(raw), "dec")
+    else:
+        values = np.frombuffer(raw, dtype=f"{order}{'f4' if width == 4 else 'i2'}")
+    table = values.reshape(count, 4 * used + per_frame)  # a view: nothing copied yet
+    points = table[:, :4 * used].reshape(count, used, 4)  # still a view
+    word = points[..., 3].astype(np.float64)
+    invalid = word < 0
+    residual = np.where(invalid, -1.0, (np.trunc(word).astype(np.int64) & 0xFF)
+                        * (abs(c3d.scale) * metres))
+    factor = np.float64((c3d.scale if width == 2 else 1.0) * metres)  # floats are not scaled
+    xyz = np.empty((used, count, 3))  # marker-major: one contiguous block per track
+    for first in range(0, count, CHUNK_FRAMES):
+        last = min(first + CHUNK_FRAMES, count)
+        np.multiply(points[first:last, :, :3].transpose(1, 0, 2), factor,
+                    out=xyz[:, first:last])
+    xyz[invalid.T] = np.nan
+    analog, analog_labels = _analog(c3d, table, 4 * used, count, channels, samples)
+    return labels, xyz, residual, analog, analog_labels
+
+
+def _frame_count(c3d: C3D) -> int | None:
+    """Frames the file says it holds: the header's, or past 65,535 frames (where the 16-bit
+    header word saturates) the 32-bit ``TRIAL:ACTUAL_START/END_FIELD``; None when the
+    header is saturated and no trial fields say more."""
+    if c3d.last_frame < 0xFFFF:
+        return c3d.last_frame - c3d.first_frame + 1
+    start, end = c3d.numbers("TRIAL:ACTUAL_START_FIELD"), c3d.numbers("TRIAL:ACTUAL_END_FIELD")
+    if start.size >= 2 and end.size >= 2:
+        first = int(start[0]) % 65536 + int(start[1]) % 65536 * 65536
+        last = int(end[0]) % 65536 + int(end[1]) % 65536 * 65536
+        return last - first + 1
+    return None
+
+
+def _analog(c3d: C3D, table: NDArray[Any], at: int, count: int, channels: int,
+            samples: int) -> tuple[NDArray[np.float32] | None, list[str]]:
+    """The analog channels (one float32 row each, scaled) and their labels."""
+    if not (channels and samples):
+        return None, []
+    offset = _per_channel(c3d.numbers("ANALOG:OFFSET"), channels, 0.0)
+    gains = _per_channel(c3d.numbers("ANALOG:SCALE"), channels, 1.0)
+    general = c3d.number("ANALOG:GEN_SCALE", 1.0) or 1.0
+    # channel-major, one row per track; float32 holds what 16- and 32-bit samples carry
+    analog = np.empty((channels, count * samples), dtype=np.float32)
+    factor = (general * gains)[:, None]
+    for first in range(0, count, CHUNK_FRAMES):  # one pass over the file, in slabs
+        last = min(first + CHUNK_FRAMES, count)
+        rows = table[first:last, at:at + samples * channels].reshape(-1, channels).T
+        analog[:, first * samples:last * samples] = (rows - offset[:, None]) * factor
+    labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
+    return analog, labels + [""] * (channels - len(labels))
+
+
+def _per_channel(values: Array, channels: int, default: float) -> Array:
+    out = np.full(channels, default)
+    out[:min(channels, values.size)] = values[:channels]
+    return out
+
+
+def rigid_track(motion: Motion, markers: list[str], path: str | os.PathLike[str]) -> Track:
+    """The least-squares rigid pose of ``markers`` (see the module doc) as a ``root`` track."""
+    if len(markers) < 3:
+        raise FormatError("rigid= needs three or more marker labels", path)
+    missing = [name for name in markers if name not in motion.tracks]
+    if missing:
+        raise FormatError(f"rigid=: no markers {missing[:4]} in the file", path)
+    points = np.stack([np.asarray(motion.tracks[name].data, dtype=np.float64)
+                       for name in markers], axis=1)  # (frames, markers, 3)
+    valid = np.asarray(np.isfinite(points).all(axis=2), dtype=bool)
+    full = np.flatnonzero(valid.all(axis=1))
+    if full.size == 0:
+        raise FormatError(f"rigid=: markers {', '.join(markers)} are never all valid in one "
+                          "frame", path)
+    reference = points[full[0]]
+    centre = reference.mean(axis=0)
+    usable = np.flatnonzero(valid.sum(axis=1) >= 3)
+    poses = np.empty((usable.size, 7))
+    for row, frame in enumerate(usable):
+        mask = valid[frame]
+        poses[row] = _fit(reference[mask], points[frame, mask], centre)
+    times = motion.tracks[markers[0]].times[usable]
+    return Track("root", "pose", poses, Timeline.stamped(times), attrs={
+        "rigid_markers": markers, "reference_frame": int(full[0]),
+        "fit": "least-squares rigid (Kabsch), origin at the markers' reference centroid"})
+
+
+def _fit(reference: Array, current: Array, centre: Array) -> Array:
+    """Pose (x y z qx qy qz qw) of the rigid motion taking ``reference`` onto ``current``,
+    as the pose of a body whose origin was at ``centre`` with world axes."""
+    a, b = reference.mean(axis=0), current.mean(axis=0)
+    u, _, vt = np.linalg.svd((reference - a).T @ (current - b))
+    d = np.sign(np.linalg.det(vt.T @ u.T)) or 1.0
+    rotation = vt.T @ np.diag([1.0, 1.0, d]) @ u.T
+    position = rotation @ (centre - a) + b
+    return np.concatenate([position, quat.positive_w(quat.from_matrix(rotation))])

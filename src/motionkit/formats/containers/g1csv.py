@@ -1,0 +1,169 @@
+"""Unitree G1 motion CSV, headerless dialects: 36 columns per row = root position (3, m),
+root quaternion (4), 29 joint angles (rad, the G1 MJCF's joint order).
+
+The quaternion order cannot be told from the numbers (containers spec §4: reading the
+Kimodo walk as xyzw turns the pelvis upside down, but reading the LAFAN layout as wxyz
+gives an upright robot yawed by 180°), so it is never guessed:
+
+- ``g1csv-lafan``: Unitree's LAFAN1 retargets as BeyondMimic / mjlab ``csv_to_npz`` read
+  them — quaternion **x y z w**;
+- ``g1csv-kimodo``: Kimodo / ARDY generator output as ProtoMotions reads it — **w x y z**;
+- ``g1csv``: either, with ``quat=wxyz|xyzw`` (refused without it, unless the first line is
+  the statement of the order this module writes).
+
+None of these files store a rate: ``fps`` (default 30, both dialects' rate) is taken as
+given and ``info`` says it was assumed. Model mapping: ``root`` pose, ``joints`` labelled
+with the G1 joint names (and the skeleton with ``character``). The writer puts one ``#``
+comment line first stating the dialect and conventions (NumPy's ``loadtxt``, which the
+BeyondMimic and mjlab converters use, skips it; so does this reader), then the rows.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._io import atomic_write, read_bytes
+from ..._limits import Budget
+from ...errors import ConversionError, FormatError
+from ...model import Motion, Timeline, Track
+from ...model.character import CharacterSource
+from ...spatial import quaternion as quat
+from ..loss import Holds, tracks
+from ..shared.mjcf.character import load_character
+from ..shared.textcolumns import exact
+
+#: The G1 29-DOF joints in MJCF order (left leg, right leg, waist, left arm, right arm).
+G1_JOINTS = tuple(
+    [f"left_{n}_joint" for n in ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch",
+                                 "ankle_roll")]
+    + [f"right_{n}_joint" for n in ("hip_pitch", "hip_roll", "hip_yaw", "knee",
+                                    "ankle_pitch", "ankle_roll")]
+    + ["waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint"]
+    + [f"{side}_{n}_joint" for side in ("left", "right")
+       for n in ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll",
+                 "wrist_pitch", "wrist_yaw")])
+COLUMNS = 7 + len(G1_JOINTS)
+DIALECTS = {"lafan": "xyzw", "kimodo": "wxyz"}
+ORDERS = ("wxyz", "xyzw")
+DEFAULT_FPS = 30.0
+HOLDS = Holds(tracks=tracks(root="pose", joints="value"), skeleton=False, terrain=False,
+              stamps=False, start=False, one_timeline=True, ns_stamps=False,
+              frame_numbers=False, position_only=False, meta=frozenset(), namespace="g1csv")
+
+
+def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float,
+                 character: CharacterSource | None, dialect: str) -> Motion:
+    """Read a headerless G1 CSV whose root quaternion is in ``order``."""
+    if order not in ORDERS:
+        raise FormatError("the root quaternion order of a G1 CSV cannot be detected from "
+                          "its numbers: pass quat=wxyz or quat=xyzw (-O quat=...), or name "
+                          "the dialect (--from g1csv-lafan: xyzw, g1csv-kimodo: wxyz)", path)
+    if not (np.isfinite(fps) and 1e-3 <= fps <= 1e6):
+        raise FormatError(f"fps must be between 0.001 and 1e6, got {fps:g}", path)
+    raw = read_bytes(path)
+    Budget("CSV cell", path, len(raw)).charge(raw.count(b",") + raw.count(b"\n"))
+    try:
+        rows = np.loadtxt(io.BytesIO(raw), delimiter=",", comments="#", ndmin=2,
+                          dtype=np.float64)
+    except ValueError as exc:
+        raise FormatError(f"not a table of numbers ({' '.join(str(exc).split())[:200]})",
+                          path) from None
+    if rows.size == 0:
+        raise FormatError("no rows", path)
+    if rows.shape[1] != COLUMNS:
+        raise FormatError(f"a G1 CSV row has {COLUMNS} columns (root xyz, quaternion, 29 "
+                          f"joints); this one has {rows.shape[1]}", path, 1)
+    if not np.isfinite(rows).all():
+        raise FormatError("holds non-finite numbers", path)
+    root_q = rows[:, 3:7] if order == "xyzw" else quat.wxyz_to_xyzw(rows[:, 3:7])
+    timeline = Timeline.uniform(fps, len(rows))
+    motion = Motion(meta={"name": Path(path).stem, "g1csv": {
+        "dialect": dialect, "quat": order, "fps_assumed": True}})
+    motion.add(Track("root", "pose", np.concatenate([rows[:, :3], root_q], axis=1), timeline))
+    motion.add(Track("joints", "value", rows[:, 7:], timeline, list(G1_JOINTS)))
+    if character is not None:
+        char = load_character(character)
+        missing = [name for name in G1_JOINTS if name not in char.joint_names]
+        if missing:
+            raise FormatError(f"character {char.name!r} has no joints {missing[:4]}", path)
+        motion.skeleton = char.to_skeleton()
+    return motion
+
+
+def stated_order(path: str | os.PathLike[str]) -> str | None:
+    """The quaternion order a file written by motionkit states in its first line, or None."""
+    with open(path, "rb") as handle:
+        first = handle.readline(4096)
+    if not first.startswith(b"# motionkit g1csv"):
+        return None
+    for order in ORDERS:
+        if f"root quaternion {' '.join(order)},".encode() in first:
+            return order
+    return None
+
+
+def read(path: str | os.PathLike[str], *, quat: str | None = None, fps: float = DEFAULT_FPS,
+         character: CharacterSource | None = None) -> Motion:
+    """Read a G1 CSV of either dialect: ``quat=wxyz|xyzw`` is required, unless the file's
+    first line is motionkit's statement of its order (a header, not a guess)."""
+    return read_dialect(path, quat or stated_order(path), fps, character, "g1csv")
+
+
+def describe(obj: object) -> list[str]:
+    """The dialect and conventions ``info`` shows, the assumed rate said so."""
+    meta = obj.meta.get("g1csv") if isinstance(obj, Motion) else None
+    if not isinstance(meta, dict) or not isinstance(obj, Motion):
+        return []
+    rate = obj.tracks["root"].timeline.rate
+    if meta["dialect"] == "g1csv-seed":
+        stated = ("G1 CSV dialect g1csv-seed: root xyz cm, extrinsic XYZ Euler degrees, 29 "
+                  "joints degrees in G1 MJCF order, Z-up (read as m, rad)")
+    else:
+        stated = (f"G1 CSV dialect {meta['dialect']}: root xyz m, quaternion {meta['quat']} "
+                  "(given, not detectable), 29 joints rad in G1 MJCF order, Z-up")
+    return [stated,
+            f"frame rate {rate:g} fps: assumed (the file stores none)"]
+
+
+def write_dialect(path: str | os.PathLike[str], obj: Motion, order: str, dialect: str) -> None:
+    """Write the rows with the root quaternion in ``order`` after one comment line."""
+    if order not in ORDERS:
+        raise ConversionError("name the quaternion order: quat=wxyz or quat=xyzw (or write "
+                              "--to g1csv-lafan / g1csv-kimodo)")
+    root = np.asarray(obj.tracks["root"].data, dtype=np.float64)
+    joints = obj.tracks.get("joints")
+    if joints is None:
+        raise ConversionError("a G1 CSV holds the 29 joint angles: the motion has no 'joints'")
+    values = joint_values(joints)
+    q = root[:, 3:7] if order == "xyzw" else quat.xyzw_to_wxyz(root[:, 3:7])
+    rows = np.concatenate([root[:, :3], q, values], axis=1)
+    timeline = obj.tracks["root"].timeline
+    rate = f"{timeline.rate:g} fps" if timeline.rate else "unknown fps"
+    with atomic_write(path, "w") as handle:
+        handle.write(f"# motionkit {dialect}: root x y z (m), root quaternion {' '.join(order)}, "
+                     f"29 joint angles (rad, G1 MJCF order: {' '.join(G1_JOINTS)}), Z-up, "
+                     f"{rate}\n")
+        handle.writelines(",".join(exact(v) for v in row) + "\n" for row in rows.tolist())
+
+
+def joint_values(joints: Track) -> NDArray[np.float64]:
+    """The 29 G1 joint columns of a ``joints`` track, by name where it names them."""
+    values = np.asarray(joints.data, dtype=np.float64).reshape(joints.frames, -1)
+    if joints.labels:
+        missing = [name for name in G1_JOINTS if name not in joints.labels]
+        if missing:
+            raise ConversionError(f"'joints' lacks G1 joints {missing[:4]}")
+        return values[:, [joints.labels.index(name) for name in G1_JOINTS]]
+    if values.shape[1] != len(G1_JOINTS):
+        raise ConversionError(f"'joints' has {values.shape[1]} unnamed columns; a G1 CSV has 29")
+    return values
+
+
+def write(path: str | os.PathLike[str], obj: Motion, *, quat: str | None = None) -> None:
+    """Write a G1 CSV with the root quaternion in ``quat`` (``wxyz`` or ``xyzw``, required)."""
+    write_dialect(path, obj, quat or "", "g1csv")

@@ -1,0 +1,23 @@
+"""G1 CSV, the kimodo dialect: root quaternion **wxyz** (see :mod:`.g1csv`)."""
+
+from __future__ import annotations
+
+import os
+
+from ...model import Motion
+from ...model.character import CharacterSource
+from .g1csv import DEFAULT_FPS, DIALECTS, HOLDS, describe, read_dialect, write_dialect
+
+__all__ = ["HOLDS", "describe", "read", "write"]
+ORDER = DIALECTS["kimodo"]
+
+
+def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
+         character: CharacterSource | None = None) -> Motion:
+    """Read a G1 CSV of the kimodo dialect (quaternion wxyz)."""
+    return read_dialect(path, ORDER, fps, character, "g1csv-kimodo")
+
+
+def write(path: str | os.PathLike[str], obj: Motion) -> None:
+    """Write a G1 CSV of the kimodo dialect (quaternion wxyz)."""
+    write_dialect(path, obj, ORDER, "g1csv-kimodo")
