@@ -211,6 +211,13 @@ def unknown_encoding_mjcf() -> bytes:
             b'<worldbody><body><freejoint/><geom size="1"/></body></worldbody></mujoco>\n')
 
 
+def misplaced_declarations_mjcf(count: int = 100_000) -> bytes:
+    """XML declarations after the start, which tolerate() blanks (each once counted the
+    lines from the start of the file: quadratic, ~16 s for this 1 MB)."""
+    return (b"<mujoco model='m'>" + b"\n<?xml a?>" * count +
+            b"<worldbody><body><freejoint/><geom size='1'/></body></worldbody></mujoco>\n")
+
+
 def default_class_amplifier(attributes: int = 5_000, uses: int = 2_000) -> bytes:
     """One default class of many joint attributes, used by many joints: every use copies
     them all (attributes x uses), from a file of attributes + uses lines."""
@@ -324,6 +331,8 @@ CASES: tuple[Case, ...] = (
     Case("skel entity bomb", "bomb.skel", entity_bomb_skel, {"module": "dart.skel"}),
     Case("bvh 1e-300 s frame time", "fast.bvh", bvh_frame_time, {"module": "bvh"}),
     Case("mjcf unknown encoding", "enc.xml", unknown_encoding_mjcf, {"module": "mujoco.mjcf"}),
+    Case("mjcf 100,000 misplaced declarations", "decl.xml", misplaced_declarations_mjcf,
+         {"module": "mujoco.mjcf"}, expect="ok", seconds=3.0),
     Case("mjcf default class amplifier", "defaults.xml", default_class_amplifier,
          {"module": "mujoco.mjcf"}),
     Case("character default class amplifier", "defaults.xml", default_class_amplifier,

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import cpu_bound, require_peer
+from conftest import python_lines, require_peer
 from motionkit.formats.shared import xml
 from motionkit.kinematics import forward, poses_to_matrices
 
@@ -88,12 +88,21 @@ def test_repairs_keep_every_line_and_grow_at_most_fivefold() -> None:
 
 
 def test_a_long_tag_is_scanned_in_one_pass() -> None:
-    # a mesh's vertex attribute of megabytes: one regex scan (~0.02 s), not a Python loop
-    # per byte (~0.5 s)
+    # a mesh's vertex attribute of megabytes: one regex scan, not a Python loop per byte
     data = b"<mujoco><mesh vertex='" + b"0.125 " * 1_000_000 + b"'/></mujoco>"
-    with cpu_bound(0.25):
+    with python_lines(1_000):
         out, _, _ = xml.tolerate(data)
     assert out == data
+
+
+def test_misplaced_declarations_and_long_comments_cost_no_loop_per_byte() -> None:
+    data = (b"<mujoco>" + b"\n<?xml a?>" * 1_000 + b"<!--" + b"x" * 100_000 + b"-->" +
+            b"<?xml " + b" " * 100_000 + b"?></mujoco>")
+    with python_lines(100_000):  # a few lines per declaration, none per blanked byte
+        out, _, notes = xml.tolerate(data)
+    assert len(out) == len(data) and out.count(b"\n") == 1_000
+    assert notes == ["line 2: an XML declaration not at the start of the file",
+                     "1,000 more XML declarations not at the start"]
 
 
 @given(st.text(alphabet="ab <&;", max_size=30), st.text(alphabet="ab &;\n", max_size=30))
