@@ -116,3 +116,21 @@ def test_stray_ampersands_and_brackets_stay_literal_text(value: str, text: str) 
     assert root is not None and root.attrib["a"] == value
     assert root.text == (text if text.strip(" \t\n\r") else "")
     assert out.count(b"\n") == data.count(b"\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32",
+                                      "utf-32-le", "utf-32-be"])
+def test_utf16_and_utf32_are_refused_as_mujoco_refuses_them(encoding: str,
+                                                            tmp_path: Path) -> None:
+    mujoco: Any = require_peer("mujoco")
+    text = (f'<?xml version="1.0" encoding="{encoding[:6]}"?>\n<mujoco model="a &amp; b">'
+            + (_MODEL % (b"arm", b"hinge")).decode())
+    data = text.encode(encoding)
+    path = tmp_path / "wide.xml"
+    path.write_bytes(data)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(mk.FormatError, match=rf"wide\.xml:1: {encoding[:6].upper()} text.*"
+                                             "save it as UTF-8"):
+        mk.read(path, format="mjcf")
+    assert xml.tolerate(data) == (data, None, [])  # never garbled by the byte scans

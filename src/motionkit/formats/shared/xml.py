@@ -118,6 +118,22 @@ _DECLARATION = re.compile(rb"<\?xml[ \t\r\n]")
 _DECLARED = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([^"']{1,100})["']""")
 
 
+_WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def wide(data: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` is text in one (its byte order mark, or
+    NUL bytes around the first ``<``), which tinyxml2 cannot read; else None."""
+    for mark, name in _WIDE:
+        if data.startswith(mark):
+            return name
+    head = data[:4]
+    if b"\x00" not in head:
+        return None
+    return "UTF-32" if head.count(b"\x00") == 3 else "UTF-16"
+
+
 def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
     """``data`` made well-formed where tinyxml2 (MuJoCo's parser) reads it anyway, the
     encoding to parse it in (None: as it declares), and what was repaired.
@@ -132,7 +148,10 @@ def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
       file with a DTD nothing is escaped: its entities stay refused, never expanded.
 
     Lines are kept; an escaped character moves the columns after it on its line. The
-    result is at most five times the size of ``data``."""
+    result is at most five times the size of ``data``. UTF-16 or UTF-32 text (:func:`wide`),
+    which tinyxml2 cannot read, is returned unchanged: the byte scans would garble it."""
+    if wide(data):
+        return data, None, []
     data, bad_comment = blank_comments(data)
     notes = [f"line {bad_comment}: a comment that XML forbids"] if bad_comment else []
     out = _markup(data, notes)
@@ -194,8 +213,6 @@ def _markup(data: bytes, notes: list[str]) -> bytes:
 def _encoding(data: bytes, notes: list[str]) -> str | None:
     """"utf-8" when ``data`` is valid UTF-8 (tinyxml2 reads nothing else), noting a declared
     encoding that would read it differently; else None (the declaration decides)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

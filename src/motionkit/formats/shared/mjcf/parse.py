@@ -29,7 +29,7 @@ from ...._limits import MAX_BODIES, Budget
 from ....errors import FormatError, warn
 from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
-from ..xml import tolerate
+from ..xml import tolerate, wide
 from .mesh import DEFAULT_RULE
 
 Array = NDArray[np.float64]
@@ -112,6 +112,10 @@ def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
 
 
 def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, int]]]:
+    encoded = wide(data)
+    if encoded:
+        raise FormatError(f"{encoded} text, which MuJoCo's parser (tinyxml2) cannot read; "
+                          "save it as UTF-8", source, 1)
     data, encoding, repaired = tolerate(data)
     if repaired:
         warn(f"{os.fspath(source)}: not well-formed XML that MuJoCo's parser (tinyxml2) "
