@@ -67,11 +67,18 @@ def require_peer(module: str) -> object:
     under ``MOTIONKIT_REQUIRE_CORPUS`` (CI) and skips elsewhere.
     """
     try:
-        return __import__(module)
+        peer = __import__(module)
     except ImportError as exc:
         if _require():
             pytest.fail(f"peer {module} is not importable: {exc}")
         pytest.skip(f"peer {module} is not installed")
+    if module == "mujoco":  # its warnings to stderr (captured), never a MUJOCO_LOG.TXT in the cwd
+        peer.set_mju_user_warning(_mujoco_warning)
+    return peer
+
+
+def _mujoco_warning(message: str) -> None:
+    print(f"MuJoCo warning: {message}", file=sys.stderr)
 
 
 @contextmanager

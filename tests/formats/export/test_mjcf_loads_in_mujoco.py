@@ -76,6 +76,19 @@ def test_every_corpus_model_written_as_mjcf_loads_and_steps(relative: str, tmp_p
     assert written or all("non-finite" in text for text in refused), refused
 
 
+def test_mujoco_warnings_leave_no_log_in_the_working_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where MuJoCo writes MUJOCO_LOG.TXT by default
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint type="slide"/><geom size="0.1"/></body>'
+        "</worldbody></mujoco>")
+    data = mujoco.MjData(model)
+    data.qvel[:] = np.nan  # a warning: unstable simulation
+    mujoco.mj_step(model, data)
+    assert data.warning[mujoco.mjtWarning.mjWARN_BADQVEL].number == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_corpus_models_are_found(corpus: Path) -> None:
     assert len(MODELS) >= 80  # .body, .skel and MJCF files today: a reader that stops reading shows
 
