@@ -8,10 +8,12 @@ repository). Without it corpus tests skip, unless ``MOTIONKIT_REQUIRE_CORPUS=1``
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -65,11 +67,18 @@ def require_peer(module: str) -> object:
     under ``MOTIONKIT_REQUIRE_CORPUS`` (CI) and skips elsewhere.
     """
     try:
-        return __import__(module)
+        peer = __import__(module)
     except ImportError as exc:
         if _require():
             pytest.fail(f"peer {module} is not importable: {exc}")
         pytest.skip(f"peer {module} is not installed")
+    if module == "mujoco":  # its warnings to stderr (captured), never a MUJOCO_LOG.TXT in the cwd
+        peer.set_mju_user_warning(_mujoco_warning)
+    return peer
+
+
+def _mujoco_warning(message: str) -> None:
+    print(f"MuJoCo warning: {message}", file=sys.stderr)
 
 
 @contextmanager
@@ -84,6 +93,29 @@ def cpu_bound(seconds: float) -> Iterator[None]:
     yield
     used = time.process_time() - start
     assert used < seconds, f"{used:.2f} s of CPU, bound {seconds} s: runaway work"
+
+
+@contextmanager
+def python_lines(limit: int) -> Iterator[None]:
+    """Fail if the block runs more than LIMIT lines of Python: a work bound that counts
+    (a per-byte or per-item loop in Python, where one C call over the data was meant), so
+    no machine's load can make it flake. The count stops the block once it passes."""
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: object) -> object:
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count > limit:
+                raise AssertionError(f"more than {limit:,} lines of Python: runaway work")
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: local)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
 
 
 def use_polars(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:

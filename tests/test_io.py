@@ -1,4 +1,4 @@
-"""Writing files: atomic, and nothing left behind when a write fails."""
+"""Writing files: atomic, and nothing left behind when a write fails; bounded reads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import motionkit as mk
-from motionkit._io import atomic_write
+from motionkit._io import atomic_write, read_bytes
+from motionkit.errors import FormatError
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
@@ -31,3 +32,16 @@ def test_refused_write_leaves_no_file(tmp_path: Path) -> None:
         mk.write(target, motion)
     assert target.read_text() == "old" and os.listdir(tmp_path) == ["nan.seq"]
 
+
+def test_a_bounded_read_takes_only_a_regular_file_within_its_limit(tmp_path: Path) -> None:
+    (tmp_path / "small").write_bytes(b"12345")
+    assert read_bytes(tmp_path / "small", 5) == b"12345"
+    with pytest.raises(FormatError, match="larger than 4 bytes"):
+        read_bytes(tmp_path / "small", 4)
+    os.mkfifo(tmp_path / "pipe")  # no writer: a blocking open would wait for ever
+    (tmp_path / "zero").symlink_to("/dev/zero")  # a stat size of 0, and no end
+    for name, kind in (("pipe", "a FIFO"), ("zero", "a character device"), (".", "a folder")):
+        with pytest.raises(FormatError, match=f"is {kind}, not a regular file"):
+            read_bytes(tmp_path / name, 1 << 20)
+    with pytest.raises(FormatError, match="no such file"):
+        read_bytes(tmp_path / "gone", 1)

@@ -149,13 +149,56 @@ def open_binary(path: PathLike) -> io.BufferedReader:
         raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Read a whole file (OS errors become a FormatError that names the file)."""
-    with open_binary(path) as handle:
+def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
+    """Read a whole file (OS errors become a FormatError that names the file).
+
+    With ``limit``, only a regular file of at most ``limit`` bytes is read (else a
+    FormatError): the file is opened without blocking and checked on its descriptor, so a
+    FIFO cannot hang the read nor a link to ``/dev/zero`` fill the memory, and at most
+    ``limit + 1`` bytes are read whatever the size said.
+    """
+    if limit is None:
+        with open_binary(path) as handle:
+            try:
+                return handle.read()
+            except OSError as exc:
+                raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FormatError("no such file", path) from None
+    except OSError as exc:
+        raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KIND.get(stat.S_IFMT(info.st_mode), "a special file")
+            raise FormatError(f"is {kind}, not a regular file; not read", path)
+        if info.st_size > limit:
+            raise FormatError(f"larger than {limit:,} bytes; not read", path)
+        handle = os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with handle:
         try:
-            return handle.read()
+            data = handle.read(limit + 1)
         except OSError as exc:
             raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    if len(data) > limit:  # grew since fstat
+        raise FormatError(f"larger than {limit:,} bytes; not read", path)
+    return data
+
+
+def file_identity(path: PathLike) -> tuple[object, ...] | None:
+    """What names one version of a file: its real path, device, inode, size and mtime
+    (None when it cannot be looked up)."""
+    try:
+        real = os.path.realpath(path)
+        info = os.stat(real)
+    except (OSError, ValueError):
+        return None
+    return (real, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def sha256(path: Path) -> tuple[int, str]:

@@ -40,6 +40,17 @@ MAX_DEPTH = 128
 MAX_BODIES = 10_000
 #: Longest integer accepted in a text field (Python refuses int() past 4,300 digits).
 MAX_INT_DIGITS = 18
+#: Most bytes of one mesh file, and most vertices or triangles of one mesh, read for its
+#: mass (MuJoCo itself caps an STL at 200,000 triangles; an OBJ or MSH polygon fan makes
+#: a triangle from every two bytes of text). A bigger mesh is left out, with a warning.
+MAX_MESH_BYTES = 64 << 20
+MAX_MESH_VERTICES = 1_000_000
+MAX_MESH_TRIANGLES = 1_000_000
+#: Most mesh bytes one model may have read, and most triangles whose mass it may have
+#: computed (each asset's scale and frame its own: many assets on one file compute each),
+#: ~10 s of work; the meshes beyond are left out, with one warning.
+MAX_MODEL_MESH_BYTES = 256 << 20
+MAX_MODEL_MESH_TRIANGLES = 10_000_000
 
 _CHUNK = 1 << 22
 _FAST_LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)

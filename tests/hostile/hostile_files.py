@@ -8,6 +8,7 @@ process under a memory limit and reports CPU time and peak memory.
 
 from __future__ import annotations
 
+import os
 import struct
 import tempfile
 from collections.abc import Callable
@@ -36,6 +37,9 @@ class Case:
     expect: str = "error"
     seconds: float = 10.0  # CPU seconds
     extra: dict[str, Any] = field(default_factory=dict)
+    #: writes the files the case's file names (meshes, links, FIFOs) into its folder and
+    #: returns their bytes, which count towards the memory goal
+    beside: Callable[[Path], int] | None = None
 
 
 def _text(value: str) -> Callable[[], bytes]:
@@ -211,6 +215,13 @@ def unknown_encoding_mjcf() -> bytes:
             b'<worldbody><body><freejoint/><geom size="1"/></body></worldbody></mujoco>\n')
 
 
+def misplaced_declarations_mjcf(count: int = 100_000) -> bytes:
+    """XML declarations after the start, which tolerate() blanks (each once counted the
+    lines from the start of the file: quadratic, ~16 s for this 1 MB)."""
+    return (b"<mujoco model='m'>" + b"\n<?xml a?>" * count +
+            b"<worldbody><body><freejoint/><geom size='1'/></body></worldbody></mujoco>\n")
+
+
 def default_class_amplifier(attributes: int = 5_000, uses: int = 2_000) -> bytes:
     """One default class of many joint attributes, used by many joints: every use copies
     them all (attributes x uses), from a file of attributes + uses lines."""
@@ -234,6 +245,57 @@ def many_geoms_mjcf(geoms: int = 20_000) -> bytes:
     boxes = '<geom type="box" size="0.1 0.2 0.3" pos="0 0 1"/>' * geoms
     return (f'<mujoco><worldbody><body name="b"><freejoint/>{boxes}'
             "</body></worldbody></mujoco>").encode()
+
+
+def mesh_mjcf(files: list[str], scales: list[str] | None = None) -> bytes:
+    """A model of one body per mesh asset (each its own name, on the file given)."""
+    assets = "".join(f'<mesh name="m{k}" file="{name}"'
+                     + (f' scale="{scales[k]}"' if scales else "") + "/>"
+                     for k, name in enumerate(files))
+    bodies = "".join(f'<body name="b{k}" pos="0 0 {k}"><geom type="mesh" mesh="m{k}"/></body>'
+                     for k in range(len(files)))
+    return (f'<mujoco><asset>{assets}</asset><worldbody><body name="root"><freejoint/>'
+            f'<geom size="0.1"/>{bodies}</body></worldbody></mujoco>').encode()
+
+
+def _writes(name: str, data: bytes) -> Callable[[Path], int]:
+    def write(folder: Path) -> int:
+        (folder / name).write_bytes(data)
+        return len(data)
+
+    return write
+
+
+def fan_obj(corners: int = 2_000_000) -> bytes:
+    """One OBJ polygon of this many corners: a fan of a triangle per two bytes (a 4 MB
+    file took 905 MB and 4 s)."""
+    return b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf" + b" 1 2 3 4" * (corners // 4) + b"\n"
+
+
+def big_stl(triangles: int = 200_000) -> bytes:
+    """A binary STL of random triangles (MuJoCo's most, 0.2 s of mass each)."""
+    import numpy as np
+
+    records = np.zeros(triangles, dtype=[("normal", "<f4", 3), ("corners", "<f4", (3, 3)),
+                                         ("extra", "<u2")])
+    records["corners"] = np.random.default_rng(0).normal(size=(triangles, 3, 3))
+    return b"\0" * 80 + struct.pack("<I", triangles) + records.tobytes()
+
+
+def _link(name: str, target: str) -> Callable[[Path], int]:
+    def write(folder: Path) -> int:
+        (folder / name).symlink_to(target)
+        return 0
+
+    return write
+
+
+def _fifo(name: str) -> Callable[[Path], int]:
+    def write(folder: Path) -> int:
+        os.mkfifo(folder / name)
+        return 0
+
+    return write
 
 
 def bvh_frame_time(frame_time: str = "1e-300", row: str = "1 1 1") -> bytes:
@@ -324,6 +386,19 @@ CASES: tuple[Case, ...] = (
     Case("skel entity bomb", "bomb.skel", entity_bomb_skel, {"module": "dart.skel"}),
     Case("bvh 1e-300 s frame time", "fast.bvh", bvh_frame_time, {"module": "bvh"}),
     Case("mjcf unknown encoding", "enc.xml", unknown_encoding_mjcf, {"module": "mujoco.mjcf"}),
+    Case("mjcf 100,000 misplaced declarations", "decl.xml", misplaced_declarations_mjcf,
+         {"module": "mujoco.mjcf"}, expect="ok", seconds=3.0),
+    Case("mjcf OBJ fan of 2,000,000 corners", "fan.xml", lambda: mesh_mjcf(["fan.obj"]),
+         {"module": "mujoco.mjcf"}, expect="ok", seconds=3.0,
+         beside=_writes("fan.obj", fan_obj())),
+    Case("mjcf 9,000 assets on one STL", "many.xml", lambda: mesh_mjcf(["big.stl"] * 9_000),
+         {"module": "mujoco.mjcf"}, expect="ok", seconds=5.0,
+         beside=_writes("big.stl", big_stl())),
+    Case("mjcf mesh linked to /dev/zero", "zero.xml", lambda: mesh_mjcf(["zero.stl"]),
+         {"module": "mujoco.mjcf"}, expect="ok", seconds=3.0,
+         beside=_link("zero.stl", "/dev/zero")),
+    Case("mjcf mesh that is a FIFO", "fifo.xml", lambda: mesh_mjcf(["pipe.obj"]),
+         {"module": "mujoco.mjcf"}, expect="ok", seconds=3.0, beside=_fifo("pipe.obj")),
     Case("mjcf default class amplifier", "defaults.xml", default_class_amplifier,
          {"module": "mujoco.mjcf"}),
     Case("character default class amplifier", "defaults.xml", default_class_amplifier,

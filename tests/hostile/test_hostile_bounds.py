@@ -32,8 +32,9 @@ def test_hostile_file_is_bounded(case: Case, tmp_path: Path) -> None:
     path = tmp_path / case.filename
     data = case.make()
     path.write_bytes(data)
-    report = run_child({**case.call, "path": str(path)}, len(data), case.seconds)
-    _check(report, case.expect, len(data), case.seconds)
+    size = len(data) + (case.beside(tmp_path) if case.beside else 0)
+    report = run_child({**case.call, "path": str(path)}, size, case.seconds)
+    _check(report, case.expect, size, case.seconds)
 
 
 @pytest.mark.parametrize("name,filename,make,call", CODE_CASES,

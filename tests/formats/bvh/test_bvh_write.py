@@ -289,3 +289,35 @@ def test_gimbal_lock_is_written_silently_and_exactly(tmp_path: Path) -> None:
     back = mk.api.read_motion(tmp_path / "lock.bvh", up="z")
     dots = np.abs(np.einsum("ij,ij->i", back.tracks["root"].data[:, 3:], root[:, 3:]))
     np.testing.assert_allclose(dots, 1.0, atol=1e-14)
+
+
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=False,
+                    min_value=-1e300, max_value=1e300)
+
+
+def _digits(text: str) -> int:
+    """Significant digits of a number's text."""
+    return len(text.lstrip("-").split("e")[0].replace(".", "").strip("0")) or 1
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_FLOATS, min_size=6, max_size=6), st.sampled_from(["cm", "m", "in", "cmu"]))
+def test_any_offset_round_trips_bit_for_bit(tmp_path: Path, numbers: list[float],
+                                            unit: str) -> None:
+    # offsets as Python writes them (repr: up to 17 digits), through the unit's scaling
+    root, site = (" ".join(repr(n) for n in numbers[k:k + 3]) for k in (0, 3))
+    text = (f"HIERARCHY\nROOT a\n{{\nOFFSET {root}\nCHANNELS 6 Xposition Yposition "
+            f"Zposition Xrotation Yrotation Zrotation\nEnd Site\n{{\nOFFSET {site}\n}}\n}}\n"
+            "MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 0 0\n")
+    (tmp_path / "a.bvh").write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an implausible size for the unit
+        first = mk.api.read_motion(tmp_path / "a.bvh", unit=unit)
+        mk.write(tmp_path / "b.bvh", first, unit=unit)
+        again = mk.api.read_motion(tmp_path / "b.bvh", unit=unit)
+    _same(first, again)  # the End Site's offset too (in attrs)
+    written = re.findall(r"OFFSET (\S+) (\S+) (\S+)", (tmp_path / "b.bvh").read_text())
+    words = [word for line in written for word in line]
+    assert [_digits(w) <= _digits(repr(n)) for w, n in zip(words, numbers, strict=True)] == \
+        [True] * 6  # never longer than the text it was read from

@@ -76,6 +76,19 @@ def test_every_corpus_model_written_as_mjcf_loads_and_steps(relative: str, tmp_p
     assert written or all("non-finite" in text for text in refused), refused
 
 
+def test_mujoco_warnings_leave_no_log_in_the_working_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where MuJoCo writes MUJOCO_LOG.TXT by default
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint type="slide"/><geom size="0.1"/></body>'
+        "</worldbody></mujoco>")
+    data = mujoco.MjData(model)
+    data.qvel[:] = np.nan  # a warning: unstable simulation
+    mujoco.mj_step(model, data)
+    assert data.warning[mujoco.mjtWarning.mjWARN_BADQVEL].number == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_corpus_models_are_found(corpus: Path) -> None:
     assert len(MODELS) >= 80  # .body, .skel and MJCF files today: a reader that stops reading shows
 
@@ -95,6 +108,33 @@ def test_a_zero_thickness_box_is_written_thin_and_named(tmp_path: Path) -> None:
         mk.write(tmp_path / "plate.xml", _plate(), lossy=True)
     _load_and_step(tmp_path / "plate.xml")
     model = mujoco.MjModel.from_xml_path(str(tmp_path / "plate.xml"))
+    np.testing.assert_array_equal(model.geom_size[0], [1.0, 1.0, 1e-6])
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("box", {"size": np.array([np.nan, 1.0, 1.0])}),
+    ("box", {"size": np.array([-0.2, 1.0, 1.0])}),
+    ("ellipsoid", {"size": np.array([1.0, np.inf, 1.0])}),
+    ("sphere", {"radius": -0.1}),
+    ("capsule", {"radius": 0.1, "height": np.nan}),
+    ("multi_sphere", {"spheres": [(0.1, np.zeros(3)), (-0.1, np.ones(3))]})])
+def test_nan_infinite_and_negative_sizes_are_refused_even_lossy(
+        kind: str, params: dict[str, object], tmp_path: Path) -> None:
+    skeleton = Skeleton("s", [Body("floor", Joint("floor", "free"),
+                                   shapes=[Shape(kind, params, np.eye(4), "collision")])])
+    for lossy in (False, True):
+        with pytest.raises(mk.ConversionError,
+                           match=rf"NaN, infinite or negative on 'floor' \({kind}\)"):
+            mk.write(tmp_path / "s.xml", skeleton, lossy=lossy)
+        assert not (tmp_path / "s.xml").exists()
+
+
+def test_a_negative_zero_size_is_a_zero(tmp_path: Path) -> None:
+    plate = Shape("box", {"size": np.array([2.0, 2.0, -0.0])}, np.eye(4), "collision")
+    skeleton = Skeleton("s", [Body("floor", Joint("floor", "free"), shapes=[plate])])
+    with pytest.warns(mk.MotionkitWarning, match="zero box sizes"):
+        mk.write(tmp_path / "s.xml", skeleton, lossy=True)
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "s.xml"))
     np.testing.assert_array_equal(model.geom_size[0], [1.0, 1.0, 1e-6])
 
 

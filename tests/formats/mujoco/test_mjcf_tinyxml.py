@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import cpu_bound, require_peer
+from conftest import python_lines, require_peer
 from motionkit.formats.shared import xml
 from motionkit.kinematics import forward, poses_to_matrices
 
@@ -88,12 +88,21 @@ def test_repairs_keep_every_line_and_grow_at_most_fivefold() -> None:
 
 
 def test_a_long_tag_is_scanned_in_one_pass() -> None:
-    # a mesh's vertex attribute of megabytes: one regex scan (~0.02 s), not a Python loop
-    # per byte (~0.5 s)
+    # a mesh's vertex attribute of megabytes: one regex scan, not a Python loop per byte
     data = b"<mujoco><mesh vertex='" + b"0.125 " * 1_000_000 + b"'/></mujoco>"
-    with cpu_bound(0.25):
+    with python_lines(1_000):
         out, _, _ = xml.tolerate(data)
     assert out == data
+
+
+def test_misplaced_declarations_and_long_comments_cost_no_loop_per_byte() -> None:
+    data = (b"<mujoco>" + b"\n<?xml a?>" * 1_000 + b"<!--" + b"x" * 100_000 + b"-->" +
+            b"<?xml " + b" " * 100_000 + b"?></mujoco>")
+    with python_lines(100_000):  # a few lines per declaration, none per blanked byte
+        out, _, notes = xml.tolerate(data)
+    assert len(out) == len(data) and out.count(b"\n") == 1_000
+    assert notes == ["line 2: an XML declaration not at the start of the file",
+                     "1,000 more XML declarations not at the start"]
 
 
 @given(st.text(alphabet="ab <&;", max_size=30), st.text(alphabet="ab &;\n", max_size=30))
@@ -107,3 +116,21 @@ def test_stray_ampersands_and_brackets_stay_literal_text(value: str, text: str) 
     assert root is not None and root.attrib["a"] == value
     assert root.text == (text if text.strip(" \t\n\r") else "")
     assert out.count(b"\n") == data.count(b"\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32",
+                                      "utf-32-le", "utf-32-be"])
+def test_utf16_and_utf32_are_refused_as_mujoco_refuses_them(encoding: str,
+                                                            tmp_path: Path) -> None:
+    mujoco: Any = require_peer("mujoco")
+    text = (f'<?xml version="1.0" encoding="{encoding[:6]}"?>\n<mujoco model="a &amp; b">'
+            + (_MODEL % (b"arm", b"hinge")).decode())
+    data = text.encode(encoding)
+    path = tmp_path / "wide.xml"
+    path.write_bytes(data)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(path))
+    with pytest.raises(mk.FormatError, match=rf"wide\.xml:1: {encoding[:6].upper()} text.*"
+                                             "save it as UTF-8"):
+        mk.read(path, format="mjcf")
+    assert xml.tolerate(data) == (data, None, [])  # never garbled by the byte scans

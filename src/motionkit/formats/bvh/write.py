@@ -18,6 +18,7 @@ lossy; then their translation is left out.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import warnings
@@ -477,10 +478,7 @@ def _close(lines: list[str], nodes: list[_Node], index: int, level: int, scale: 
 
 
 def _vector(model: Array, scale: float, file_axes: tuple[tuple[int, float], ...]) -> str:
-    """An offset in file units: per number the exact inverse of the reader's scaling when
-    it has at most 15 significant digits (every offset read from BVH), else the
-    15-digit text, which reads back to within 1e-15 relative (``17.6``, not
-    ``17.599999999999998``); zero is ``0`` (never ``-0.0``)."""
+    """An offset in file units, each number as :func:`_offset_text` writes it."""
     out = np.zeros(3)
     for axis in range(3):
         file_axis, sign = file_axes[axis]
@@ -489,8 +487,21 @@ def _vector(model: Array, scale: float, file_axes: tuple[tuple[int, float], ...]
 
 
 def _offset_text(metres: float, scale: float) -> str:
-    """One offset number as :func:`_vector` writes it."""
+    """The shortest text that reads back to ``metres`` bit for bit through the reader's
+    arithmetic (``float(text) * scale``): ``17.6``, not ``17.599999999999998``, wherever
+    both read back alike, and every digit a number read from BVH needs. Where no file
+    number reads back exactly (a model from elsewhere), the nearest one's 17 digits;
+    zero is ``0`` (never ``-0.0``)."""
+    if metres == 0.0:
+        return "0"
     value = float(invert(np.array([metres]), scale)[0])
-    if len(repr(value).lstrip("-").split("e")[0].replace(".", "").strip("0")) > 15:
-        value = float(f"{value:.15g}")
+    # every file number that reads back exactly: a run of at most a few neighbours
+    below, above = math.nextafter(value, -math.inf), math.nextafter(value, math.inf)
+    exact_ones = [x for x in (value, below, above, math.nextafter(below, -math.inf),
+                              math.nextafter(above, math.inf)) if x * scale == metres]
+    for digits in range(1, 18):  # 17 digits name any float
+        for x in exact_ones:
+            shorter = float(f"{x:.{digits}g}")
+            if shorter * scale == metres:
+                return exact(shorter)
     return exact(value)

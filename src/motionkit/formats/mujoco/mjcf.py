@@ -19,7 +19,8 @@ moving leaves, meshes MuJoCo cannot load and shapes it has no geom for are liste
 Nothing MuJoCo refuses is written: a geom dimension of zero (a flat plate ``box``) becomes
 :data:`MIN_SIZE`, and a range whose ends are equal (what urdfdom reads for a URDF
 ``<limit effort velocity/>`` without ``lower``/``upper``; MuJoCo's own URDF import makes
-that joint unlimited) is left out; both are named losses.
+that joint unlimited) is left out; both are named losses. A geom size that is NaN,
+infinite or negative has no nearest form: it is refused, even under ``lossy``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from ..._io import atomic_write
+from ...errors import ConversionError
 from ...model import Motion
 from ...model.skeleton import Body, Joint, Shape, Skeleton, World
 from ..shared.chains import (
@@ -72,7 +74,7 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
     found: list[str] = []
     problems: dict[str, list[str]] = {}
     for skeleton in world.skeletons:
-        require_finite(skeleton)
+        _require_writable(skeleton)
         lacking = dof_losses(skeleton.joints, ("initial positions", "initial velocities",
                                                "velocity limits", "force limits",
                                                "acceleration limits"))
@@ -112,7 +114,7 @@ def losses(obj: World | Skeleton | Motion, **_: object) -> list[str]:
                 problems.setdefault("massless moving bodies (written with 1e-6 kg)",
                                     []).append(body.name)
             for shape in body.shapes:
-                if shape.kind in _GEOM and np.any(_half_sizes(shape) <= 0):
+                if shape.kind in _GEOM and np.any(_half_sizes(shape) == 0):
                     problems.setdefault(f"zero {shape.kind} sizes (written as {MIN_SIZE:g} m, "
                                         "MuJoCo refuses 0)", []).append(body.name)
                 if shape.kind in _NO_GEOM:
@@ -141,9 +143,27 @@ def _half_sizes(shape: Shape) -> Array:
 
 
 def _sizes(shape: Shape) -> str:
-    """The geom's ``size`` text, a zero raised to :data:`MIN_SIZE`."""
+    """The geom's ``size`` text, a zero raised to :data:`MIN_SIZE` (:func:`_require_writable`
+    refused every other size that is not positive)."""
     half = _half_sizes(shape)
-    return exact_vector(np.where(half > 0, half, MIN_SIZE))
+    return exact_vector(np.where(half == 0, MIN_SIZE, half))
+
+
+def _nonnegative(values: Array) -> bool:
+    """True when every value is finite and at least zero."""
+    return bool(np.all(np.isfinite(values) & (values >= 0)))
+
+
+def _require_writable(skeleton: Skeleton) -> None:
+    """:func:`require_finite`, and refuse (ConversionError, even under ``lossy``) shape sizes
+    that are NaN, infinite or negative: no geom has a nearest form for them."""
+    require_finite(skeleton)
+    bad = [f"{body.name!r} ({shape.kind})" for body in skeleton.bodies for shape in body.shapes
+           if shape.kind in _GEOM and not _nonnegative(_half_sizes(shape))]
+    if bad:
+        shown = ", ".join(bad[:3]) + (" …" if len(bad) > 3 else "")
+        raise ConversionError(f"skeleton {skeleton.name!r}: shape sizes that are NaN, infinite "
+                              f"or negative on {shown}; MuJoCo has no geom for them")
 
 
 def _ranged(joint: Joint, number: int) -> bool:
@@ -159,7 +179,7 @@ def write(path: str | os.PathLike[str], obj: World | Skeleton | Motion) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     world = _world(model_of(obj))
     for skeleton in world.skeletons:
-        require_finite(skeleton)
+        _require_writable(skeleton)
     text = _Writer(folder).document(world)
     with atomic_write(path, "w") as handle:
         handle.write(text)

@@ -71,6 +71,10 @@ class Node:
         return (child for child in self.children if child.tag == tag)
 
 
+#: Every byte to a space but the line breaks (blanked markup keeps its lines).
+_BLANK = bytes(c if c in (0x0A, 0x0D) else 0x20 for c in range(256))
+
+
 def blank_comments(data: bytes) -> tuple[bytes, int | None]:
     """``data`` with every comment body blanked (CR/LF kept), and the line of the first
     comment that XML itself would refuse (None if all are well-formed)."""
@@ -92,9 +96,7 @@ def blank_comments(data: bytes) -> tuple[bytes, int | None]:
             if bad_line is None and (b"--" in body or body.endswith(b"-") or
                                      not body.isascii()):
                 bad_line = data.count(b"\n", 0, i) + 1
-            for k in range(i + 4, end):
-                if out[k] not in (0x0A, 0x0D):
-                    out[k] = 0x20
+            out[i + 4:end] = body.translate(_BLANK)
             i = end + 3
         elif data.startswith(b"<![CDATA[", i):
             end = data.find(b"]]>", i + 9)
@@ -112,7 +114,24 @@ def blank_comments(data: bytes) -> tuple[bytes, int | None]:
 _BARE_AMPERSAND = re.compile(rb"&(?!(?:#[0-9]+|#x[0-9a-fA-F]+|lt|gt|amp|quot|apos);)")
 _QUOTED = re.compile(rb'"[^"]*"|\'[^\']*\'')
 _BOM = b"\xef\xbb\xbf"
+_DECLARATION = re.compile(rb"<\?xml[ \t\r\n]")
 _DECLARED = re.compile(rb"""(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([^"']{1,100})["']""")
+
+
+_WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def wide(data: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` is text in one (its byte order mark, or
+    NUL bytes around the first ``<``), which tinyxml2 cannot read; else None."""
+    for mark, name in _WIDE:
+        if data.startswith(mark):
+            return name
+    head = data[:4]
+    if b"\x00" not in head:
+        return None
+    return "UTF-32" if head.count(b"\x00") == 3 else "UTF-16"
 
 
 def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
@@ -129,7 +148,10 @@ def tolerate(data: bytes) -> tuple[bytes, str | None, list[str]]:
       file with a DTD nothing is escaped: its entities stay refused, never expanded.
 
     Lines are kept; an escaped character moves the columns after it on its line. The
-    result is at most five times the size of ``data``."""
+    result is at most five times the size of ``data``. UTF-16 or UTF-32 text (:func:`wide`),
+    which tinyxml2 cannot read, is returned unchanged: the byte scans would garble it."""
+    if wide(data):
+        return data, None, []
     data, bad_comment = blank_comments(data)
     notes = [f"line {bad_comment}: a comment that XML forbids"] if bad_comment else []
     out = _markup(data, notes)
@@ -143,17 +165,21 @@ def _markup(data: bytes, notes: list[str]) -> bytes:
     start = len(_BOM) if data.startswith(_BOM) else 0
     chunks: list[bytes] = [data[:start]]
     doctype = b"<!DOCTYPE" in data
-    escaped = 0
+    escaped = declarations = 0
     i = at = start
     while (i := data.find(b"<", i)) >= 0:
         if data.startswith(b"<?", i):
             end = data.find(b"?>", i + 2)
             end = end + 2 if end >= 0 else len(data)
-            if i > start and re.match(rb"<\?xml[ \t\r\n]", data[i:i + 6]):
+            if i > start and _DECLARATION.match(data, i):
                 escaped += _text(chunks, data[at:i], doctype)
-                chunks.append(_blanked(data[i:end]))
-                line = data.count(b"\n", 0, i) + 1
-                notes.append(f"line {line}: an XML declaration not at the start of the file")
+                chunks.append(data[i:end].translate(_BLANK))
+                if not declarations:  # the first one's line only: counting lines from the
+                    # start for each would be quadratic in their number
+                    line = data.count(b"\n", 0, i) + 1
+                    notes.append(f"line {line}: an XML declaration not at the start of "
+                                 "the file")
+                declarations += 1
                 at = end
             i = end
         elif data.startswith(b"<!--", i) or data.startswith(b"<![CDATA[", i):
@@ -177,6 +203,8 @@ def _markup(data: bytes, notes: list[str]) -> bytes:
             chunks.append(tag)
             i = at = end
     escaped += _text(chunks, data[at:], doctype)
+    if declarations > 1:
+        notes.append(f"{declarations - 1:,} more XML declarations not at the start")
     if escaped:
         notes.append("'&' or '<' written as text")
     return b"".join(chunks)
@@ -185,8 +213,6 @@ def _markup(data: bytes, notes: list[str]) -> bytes:
 def _encoding(data: bytes, notes: list[str]) -> str | None:
     """"utf-8" when ``data`` is valid UTF-8 (tinyxml2 reads nothing else), noting a declared
     encoding that would read it differently; else None (the declaration decides)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -211,11 +237,6 @@ def _text(chunks: list[bytes], text: bytes, doctype: bool) -> int:
     fixed = _BARE_AMPERSAND.sub(b"&amp;", text)
     chunks.append(fixed)
     return int(fixed != text)
-
-
-def _blanked(markup: bytes) -> bytes:
-    """Spaces for ``markup``, its line breaks kept."""
-    return bytes(c if c in (0x0A, 0x0D) else 0x20 for c in markup)
 
 
 _TAG_BODY = re.compile(rb"""(?:[^"'>]+|"[^"]*"|'[^']*')*""")

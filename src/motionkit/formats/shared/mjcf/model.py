@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 from ....errors import ConversionError, warn
 from ....model.skeleton import Body, Dof, Inertia, Joint, Marker, Shape, Skeleton, World
 from ....spatial import quaternion
-from .mesh import MeshMass, MeshUnreadable, mesh_mass
+from .mesh import Meshes, MeshMass, MeshOverBudget, MeshUnreadable
 from .parse import MjBody, MjTree, parse_tree
 
 Array = NDArray[np.float64]
@@ -160,6 +160,8 @@ class _Builder:
         self.joint_names: set[str] = set()
         self.infer, self.groups = "auto", (0, 5)
         self.mesh_masses: dict[str, MeshMass | None] = {}  # by asset name, each read once
+        self.meshes = Meshes()  # by file and placement, within the model's budget
+        self.over_budget = False  # warned once
         for node in tree.root.iter("compiler"):
             self.infer = node.get("inertiafromgeom", self.infer)
             text = node.get("inertiagrouprange")
@@ -284,15 +286,18 @@ class _Builder:
             return self.mesh_masses[name]
         asset = self.tree.meshes[name]
         try:
-            found: MeshMass | None = mesh_mass(asset.file, asset.scale, asset.inertia,
-                                               asset.refpos, asset.refquat)
+            found: MeshMass | None = self.meshes.mass(asset.file, asset.scale, asset.inertia,
+                                                      asset.refpos, asset.refquat)
         except MeshUnreadable as exc:
             found = None
             where = self.tree.error(asset.element, "")
             place = f":{where.line}" if where.line else ""
-            warn(f"{os.fspath(where.path or '')}{place}: mesh {name[:40]!r} "
-                 f"({os.path.basename(asset.file)[:80]}): {exc}; the masses of the bodies "
-                 "with its geoms leave it out")
+            over = isinstance(exc, MeshOverBudget)
+            if not (over and self.over_budget):
+                warn(f"{os.fspath(where.path or '')}{place}: mesh {name[:40]!r} "
+                     f"({os.path.basename(asset.file)[:80]}): {exc}; the masses of the "
+                     f"bodies with its geoms leave it out{', and every later one' if over else ''}")
+            self.over_budget |= over
         self.mesh_masses[name] = found
         return found
 

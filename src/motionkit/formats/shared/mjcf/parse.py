@@ -24,12 +24,12 @@ from defusedxml import DefusedXmlException
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from ...._io import read_bytes
+from ...._io import file_identity, read_bytes
 from ...._limits import MAX_BODIES, Budget
 from ....errors import FormatError, warn
 from ....model.skeleton import Shape, ShapeParams
 from ....spatial import quaternion as quat
-from ..xml import tolerate
+from ..xml import tolerate, wide
 from .mesh import DEFAULT_RULE
 
 Array = NDArray[np.float64]
@@ -75,15 +75,11 @@ _kept_lock = threading.Lock()
 
 
 def _identity(source: str | os.PathLike[str], first_only: bool) -> tuple[object, ...] | None:
-    """What names one version of a file: its real path, device, inode, size and mtime."""
+    """One version of a file (:func:`file_identity`) read with ``first_only``."""
     if not isinstance(source, (str, os.PathLike)):
         return None
-    try:
-        path = os.path.realpath(source)
-        stat = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (path, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, first_only)
+    found = file_identity(source)
+    return None if found is None else (*found, first_only)
 
 
 _T = TypeVar("_T")
@@ -116,6 +112,10 @@ def _load(source: str | os.PathLike[str]) -> tuple[Element, _Xml]:
 
 
 def _parse_xml(data: bytes, source: Any) -> tuple[Element, dict[int, tuple[int, int]]]:
+    encoded = wide(data)
+    if encoded:
+        raise FormatError(f"{encoded} text, which MuJoCo's parser (tinyxml2) cannot read; "
+                          "save it as UTF-8", source, 1)
     data, encoding, repaired = tolerate(data)
     if repaired:
         warn(f"{os.fspath(source)}: not well-formed XML that MuJoCo's parser (tinyxml2) "
@@ -163,7 +163,7 @@ def _include(root: Element, xml: _Xml) -> None:
         total += os.path.getsize(path)
         if total > MAX_INCLUDED_BYTES:
             raise xml.error(node, f"included files hold more than {MAX_INCLUDED_BYTES} bytes")
-        data = read_bytes(path)
+        data = read_bytes(path, MAX_INCLUDED_BYTES)  # a regular file, however it changed
         xml.size += len(data)
         included, at = _parse_xml(data, path)
         xml.at.update(at)
