@@ -258,3 +258,19 @@ def test_feet_are_named_only_where_planting_runs(options: dict[str, object]) -> 
 
     with pytest.raises(mk.ConversionError):
         retarget.Options(**options)  # type: ignore[arg-type]
+
+
+def test_a_choreonoid_seq_with_its_model_retargets_onto_its_robot(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``SRC`` a robot's ``.seq`` with ``--model`` (the issue's source list): the SR1 walk
+    onto SR1 by name puts every link where the walk had it."""
+    seq, body = corpus_file("choreonoid", "SR1WalkPattern1.seq"), \
+        corpus_file("choreonoid", "SR1.body")
+    code, err = _run(["retarget", str(seq), "--model", str(body), "--robot", str(body),
+                      "--by-name", "--no-ground", "-o", str(tmp_path / "out.seq")], capsys)
+    assert code == 0, err
+    model = mk.read(body)
+    assert isinstance(model, mk.Skeleton)
+    theirs, ours = (mk.kinematics.motion.link_poses(model, mk.read(path)).data[..., :3]
+                    for path in (seq, tmp_path / "out.seq"))
+    assert np.abs(ours - theirs).max() < 1e-6

@@ -39,7 +39,7 @@ def result() -> tuple[retarget.Retargeted, Skeleton]:
     return _clip_onto(robot), robot
 
 
-@pytest.mark.parametrize("fmt,name", [("gmr", "out.pkl"), ("mimickit", "out.pkl"),
+@pytest.mark.parametrize("fmt,name", [("gmr", "out.pkl"), ("mimickit", "out.pkl"), ("parc", "ms.pkl"),
                                       ("seq", "out.seq"), ("bvh", "out.bvh")])
 def test_the_output_reads_back_with_the_same_body_positions(
         fmt: str, name: str, result: tuple[retarget.Retargeted, Skeleton],

@@ -140,3 +140,25 @@ def test_a_quadruped_onto_itself_replays(ground: float | None) -> None:
     assert np.degrees(np.abs(joints.data - np.stack(columns, 1))).max() < 1e-3
     moved = done.motion.tracks["root"].data[:, :3] - [0.0, 0.0, done.ground_shift]
     assert np.abs(moved - root[:, :3]).max() < 1e-6
+
+
+def test_a_motion_on_terrain_stands_on_its_terrain() -> None:
+    """Spec §7 (ground): a PARC motion comes with its terrain; the robot's lowest point is
+    put on that terrain (under each shape), not on z = 0, and the output carries it. The
+    same clip with its terrain raised 0.5 m comes out 0.5 m higher."""
+    from motionkit.formats.mujoco import mjcf
+
+    character = str(corpus_file("parc", "character", "humanoid.xml"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = mk.read(corpus_file("parc", "ms", "sfu.pkl"), character=character)
+        robot = mjcf.read(character)  # the IK takes its hinges (PARC reads balls)
+    assert isinstance(source, mk.Motion) and source.terrain is not None
+    names = [body.name for body in robot.bodies]
+    lifted = mk.Motion(source.tracks, source.skeleton, mk.Terrain(
+        source.terrain.heights + 0.5, source.terrain.origin, source.terrain.dx), source.meta)
+    on, up = (retarget.retarget(motion, robot, retarget.same_names(names, names))
+              for motion in (source, lifted))
+    assert up.ground_shift - on.ground_shift == pytest.approx(0.5, abs=1e-6)
+    assert up.motion.terrain is not None
+    assert np.array_equal(up.motion.terrain.heights, source.terrain.heights + 0.5)

@@ -92,26 +92,34 @@ Examples:
       --rename mixamo_names.json --frame-fix mixamo_fix.json -o out.pkl --to gmr
   motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --like-gmr -o gmr.pkl
   motionkit retarget walk.bvh --robot g1.xml --map bvh_to_g1.json --height 1.62 -o g1.seq
-  motionkit retarget g1_walk.pkl --character g1.xml --robot h1.xml --by-name -o h1.pkl""")
+  motionkit retarget g1_walk.pkl --character g1.xml --robot h1.xml --by-name -o h1.pkl
+  motionkit retarget walk.seq --model SR1.body --robot sr1.urdf --by-name -o sr1.pkl --to gmr""")
 @click.argument("source", type=click.Path(dir_okay=False))
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
               help="Where the robot motion goes (its format from --to or the extension).")
 @click.option("--to", "to_format", metavar="FORMAT", help="Format of OUT, e.g. gmr.")
 @click.option("--character", type=click.Path(dir_okay=False),
               help="The source's character (a PARC or MimicKit motion).")
+@click.option("--model", "source_model", type=click.Path(dir_okay=False), metavar="MODEL",
+              help="The source's body model (a Choreonoid .seq's .body, or any model).")
 @click.option("--lossy", is_flag=True, help="Let the writer drop what OUT cannot hold.")
 @click.option("--plot-errors", type=click.Path(dir_okay=False), metavar="FIGURE",
               help="Draw each tracked body's distance to its target over time (.png, .svg).")
 @plan_options
-def command(source: str, out: str, to_format: str | None, character: str | None, lossy: bool,
-            plot_errors: str | None, **settings: object) -> None:
+def command(source: str, out: str, to_format: str | None, character: str | None,
+            source_model: str | None, lossy: bool, plot_errors: str | None,
+            **settings: object) -> None:
     """Retarget SOURCE (BVH, or a motion with --character) onto the robot MODEL with GMR's
     inverse kinematics: GMR's numbers with --like-gmr, its reported defects fixed without."""
     plan = plan_of(settings)
-    refuse_source_as_output(out, source, character, *plan.inputs())
+    refuse_source_as_output(out, source, character, source_model, *plan.inputs())
     if plot_errors:
-        refuse_source_as_output(plot_errors, source, character, *plan.inputs())
+        refuse_source_as_output(plot_errors, source, character, source_model, *plan.inputs())
     motion = api.read_motion(source, **({"character": character} if character else {}))
+    if source_model:
+        from ..kinematics.motion import model_skeleton
+
+        motion.skeleton = model_skeleton(api.read(source_model), source_model)
     result = plan.run(motion, progress=lambda frames: tqdm(
         frames, desc="retarget", unit="frame", delay=1.0, file=sys.stderr, disable=None))
     write_robot_motion(out, result.motion, to_format, plan, lossy)

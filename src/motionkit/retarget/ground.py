@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from ..errors import ConversionError, choices
 from ..model.skeleton import Shape, Skeleton
+from ..model.terrain import Terrain
 from ..spatial import quaternion
 from .lie import exp3
 from .maps import BodyMap
@@ -54,9 +55,11 @@ class Foot:
     sole: Array | None
 
 
-def lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array) -> float:
-    """The lowest point of the robot's spheres, capsules, cylinders and boxes over the clip
-    (FK a chunk of frames at a time)."""
+def lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array,
+                 terrain: Terrain | None = None) -> float:
+    """The lowest height of the robot's spheres, capsules, cylinders and boxes over the
+    clip: above z = 0, or above ``terrain`` under each shape's centre (FK a chunk of frames
+    at a time)."""
     shapes = _primitives(skeleton)
     if not shapes:
         raise ConversionError("the robot has no primitive shapes to put on the ground "
@@ -66,9 +69,23 @@ def lowest_point(robot: Robot, skeleton: Skeleton, root: Array, q: Array) -> flo
         part = slice(start, start + CHUNK)
         bodies = robot.poses_many(root[part, :3], quaternion.to_matrix(root[part, 3:]),
                                   q[part])[0]
-        lowest = min(lowest, *(float(_bottoms(shape, bodies[:, index]).min())
-                               for index, shape in shapes))
+        for index, shape in shapes:
+            bottom = _bottoms(shape, bodies[:, index])
+            if terrain is not None:
+                under = terrain.height_at((bodies[:, index] @ shape.transform)[:, :2, 3])
+                bottom = bottom - under
+            lowest = min(lowest, float(bottom.min()))
     return float(lowest)
+
+
+def scaled_terrain(terrain: Terrain, factor: float) -> Terrain:
+    """``terrain`` in the robot's world: every length times ``factor`` (the root's scale,
+    by which the targets' world is the source's scaled)."""
+    return Terrain(np.asarray(terrain.heights, dtype=np.float64) * factor,
+                   np.asarray(terrain.origin, dtype=np.float64) * factor, terrain.dx * factor,
+                   None if terrain.dy is None else terrain.dy * factor,
+                   None if terrain.bounds is None else np.asarray(terrain.bounds) * factor,
+                   dict(terrain.attrs))
 
 
 def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: SourceFrames,
@@ -124,10 +141,12 @@ def stances(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT
 
 
 def stance_targets(robot: Robot, foot: Foot, states: list[State],
-                   runs: list[tuple[int, int]], ground: float) -> dict[int, Array]:
+                   runs: list[tuple[int, int]], ground: float,
+                   terrain: Terrain | None = None) -> dict[int, Array]:
     """Per planted frame, the foot's world target: each stance at the mean position the
-    foot had over it in ``states``, its lowest point at ``ground``, and for a sole the mean
-    orientation turned level (the orientation of a point foot's target is not used)."""
+    foot had over it in ``states``, its lowest point at ``ground`` (above ``terrain`` there,
+    if any), and for a sole the mean orientation turned level (the orientation of a point
+    foot's target is not used)."""
     out: dict[int, Array] = {}
     bodies = np.array([robot.poses(state).bodies[foot.body] for state in states])
     for start, stop in runs:
@@ -137,7 +156,8 @@ def stance_targets(robot: Robot, foot: Foot, states: list[State],
             target[:3, :3] = _level(target[:3, :3] @ foot.sole) @ target[:3, :3]
         bottom = min(float(_bottoms(shape, target[None])[0]) for shape in foot.shapes)
         target[:2, 3] = bodies[start:stop, :2, 3].mean(axis=0)
-        target[2, 3] = ground - bottom
+        under = 0.0 if terrain is None else float(terrain.height_at(target[None, :2, 3])[0])
+        target[2, 3] = ground + under - bottom
         out.update((frame, target) for frame in range(start, stop))
     return out
 

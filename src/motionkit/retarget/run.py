@@ -27,13 +27,14 @@ from numpy.typing import NDArray
 from ..errors import ConversionError, choices, warn
 from ..model import Motion, Timeline, Track
 from ..model.skeleton import Skeleton
+from ..model.terrain import Terrain
 from ..spatial import quaternion
 from . import ik
-from .ground import Foot, find_feet, lowest_point, stance_targets, stances
+from .ground import Foot, find_feet, lowest_point, scaled_terrain, stance_targets, stances
 from .lie import exp3
 from .maps import BodyMap, Task
 from .robot import Robot, State
-from .source import GMR_HUMAN_HEIGHT, measured_height, size_ratio, source_frames, targets
+from .source import GMR_HUMAN_HEIGHT, SourceFrames, measured_height, size_ratio, source_frames, targets
 
 Array = NDArray[np.float64]
 
@@ -134,8 +135,8 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     height = options.height or (GMR_HUMAN_HEIGHT if options.like_gmr else 1.0
                                 if body_map.height_assumption is None else
                                 measured_height(source.skeleton, rename))
-    names, poses = targets(frames, body_map,
-                           size_ratio(body_map, height, like_gmr=options.like_gmr), fix)
+    ratio = size_ratio(body_map, height, like_gmr=options.like_gmr)
+    names, poses = targets(frames, body_map, ratio, fix)
     _check_finite(names, poses)
     state = robot.rest.copy()
     if not options.like_gmr:
@@ -143,13 +144,43 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     fps = GMR_FPS if options.like_gmr else frames.fps
     clip = _Clip(robot, body_map, _FrameGoals(robot, body_map, names, poses), options, fps,
                  progress)
-    solved, shift, held = clip.solve(state), 0.0, {}
+    solved, shift = clip.solve(state), 0.0
+    held: dict[str, int] = {}
+    terrain = None if source.terrain is None else \
+        scaled_terrain(source.terrain, body_map.scales[body_map.source_root] * ratio)
     if not options.like_gmr and options.ground_clearance is not None and robot.floating:
-        clearance = options.ground_clearance
-        shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
+        ground = _Ground(robot_skeleton, options.ground_clearance, terrain)
+        solved, shift, held = ground.put(clip, solved, frames, source.skeleton, rename, height)
+    motion = _motion(robot_skeleton, robot.joint_names, solved.root, solved.q, fps)
+    motion.terrain = terrain
+    return Retargeted(motion, solved.steps, solved.errors, [t.robot for t in solved.last],
+                      None if body_map.height_assumption is None else height, shift, held)
+
+
+@dataclass
+class _Ground:
+    """What the robot stands on: z = 0 or a terrain (the source's, scaled as the targets
+    are), with its lowest point ``clearance`` above it."""
+
+    skeleton: Skeleton
+    clearance: float
+    terrain: Terrain | None
+
+    def shift(self, robot: Robot, solved: _Solved) -> float:
+        """The root height change that puts the clip's lowest point at the clearance."""
+        return self.clearance - lowest_point(robot, self.skeleton, solved.root, solved.q,
+                                             self.terrain)
+
+    def put(self, clip: _Clip, solved: _Solved, frames: SourceFrames, source: Skeleton,
+            rename: dict[str, str] | None, height: float
+            ) -> tuple[_Solved, float, dict[str, int]]:
+        """The clip on the ground, its feet planted where the source's are (the options
+        say whether): the solution, its root shift and the frames held per foot."""
+        robot, body_map, options = clip.robot, clip.body_map, clip.options
+        shift, held = self.shift(robot, solved), dict[str, int]()
         plant = options.plant_feet if options.plant_feet is not None else \
             body_map.height_assumption is not None
-        feet = find_feet(robot, robot_skeleton, body_map, frames, source.skeleton, rename,
+        feet = find_feet(robot, self.skeleton, body_map, frames, source, rename,
                          options.feet) if plant else []
         if plant and not feet:
             warn("no robot foot to plant: no mapped body has the robot's lowest shapes at "
@@ -157,14 +188,12 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
         runs = [stances(frames, foot.point, *(
             () if body_map.height_assumption is None else (height,))) for foot in feet]
         if any(runs):
-            solved = clip.plant(solved, feet, runs, clearance - shift)
+            solved = clip.plant(solved, feet, runs, self.clearance - shift, self.terrain)
             held = {robot.names[foot.body]: sum(stop - start for start, stop in run)
                     for foot, run in zip(feet, runs, strict=True) if run}
-            shift = clearance - lowest_point(robot, robot_skeleton, solved.root, solved.q)
+            shift = self.shift(robot, solved)
         solved.root[:, 2] += shift
-    motion = _motion(robot_skeleton, robot.joint_names, solved.root, solved.q, fps)
-    return Retargeted(motion, solved.steps, solved.errors, [t.robot for t in solved.last],
-                      None if body_map.height_assumption is None else height, shift, held)
+        return solved, shift, held
 
 
 class _FrameGoals:
@@ -240,13 +269,14 @@ class _Clip:
         return ik.Posture(ahead[None], self.options.smoothing)
 
     def plant(self, solved: _Solved, feet: list[Foot], runs: list[list[tuple[int, int]]],
-              ground: float) -> _Solved:
+              ground: float, terrain: Terrain | None) -> _Solved:
         """The clip solved again with each foot held through its stances (``runs``),
-        placed where ``solved`` had it on average, its lowest point at ``ground`` (the
-        steps counted are both solves')."""
+        placed where ``solved`` had it on average, its lowest point ``ground`` above the
+        terrain (the steps counted are both solves')."""
         placed = solved.states()
         for foot, run in zip(feet, runs, strict=True):
-            self.goals.hold(foot, stance_targets(self.robot, foot, placed, run, ground))
+            self.goals.hold(foot, stance_targets(self.robot, foot, placed, run, ground,
+                                                 terrain))
         again = self.solve(solved.state(0))
         again.steps += solved.steps
         return again
