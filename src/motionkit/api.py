@@ -44,8 +44,8 @@ def write(path: PathLike, obj: Loaded, format: str | None = None, **options: obj
     lossy = bool(options.pop("lossy", False))
     like = obj.meta.get("source_format") if isinstance(obj, Motion) \
         and isinstance(obj.meta, dict) else None
-    registry.for_writing(path, format, like=like if isinstance(like, str) else None).write(
-        path, obj, lossy=lossy, **options)
+    registry.for_writing(path, format, like=like if isinstance(like, str) else None, obj=obj,
+                         options=options).write(path, obj, lossy=lossy, **options)
 
 
 def convert(
@@ -71,11 +71,53 @@ def convert(
     reader alone (the command line's ``-R``).
     """
     reader = registry.for_reading(src, from_format)
-    writer = registry.for_writing(dst, to_format, like=reader.name)
-    reading, writing = split_options(reader, writer, options, read_options)
-    obj = reader.read(src, **reading)
+    obj, writer, writing = read_for_writing(reader, src, dst, to_format, options, read_options)
     return finish_conversion(obj, dst, writer, rate=rate, method=method, model=model,
                              lossy=lossy, write_options=writing)
+
+
+def read_for_writing(reader: registry.Format, src: PathLike, dst: PathLike,
+                     to_format: str | None, options: dict[str, object],
+                     read_options: dict[str, object] | None = None,
+                     ) -> tuple[Loaded, registry.Format, dict[str, object]]:
+    """The first half of ``convert``: read ``src`` and choose the writer for ``dst`` (the
+    one ``convert`` uses and reports); returns (what was read, the writer, its options).
+    The source's own format writes ``dst`` where it holds what was read whole and takes
+    the options; else the extension's first writer does."""
+    writers = writer_plans(reader, dst, to_format, options, read_options)
+    obj = reader.read(src, **writers[0][1])
+    writer, writing = choose_writer(writers, obj)
+    return obj, writer, writing
+
+
+#: One writer ``convert`` may use, with the options split for it (reader's, writer's).
+WriterPlan = tuple[registry.Format, dict[str, object], dict[str, object]]
+
+
+def writer_plans(reader: registry.Format, dst: PathLike, to_format: str | None,
+                 options: dict[str, object], read_options: dict[str, object] | None = None,
+                 ) -> list[WriterPlan]:
+    """The writers that may write ``dst`` (``registry.writers_for``, the source's format
+    first), each with the options split for it; a writer the options do not fit is left
+    out (an option that means something else to it); none fits: the fallback's error."""
+    plans: list[WriterPlan] = []
+    candidates = registry.writers_for(dst, to_format, like=reader.name)
+    for writer in candidates:
+        try:
+            plans.append((writer, *split_options(reader, writer, options, read_options)))
+        except MotionkitError:
+            if writer is candidates[-1] and not plans:
+                raise
+    return plans
+
+
+def choose_writer(plans: list[WriterPlan], obj: Loaded) -> tuple[registry.Format, dict[str, object]]:
+    """The first of ``plans`` whose writer holds ``obj`` whole, else the last (the
+    extension's own writer, which then applies the loss rule): (writer, its options)."""
+    for writer, _, writing in plans[:-1]:
+        if writer.holds_whole(obj, **writing):
+            return writer, writing
+    return plans[-1][0], plans[-1][2]
 
 
 def split_options(reader: registry.Format, writer: registry.Format,

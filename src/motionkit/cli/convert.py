@@ -61,29 +61,29 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     refuse_source_as_output(target, source, character, model,
                             replaceable=source, in_place=in_place)
     existed = os.path.lexists(target)
-    chosen = _chosen_writer(source, target, from_format, to_format)
     extra = parse_options(options)
     if character:
         extra["character"] = character
     with busy(f"converting {source}"):
-        motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                             rate=rate, method=method, model=model, lossy=lossy,
-                             read_options=parse_options(read_options), **extra)
+        reader = registry.for_reading(source, from_format)
+        obj, writer, writing = api.read_for_writing(reader, source, target, to_format, extra,
+                                                    parse_options(read_options))
+        motion = api.finish_conversion(obj, target, writer, rate=rate, method=method,
+                                       model=model, lossy=lossy, write_options=writing)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
+    chosen = "" if to_format else _chosen_writer(target, writer, reader)
     click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
 
 
-def _chosen_writer(source: str, target: str, from_format: str | None,
-                   to_format: str | None) -> str:
+def _chosen_writer(target: str, writer: registry.Format, reader: registry.Format) -> str:
     """`` as traj (…; --to euroc for …)`` when TARGET's extension has several writers and
-    none was named: the user learns which one was chosen and how to name another."""
-    if to_format:
-        return ""
-    reader = registry.for_reading(source, from_format)
-    writer = registry.for_writing(target, None, like=reader.name)
+    none was named: the user learns which one was chosen, why it is not the source's
+    format when that writes the extension too, and how to name another."""
     others = registry.sharing(target, writer)
     if not others:
         return ""
+    why = f"; not {reader.name}, which cannot write it whole with these options" \
+        if reader in others else ""
     rest = "; ".join(f"--to {other.name} for {other.description}" for other in others)
-    return f" as {writer.name} ({writer.description}; {rest})"
+    return f" as {writer.name} ({writer.description}{why}; {rest})"

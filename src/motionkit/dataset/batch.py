@@ -32,6 +32,7 @@ from .sandbox import Limits, Stopped, run_limited
 if TYPE_CHECKING:
     from distributed import Client
 
+    from ..api import WriterPlan
     from ..evaluation.align import Kind
     from ..retarget.plan import Plan
 
@@ -185,7 +186,7 @@ def _work(job: Job, item: Item) -> Outcome:
     source = item.source
     try:
         target = job.target(item)
-        reading, writing = _split(job, source, target)
+        reading, plans = _split(job, source, target)
     except MotionkitError as exc:
         row, _ = read_file(source, job.from_format)
         return _failed(source, row, exc)
@@ -199,10 +200,11 @@ def _work(job: Job, item: Item) -> Outcome:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if job.op == "convert":
-            from ..api import finish_conversion
+            from ..api import choose_writer, finish_conversion
             from ..formats import registry
 
-            writer = registry.for_writing(target, job.to_format, like=str(row["format"]))
+            writer, writing = choose_writer(plans, obj) if plans else (registry.for_writing(
+                target, job.to_format, like=str(row["format"]), obj=obj), {})
             finish_conversion(obj, target, writer, rate=job.rate, method=job.method,
                               model=job.model, lossy=job.lossy, write_options=writing)
             return Outcome(str(source), "converted", row, output=str(target))
@@ -220,20 +222,21 @@ def _work(job: Job, item: Item) -> Outcome:
     return Outcome(str(source), "written", row, output=str(target))
 
 
-def _split(job: Job, source: Path, target: Path | None) -> tuple[dict[str, object],
-                                                                 dict[str, object]]:
-    """The job's options for this file as (the reader's, the writer's), as ``convert``
-    splits them; verbs that write no motion give every option to the reader."""
-    from ..api import split_options
+def _split(job: Job, source: Path, target: Path | None,
+           ) -> tuple[dict[str, object], list[WriterPlan]]:
+    """The job's options for this file as (the reader's, the writers convert may use
+    with the options split for each, as ``convert`` splits them); verbs that write no
+    motion give every option to the reader. No options: ({}, [])."""
+    from ..api import split_options, writer_plans
     from ..formats import registry
 
     if not job.options and not job.read_options:
-        return {}, {}
+        return {}, []
     reader = registry.for_reading(source, job.from_format)
     if job.op != "convert" or target is None:
-        return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], {}
-    writer = registry.for_writing(target, job.to_format, like=reader.name)
-    return split_options(reader, writer, job.options, job.read_options)
+        return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], []
+    plans = writer_plans(reader, target, job.to_format, job.options, job.read_options)
+    return plans[0][1], plans
 
 
 def _retarget(job: Job, obj: object, target: Path) -> None:
