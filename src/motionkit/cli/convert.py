@@ -61,6 +61,8 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     refuse_source_as_output(target, source, character, model,
                             replaceable=source, in_place=in_place)
     existed = os.path.lexists(target)
+    # a link is replaced by the file, never written through: say so, naming what it named
+    link = os.readlink(target) if os.path.islink(target) else None
     extra = parse_options(options)
     if character:
         extra["character"] = character
@@ -73,7 +75,9 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
     chosen = "" if to_format else _chosen_writer(target, writer, reader)
-    click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
+    kept = f" (the link's target {clean(link)} unchanged)" if link is not None else ""
+    done = "replaced the link" if link is not None else "replaced" if existed else "wrote"
+    click.echo(f"{done} {clean(target)}{kept}{chosen}{detail}")
 
 
 def _chosen_writer(target: str, writer: registry.Format, reader: registry.Format) -> str:
