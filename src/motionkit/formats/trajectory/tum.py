@@ -60,9 +60,25 @@ def first_numbers(head: bytes) -> list[float]:
 
 def sniff(head: bytes) -> bool:
     """True when the first data row is eight numbers ending in a unit quaternion (a table
-    of eight other numbers, such as open_vins' timings, is not a TUM file)."""
+    of eight other numbers, such as open_vins' timings, is not a TUM file), under no
+    header naming quaternion columns in a way this reader takes no order from."""
     numbers = first_numbers(head)
-    return len(numbers) == 8 and common.near_unit(numbers[4:8])
+    return len(numbers) == 8 and common.near_unit(numbers[4:8]) and not _foreign_names(head)
+
+
+def _foreign_names(head: bytes) -> bool:
+    """True when a comment row above the data names quaternion columns (``q…w``, ``q…x``)
+    other than TUM's ``qx … qw`` spellings, which the reader orders by: EuRoC's ``q_RS_w
+    [], q_RS_x [] …`` say w first, and read as TUM (x y z w) the rotation would be wrong."""
+    for raw in head.lstrip(b"\xef\xbb\xbf").split(b"\n")[:50]:
+        text = raw.strip().decode("utf-8", "replace")
+        if text and not text.startswith("#"):
+            return False
+        names = [name.lower() for name in re.split(r"[,;\s]+", text.lstrip("#")) if name]
+        quaternion = [name[-1] for name in names if re.fullmatch(r"q\w*[wxyz]", name)]
+        if {"w", "x"} <= set(quaternion) and _order_from_names([(0, text)]) is None:
+            return True
+    return False
 
 
 def hint(head: bytes) -> str | None:
