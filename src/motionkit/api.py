@@ -10,7 +10,14 @@ from __future__ import annotations
 import os
 from typing import cast
 
-from .errors import ConversionError, FormatError, MotionkitError, choices, did_you_mean
+from .errors import (
+    ConversionError,
+    FormatError,
+    MotionkitError,
+    choices,
+    did_you_mean,
+    option_hint,
+)
 from .formats import registry
 from .formats.registry import Loaded
 from .model import Motion, Skeleton
@@ -132,8 +139,8 @@ def split_options(reader: registry.Format, writer: registry.Format,
     if ambiguous:
         raise MotionkitError(
             f"option(s) {', '.join(ambiguous)} mean one thing reading {reader.name} and another "
-            f"writing {writer.name}; convert in two steps (mk.read with the reader's, mk.write "
-            "with the writer's)")
+            f"writing {writer.name}; give the reader's to the reader alone: "
+            f"{option_hint(ambiguous[0], 'VALUE', 'reader-only')}")
     if unknown:
         guess = did_you_mean(unknown[0], sorted(read_allowed | write_allowed))
         raise MotionkitError(

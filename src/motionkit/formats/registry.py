@@ -47,8 +47,8 @@ from ..errors import (
     FormatError,
     MotionkitError,
     choices,
-    for_cli,
     format_hint,
+    option_hint,
     warn,
 )
 from . import loss
@@ -330,7 +330,7 @@ class Format:
             poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
             how = (f"one of its pose tracks is a trajectory: address a bag topic as "
                    f"BAG:/{poses[0].lstrip('/')}" if poses else
-                   f"a body model derives one: {'--model MODEL' if for_cli() else 'model=...'}")
+                   f"a body model derives one: {option_hint('model', 'MODEL', 'command')}")
             raise ConversionError(
                 f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
                 f"tracks: {names} ({how})")
