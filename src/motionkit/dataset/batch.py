@@ -330,8 +330,18 @@ def client_for(workers: int, scheduler: str | None) -> Iterator[Client]:
             with spawning():
                 cluster.scale(workers)
                 _spawned(workers)
-            client.wait_for_workers(workers)
+            try:
+                client.wait_for_workers(workers, timeout=WORKER_START_SECONDS)
+            except TimeoutError:
+                raise MotionkitError(f"the local cluster's {workers} worker(s) did not start "
+                                     f"within {WORKER_START_SECONDS} s") from None
         yield client
+
+
+#: How long the local cluster's workers may take to start (about 2 s each on a quiet
+#: machine) before a batch gives up with one line, rather than wait for ever on a
+#: worker that cannot start.
+WORKER_START_SECONDS = 120
 
 
 def _spawned(workers: int) -> None:
