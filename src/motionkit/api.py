@@ -10,7 +10,14 @@ from __future__ import annotations
 import os
 from typing import cast
 
-from .errors import ConversionError, FormatError, MotionkitError, choices, did_you_mean
+from .errors import (
+    ConversionError,
+    FormatError,
+    MotionkitError,
+    choices,
+    did_you_mean,
+    option_hint,
+)
 from .formats import registry
 from .formats.registry import Loaded
 from .model import Motion, Skeleton
@@ -44,8 +51,8 @@ def write(path: PathLike, obj: Loaded, format: str | None = None, **options: obj
     lossy = bool(options.pop("lossy", False))
     like = obj.meta.get("source_format") if isinstance(obj, Motion) \
         and isinstance(obj.meta, dict) else None
-    registry.for_writing(path, format, like=like if isinstance(like, str) else None).write(
-        path, obj, lossy=lossy, **options)
+    registry.for_writing(path, format, like=like if isinstance(like, str) else None, obj=obj,
+                         options=options).write(path, obj, lossy=lossy, **options)
 
 
 def convert(
@@ -71,11 +78,53 @@ def convert(
     reader alone (the command line's ``-R``).
     """
     reader = registry.for_reading(src, from_format)
-    writer = registry.for_writing(dst, to_format, like=reader.name)
-    reading, writing = split_options(reader, writer, options, read_options)
-    obj = reader.read(src, **reading)
+    obj, writer, writing = read_for_writing(reader, src, dst, to_format, options, read_options)
     return finish_conversion(obj, dst, writer, rate=rate, method=method, model=model,
                              lossy=lossy, write_options=writing)
+
+
+def read_for_writing(reader: registry.Format, src: PathLike, dst: PathLike,
+                     to_format: str | None, options: dict[str, object],
+                     read_options: dict[str, object] | None = None,
+                     ) -> tuple[Loaded, registry.Format, dict[str, object]]:
+    """The first half of ``convert``: read ``src`` and choose the writer for ``dst`` (the
+    one ``convert`` uses and reports); returns (what was read, the writer, its options).
+    The source's own format writes ``dst`` where it holds what was read whole and takes
+    the options; else the extension's first writer does."""
+    writers = writer_plans(reader, dst, to_format, options, read_options)
+    obj = reader.read(src, **writers[0][1])
+    writer, writing = choose_writer(writers, obj)
+    return obj, writer, writing
+
+
+#: One writer ``convert`` may use, with the options split for it (reader's, writer's).
+WriterPlan = tuple[registry.Format, dict[str, object], dict[str, object]]
+
+
+def writer_plans(reader: registry.Format, dst: PathLike, to_format: str | None,
+                 options: dict[str, object], read_options: dict[str, object] | None = None,
+                 ) -> list[WriterPlan]:
+    """The writers that may write ``dst`` (``registry.writers_for``, the source's format
+    first), each with the options split for it; a writer the options do not fit is left
+    out (an option that means something else to it); none fits: the fallback's error."""
+    plans: list[WriterPlan] = []
+    candidates = registry.writers_for(dst, to_format, like=reader.name)
+    for writer in candidates:
+        try:
+            plans.append((writer, *split_options(reader, writer, options, read_options)))
+        except MotionkitError:
+            if writer is candidates[-1] and not plans:
+                raise
+    return plans
+
+
+def choose_writer(plans: list[WriterPlan], obj: Loaded) -> tuple[registry.Format, dict[str, object]]:
+    """The first of ``plans`` whose writer holds ``obj`` whole, else the last (the
+    extension's own writer, which then applies the loss rule): (writer, its options)."""
+    for writer, _, writing in plans[:-1]:
+        if writer.holds_whole(obj, **writing):
+            return writer, writing
+    return plans[-1][0], plans[-1][2]
 
 
 def split_options(reader: registry.Format, writer: registry.Format,
@@ -90,8 +139,8 @@ def split_options(reader: registry.Format, writer: registry.Format,
     if ambiguous:
         raise MotionkitError(
             f"option(s) {', '.join(ambiguous)} mean one thing reading {reader.name} and another "
-            f"writing {writer.name}; convert in two steps (mk.read with the reader's, mk.write "
-            "with the writer's)")
+            f"writing {writer.name}; give the reader's to the reader alone: "
+            f"{option_hint(ambiguous[0], 'VALUE', 'reader-only')}")
     if unknown:
         guess = did_you_mean(unknown[0], sorted(read_allowed | write_allowed))
         raise MotionkitError(

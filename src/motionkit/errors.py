@@ -77,9 +77,18 @@ def for_cli() -> bool:
 def option_hint(name: str, value: object, side: str = "read") -> str:
     """How to pass option ``name`` for whoever reads the message: ``dedupe=True`` in
     Python, ``-R dedupe=true`` (a reader's) or ``-O dedupe=true`` (a writer's) on the
-    command line, ``--lossy`` for lossy. The one place that decides a hint's spelling."""
+    command line, ``--lossy`` for lossy. ``side`` "command" names one of convert's own
+    options (``--model MODEL``; ``model=...`` in Python) and "reader-only" a reader's
+    option that convert gives to the reader alone (``-R times=FILE``;
+    ``read_options={'times': 'FILE'}``). The one place that decides a hint's spelling."""
     if not for_cli():
+        if side == "command":
+            return f"{name}=..."
+        if side == "reader-only":
+            return f"read_options={{{name!r}: {value!r}}}"
         return f"{name}={value!r}"
+    if side == "command":
+        return f"--{name.replace('_', '-')} {value}"
     if name == "lossy" and value is True:
         return "--lossy"
     text = str(value).lower() if isinstance(value, bool) else str(value)
@@ -109,8 +118,10 @@ def choices(name: str, known: Iterable[str], what: str = "known", shown: int = 1
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """``did you mean 'tum'? `` for the known names closest to ``name`` (difflib, case
-    ignored), or "" when none is close."""
-    folded = {str(n).lower(): str(n) for n in known}
-    close = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), n=3,
-                                                           cutoff=0.6)]
+    ignored: names that differ only in case, ``Hip`` and ``hip``, are both given), or ""
+    when none is close."""
+    names = list(dict.fromkeys(str(n) for n in known))
+    folded = list(dict.fromkeys(n.lower() for n in names))
+    matches = difflib.get_close_matches(name.lower(), folded, n=3, cutoff=0.6)
+    close = [n for match in matches for n in names if n.lower() == match]
     return f"did you mean {' or '.join(repr(n) for n in close)}? " if close else ""

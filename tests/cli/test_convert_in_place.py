@@ -99,3 +99,28 @@ def test_a_model_is_never_replaced_even_in_place(tmp_path: Path,
     code, _, err = run_cli(["convert", str(corpus_file("choreonoid", "SR1WalkPattern1.seq")),
                             str(body), "--model", str(body), "--in-place"], capsys)
     assert code == 2 and "input of this command" in err and body.read_bytes() == before
+
+
+def test_in_place_is_refused_for_a_topic_of_a_bag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The written bag would hold the one topic: the bag's other topics would be lost."""
+    bag = tmp_path / "run.bag"
+    shutil.copy(corpus_file("evo", "ROS_example.bag"), bag)
+    before = bag.read_bytes()
+    code, _, err = run_cli(["convert", f"{bag}:/groundtruth", str(bag), "--in-place",
+                            "--lossy"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "one part of" in err and "--in-place to replace" not in err
+    assert bag.read_bytes() == before
+
+
+def test_in_place_onto_a_link_says_the_link_was_replaced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "walk.seq"
+    source.write_text(V4_ALL)
+    os.symlink(source, tmp_path / "link.seq")
+    code, out, err = run_cli(["convert", str(source), str(tmp_path / "link.seq"), "--in-place",
+                              "-O", "precision=9"], capsys)
+    assert code == 0, err
+    assert out.startswith(f"replaced the link {tmp_path / 'link.seq'}") and str(source) in out
+    assert source.read_text() == V4_ALL and not (tmp_path / "link.seq").is_symlink()

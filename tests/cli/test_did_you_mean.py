@@ -58,3 +58,10 @@ def test_a_misspelt_joint_to_plot_is_answered(tmp_path: Path,
                             "--model", str(corpus_file("choreonoid", "SR1.body")), "--joints",
                             "RLEG_KNE", "-o", str(tmp_path / "k.svg")], capsys)
     assert code == 2 and "did you mean 'RLEG_KNEE'" in err
+
+
+def test_names_that_differ_only_in_case_are_both_offered() -> None:
+    from motionkit.errors import did_you_mean
+
+    text = did_you_mean("HIP", ["Hip", "hip", "knee"])
+    assert "'Hip'" in text and "'hip'" in text

@@ -80,3 +80,25 @@ def test_links_a_one_pose_writer_drops_are_named(tmp_path: Path,
     assert "parts" not in str(caught.value)
     code, _, err = run_cli(["convert", str(seq), str(tmp_path / "w.tum")], capsys)
     assert code == 2 and "write another with -O link=NAME" in err
+
+
+def test_an_option_both_sides_take_is_answered_in_each_spelling(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not "convert in two steps (mk.read …)" on a command line, where -R gives a reader
+    option to the reader alone (review of issue 25, finding 15)."""
+    source = tmp_path / "a.kitti"
+    source.write_text("1 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 1 0 1 0 0 0 0 1 0\n")
+    (tmp_path / "t.txt").write_text("0.0\n0.1\n")
+    with pytest.raises(mk.MotionkitError, match=r"read_options=\{'times': 'VALUE'\}"):
+        mk.convert(source, tmp_path / "b.kitti", times=tmp_path / "t.txt")
+    code, _, err = run_cli(["convert", str(source), str(tmp_path / "b.kitti"), "-O",
+                            f"times={tmp_path / 't.txt'}"], capsys)
+    assert code == 2 and "-R times=VALUE" in err and "mk.read" not in err
+
+
+def test_command_options_are_spelled_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert option_hint("model", "MODEL", "command") == "model=..."
+    assert option_hint("times", "FILE", "reader-only") == "read_options={'times': 'FILE'}"
+    monkeypatch.setenv(HINTS_ENV, "cli")
+    assert option_hint("model", "MODEL", "command") == "--model MODEL"
+    assert option_hint("times", "FILE", "reader-only") == "-R times=FILE"

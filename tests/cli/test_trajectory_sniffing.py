@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_peer
 from test_cli import run_cli
 
 TIMING_HEADER = ("# timestamp (sec),tracking,propagation,msckf update,slam update,"
@@ -35,12 +35,18 @@ def test_a_timing_table_is_no_trajectory(tmp_path: Path, suffix: str) -> None:
     assert "not poses" in caught.value.message
 
 
-def test_a_timing_table_named_tum_is_refused_as_evo_refuses_it(tmp_path: Path) -> None:
+def test_a_timing_table_named_tum_is_refused_for_its_norms(tmp_path: Path) -> None:
+    """Refused for its "quaternions" (norms 0.002-0.4 from the first row on), with the
+    option that would read it anyway. evo refuses this file too, but for its commas: its
+    TUM reader splits on spaces, so it says nothing of the norms (see test_tum_norms)."""
     path = _timing_table(tmp_path / "timing.txt")
     with pytest.raises(mk.FormatError) as caught:
         mk.read(path, format="tum")
     assert caught.value.line == 2 and "not poses" in caught.value.message
-    file_interface = pytest.importorskip("evo.tools.file_interface")
+    assert "normalize=True" in caught.value.message
+    require_peer("evo")
+    from evo.tools import file_interface
+
     with pytest.raises(file_interface.FileInterfaceException):
         file_interface.read_tum_trajectory_file(str(path))
 
@@ -116,3 +122,31 @@ def test_tum_rows_with_four_extra_columns_stay_tum(tmp_path: Path, suffix: str) 
     if suffix == ".txt":  # twelve numbers, but no rotation in KITTI's places
         with pytest.raises(mk.FormatError, match="TUM's eight and 4 more"):
             mk.read(path)
+
+
+EUROC_HEADER = ("#timestamp [ns],p_RS_R_x [m],p_RS_R_y [m],p_RS_R_z [m],q_RS_w [],q_RS_x [],"
+                "q_RS_y [],q_RS_z []\n")
+
+
+def test_a_euroc_header_over_seconds_gets_no_tum_hint(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Read as TUM (x y z w), EuRoC's w-first columns would turn identity into a half turn
+    (review of issue 25, finding 10): the hint names the order, and following it gives
+    the rotation the header says."""
+    path = tmp_path / "sec.csv"
+    path.write_text(EUROC_HEADER + "1403636579.758555,0,0,0,1,0,0,0\n"
+                    "1403636579.808555,1,0,0,1,0,0,0\n")
+    code, _, err = run_cli(["info", str(path)], capsys)
+    assert code == 2 and "reads as tum" not in err
+    assert "--from tum -R quaternion_order=wxyz" in err
+    motion = mk.read(path, format="tum", quaternion_order="wxyz")
+    np.testing.assert_array_equal(motion.tracks["root"].data[:, 3:], [[0, 0, 0, 1]] * 2)
+
+
+def test_tum_names_in_a_header_still_sniff(tmp_path: Path) -> None:
+    path = tmp_path / "named.csv"
+    path.write_text("# timestamp tx ty tz qw qx qy qz\n1.5 0 0 0 1 0 0 0\n2.5 0 0 0 1 0 0 0\n")
+    with pytest.raises(mk.FormatError, match="format='tum'"):
+        mk.read(path)
+    motion = mk.read(path, format="tum")
+    np.testing.assert_array_equal(motion.tracks["root"].data[:, 3:], [[0, 0, 0, 1]] * 2)

@@ -68,6 +68,80 @@ def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path) -> None:
     assert stderr == "motionkit: interrupted\n"
 
 
+def _session(leader: int) -> list[int]:
+    """The processes of the session ``leader`` started (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if entry.isdigit() and int(fields[3]) == leader:  # field 6 of stat: the session
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_ctrl_c_while_the_cluster_starts_is_honoured(tmp_path: Path) -> None:
+    """A Ctrl-C after the first worker process has made its folder and before any output
+    is written (the cluster is starting) stops the command with one line and exit status
+    130, and leaves no process behind (review of issue 25, finding 5: it was dropped, and
+    the batch ran to the end)."""
+    make_dataset(tmp_path / "in", 400, seed=3)
+    out, scratch = tmp_path / "out", tmp_path / "tmp"
+    scratch.mkdir()
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "motionkit", "batch", "convert", str(tmp_path / "in"), "--out",
+         str(out), "--to", "traj", "-j", "2"], env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for _ in range(120_000):  # bounded: about 120 s of polls
+            # a worker process has made its Dask folder: it is starting, not yet working
+            if list(scratch.glob("dask-scratch-space/worker-*")) or batch.poll() is not None:
+                break
+            time.sleep(0.001)
+        assert batch.poll() is None and not list(out.rglob("*.traj"))  # still starting
+        os.killpg(batch.pid, signal.SIGINT)  # what the terminal does
+        _, stderr = batch.communicate(timeout=120)
+    finally:
+        if batch.poll() is None:
+            batch.kill()  # this test's own process, by its id
+            batch.wait()
+    assert batch.returncode == 130, stderr
+    assert stderr == "motionkit: interrupted\n"  # no worker's traceback
+    assert len(list(out.rglob("*.traj"))) < 400
+    for _ in range(200):  # the workers stop after the command (bounded)
+        if not _session(batch.pid):
+            break
+        time.sleep(0.05)
+    assert _session(batch.pid) == []
+
+
+def test_the_start_up_guard_restores_and_replays_the_handler() -> None:
+    """The parent's own SIGINT handler is held, not ignored, while the cluster starts: a
+    Ctrl-C then reaches it once start-up is over, and the handler is the one there was."""
+    from motionkit.dataset.batch import _interrupt_after_start
+
+    seen: list[int] = []
+
+    def mine(number: int, frame: object) -> None:
+        seen.append(number)
+
+    before = signal.signal(signal.SIGINT, mine)
+    try:
+        with _interrupt_after_start():
+            signal.raise_signal(signal.SIGINT)
+            assert seen == []  # held until start-up is over
+        assert seen == [signal.SIGINT] and signal.getsignal(signal.SIGINT) is mine
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with _interrupt_after_start():
+            signal.raise_signal(signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN and seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_batch_convert_takes_convert_s_options(tmp_path: Path) -> None:
     import shutil
 

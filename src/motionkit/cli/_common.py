@@ -42,7 +42,8 @@ def refuse_source_as_output(out: str, *inputs: str | None, replaceable: str | No
     """A ConversionError when ``out`` is one of the inputs (a link to one, another spelling
     of its path, or the bag of a ``run.bag:/topic`` address included): a command never
     replaces what it reads. ``replaceable`` is the input a command's ``--in-place`` may
-    replace, and ``in_place`` says the user asked for it."""
+    replace, and ``in_place`` says the user asked for it; never when that input is a part
+    of ``out`` (a topic of a bag), which the written file would not reproduce."""
     import os
 
     from ..errors import ConversionError
@@ -50,9 +51,12 @@ def refuse_source_as_output(out: str, *inputs: str | None, replaceable: str | No
     for source in inputs:
         base = _file_of(source) if source else None
         if base and os.path.exists(out) and os.path.samefile(base, out):
-            if in_place and source == replaceable:
+            whole = base == source  # not a part of it, such as a topic of a bag
+            if in_place and source == replaceable and whole:
                 continue
-            how = "; pass --in-place to replace it" if source == replaceable else ""
+            how = ("; pass --in-place to replace it" if whole else
+                   f"; {clean(source)} is one part of {clean(base)}, which the written file "
+                   "would replace whole (its other parts lost)") if source == replaceable else ""
             raise ConversionError(f"{clean(out)} is an input of this command ({clean(source)}); "
                                   f"write elsewhere{how}")
 

@@ -73,58 +73,61 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     refuse_source_as_output(target, source, character, model,
                             replaceable=source, in_place=in_place)
     existed = os.path.lexists(target)
-    chosen = _chosen_writer(source, target, from_format, to_format)
+    # a link is replaced by the file, never written through: say so, naming what it named
+    link = os.readlink(target) if os.path.islink(target) else None
     extra = parse_options(options)
     if character:
         extra["character"] = character
     with busy(f"converting {source}"):
+        reader = registry.for_reading(source, from_format)
         if fps is not None:
-            motion = _synced(source, target, from_format, to_format, rate, model, lossy,
-                             parse_options(read_options), extra, fps=fps, tolerance=tolerance,
-                             on_gap=on_gap)
+            motion, writer = _synced(reader, source, target, to_format, rate, model, lossy,
+                                     parse_options(read_options), extra, fps=fps,
+                                     tolerance=tolerance, on_gap=on_gap)
         elif tolerance is not None or on_gap != "fail":
             raise ConversionError("--tolerance and --on-gap belong to --fps")
         else:
-            motion = api.convert(source, target, from_format=from_format, to_format=to_format,
-                                 rate=rate, method=method, model=model, lossy=lossy,
-                                 read_options=parse_options(read_options), **extra)
+            obj, writer, writing = api.read_for_writing(reader, source, target, to_format, extra,
+                                                        parse_options(read_options))
+            motion = api.finish_conversion(obj, target, writer, rate=rate, method=method,
+                                           model=model, lossy=lossy, write_options=writing)
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
-    click.echo(f"{'replaced' if existed else 'wrote'} {clean(target)}{chosen}{detail}")
+    chosen = "" if to_format else _chosen_writer(target, writer, reader)
+    kept = f" (the link's target {clean(link)} unchanged)" if link is not None else ""
+    done = "replaced the link" if link is not None else "replaced" if existed else "wrote"
+    click.echo(f"{done} {clean(target)}{kept}{chosen}{detail}")
 
 
-def _synced(source: str, target: str, from_format: str | None, to_format: str | None,
+def _synced(reader: registry.Format, source: str, target: str, to_format: str | None,
             rate: float | None, model: str | None, lossy: bool,
             read_options: dict[str, object], extra: dict[str, object], *, fps: float,
-            tolerance: float | None, on_gap: str) -> object:
-    """``convert`` with the tracks read put on one clock (``ops.sync``) before writing."""
+            tolerance: float | None, on_gap: str) -> tuple[object, registry.Format]:
+    """``convert`` with the tracks read put on one clock (``ops.sync``) before writing;
+    what was written, and the writer."""
     from ..model import Motion
     from ..ops import sync
 
     if rate is not None:
         raise ConversionError("--fps and --rate both set a rate: give one")
-    reader = registry.for_reading(source, from_format)
-    writer = registry.for_writing(target, to_format, like=reader.name)
-    reading, writing = api.split_options(reader, writer, extra, read_options)
-    obj = reader.read(source, **reading)
+    obj, writer, writing = api.read_for_writing(reader, source, target, to_format, extra,
+                                                read_options)
     if not isinstance(obj, Motion):
         raise ConversionError("--fps applies to motions only")
     zero = not writer.holds(**writing).start  # frames from 0 where the target has no start
     synced = sync(obj, fps, tolerance=tolerance, on_gap=on_gap, zero=zero)
     return api.finish_conversion(synced, target, writer, model=model, lossy=lossy,
-                                 write_options=writing)
+                                 write_options=writing), writer
 
 
-def _chosen_writer(source: str, target: str, from_format: str | None,
-                   to_format: str | None) -> str:
+def _chosen_writer(target: str, writer: registry.Format, reader: registry.Format) -> str:
     """`` as traj (…; --to euroc for …)`` when TARGET's extension has several writers and
-    none was named: the user learns which one was chosen and how to name another."""
-    if to_format:
-        return ""
-    reader = registry.for_reading(source, from_format)
-    writer = registry.for_writing(target, None, like=reader.name)
+    none was named: the user learns which one was chosen, why it is not the source's
+    format when that writes the extension too, and how to name another."""
     others = registry.sharing(target, writer)
     if not others:
         return ""
+    why = f"; not {reader.name}, which cannot write it whole with these options" \
+        if reader in others else ""
     rest = "; ".join(f"--to {other.name} for {other.description}" for other in others)
-    return f" as {writer.name} ({writer.description}; {rest})"
+    return f" as {writer.name} ({writer.description}{why}; {rest})"

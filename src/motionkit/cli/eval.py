@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ..errors import MotionkitError
-from ._common import busy, echo_json, parse_options
+from ._common import busy, clean, echo_json, parse_options
 
 if TYPE_CHECKING:
     from ..evaluation import Poses, Result
@@ -241,10 +241,13 @@ def _shortened(frame: Any) -> tuple[Any, str | None]:
 
 
 def _markdown(frame: Any, base: str | None = None) -> str:
+    """The table as markdown for the terminal or a .md file; every text from the result
+    files (paths, names) escaped, so a shared result cannot drive the terminal."""
     def cell(value: object) -> str:
-        return f"{value:.6g}" if isinstance(value, float) else str(value)
+        return f"{value:.6g}" if isinstance(value, float) else clean(value)
 
-    lines = [f"ref and est under {base}/", ""] if base else []
-    lines += ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines = [f"ref and est under {clean(base)}/", ""] if base else []
+    lines += ["| " + " | ".join(clean(name) for name in frame.columns) + " |",
+              "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
     return "\n".join(lines)

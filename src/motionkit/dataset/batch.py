@@ -32,6 +32,7 @@ from .sandbox import Limits, Stopped, run_limited
 if TYPE_CHECKING:
     from distributed import Client
 
+    from ..api import WriterPlan
     from ..evaluation.align import Kind
     from ..retarget.plan import Plan
 
@@ -185,7 +186,7 @@ def _work(job: Job, item: Item) -> Outcome:
     source = item.source
     try:
         target = job.target(item)
-        reading, writing = _split(job, source, target)
+        reading, plans = _split(job, source, target)
     except MotionkitError as exc:
         row, _ = read_file(source, job.from_format)
         return _failed(source, row, exc)
@@ -199,10 +200,11 @@ def _work(job: Job, item: Item) -> Outcome:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if job.op == "convert":
-            from ..api import finish_conversion
+            from ..api import choose_writer, finish_conversion
             from ..formats import registry
 
-            writer = registry.for_writing(target, job.to_format, like=str(row["format"]))
+            writer, writing = choose_writer(plans, obj) if plans else (registry.for_writing(
+                target, job.to_format, like=str(row["format"]), obj=obj), {})
             finish_conversion(obj, target, writer, rate=job.rate, method=job.method,
                               model=job.model, lossy=job.lossy, write_options=writing)
             return Outcome(str(source), "converted", row, output=str(target))
@@ -220,20 +222,21 @@ def _work(job: Job, item: Item) -> Outcome:
     return Outcome(str(source), "written", row, output=str(target))
 
 
-def _split(job: Job, source: Path, target: Path | None) -> tuple[dict[str, object],
-                                                                 dict[str, object]]:
-    """The job's options for this file as (the reader's, the writer's), as ``convert``
-    splits them; verbs that write no motion give every option to the reader."""
-    from ..api import split_options
+def _split(job: Job, source: Path, target: Path | None,
+           ) -> tuple[dict[str, object], list[WriterPlan]]:
+    """The job's options for this file as (the reader's, the writers convert may use
+    with the options split for each, as ``convert`` splits them); verbs that write no
+    motion give every option to the reader. No options: ({}, [])."""
+    from ..api import split_options, writer_plans
     from ..formats import registry
 
     if not job.options and not job.read_options:
-        return {}, {}
+        return {}, []
     reader = registry.for_reading(source, job.from_format)
     if job.op != "convert" or target is None:
-        return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], {}
-    writer = registry.for_writing(target, job.to_format, like=reader.name)
-    return split_options(reader, writer, job.options, job.read_options)
+        return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], []
+    plans = writer_plans(reader, target, job.to_format, job.options, job.read_options)
+    return plans[0][1], plans
 
 
 def _retarget(job: Job, obj: object, target: Path) -> None:
@@ -318,31 +321,85 @@ def client_for(workers: int, scheduler: str | None) -> Iterator[Client]:
         return
     if workers < 1:
         raise MotionkitError("the number of workers must be at least 1")
-    with _no_interrupt_in_children():
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.CRITICAL)
-    with cluster, Client(cluster) as client:
+    with contextlib.ExitStack() as stack:
+        with _interrupt_after_start() as spawning:  # a Ctrl-C meanwhile: raised after it
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
+                silence_logs=logging.CRITICAL, preload=["motionkit.dataset._worker"]))
+            client = stack.enter_context(Client(cluster))
+            with spawning():
+                cluster.scale(workers)
+                _spawned(workers)
+            try:
+                client.wait_for_workers(workers, timeout=WORKER_START_SECONDS)
+            except TimeoutError:
+                raise MotionkitError(f"the local cluster's {workers} worker(s) did not start "
+                                     f"within {WORKER_START_SECONDS} s") from None
         yield client
 
 
+#: How long the local cluster's workers may take to start (about 2 s each on a quiet
+#: machine) before a batch gives up with one line, rather than wait for ever on a
+#: worker that cannot start.
+WORKER_START_SECONDS = 120
+
+
+def _spawned(workers: int) -> None:
+    """Return once this process has started ``workers`` worker processes (their Python
+    then starts; a few milliseconds each), or after about 60 s."""
+    import multiprocessing
+    import time
+
+    for _ in range(30_000):
+        if len(multiprocessing.active_children()) >= workers:
+            return
+        time.sleep(0.002)
+
+
 @contextlib.contextmanager
-def _no_interrupt_in_children() -> Iterator[None]:
-    """Start the local cluster's processes with SIGINT ignored (they inherit it, and so do
-    their sandbox children): Ctrl-C on a terminal reaches the whole process group, and
-    only this process should answer it — one line, then the cluster is closed — not each
-    worker with a traceback. A port taken by another cluster is no news for the user."""
+def _interrupt_after_start() -> Iterator[Callable[[], contextlib.AbstractContextManager[None]]]:
+    """Hold a Ctrl-C that comes while the local cluster starts, and raise it once it has
+    (the caller then closes the cluster: a KeyboardInterrupt inside Dask's start-up could
+    leave processes behind). The main thread's Python handler is swapped for one that
+    records the signal, and put back whatever it was (a handler not set from Python,
+    None, and other threads' are left alone). Ctrl-C on a terminal reaches the whole
+    process group, and only this process should answer it — one line — so the workers
+    ignore SIGINT from birth: SIGINT is ignored (SIG_IGN, which a new process inherits)
+    only in the block the context gives, while they are spawned, and the ``_worker``
+    preload keeps it so in any worker started later. A port taken by another cluster is
+    no news for the user."""
     import signal
     import threading
 
+    held: list[int] = []
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    handler = signal.getsignal(signal.SIGINT) if main else None
+
+    def record(number: int, frame: object) -> None:
+        held.append(number)
+
+    @contextlib.contextmanager
+    def spawning() -> Iterator[None]:
+        if handler is None:
+            yield
+            return
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, record)
+
+    if handler is not None:
+        signal.signal(signal.SIGINT, record)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
-            yield
+            yield spawning
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        if held:
+            signal.raise_signal(signal.SIGINT)  # to the handler there was (SIG_IGN: nothing)
 
 
 def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str | None = None,

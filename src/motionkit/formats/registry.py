@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +47,8 @@ from ..errors import (
     FormatError,
     MotionkitError,
     choices,
-    for_cli,
     format_hint,
+    option_hint,
     warn,
 )
 from . import loss
@@ -288,6 +289,29 @@ class Format:
             raise _write_error(exc, path) from exc
         return obj
 
+    def holds_whole(self, obj: Loaded, **options: object) -> bool:
+        """True when ``write`` would take ``obj`` with these options and lose nothing: the
+        loss rule run dry (nothing written, its warnings kept quiet), so a caller can
+        prefer this writer only where it holds everything."""
+        from ..model import Motion
+
+        options = {k: v for k, v in options.items() if k != "lossy"}
+        try:
+            self._check("writing", options, self.write_options())
+            if not isinstance(obj, self.writes()):
+                return False
+            link = cast("str | None", options.pop("link", None))
+            dedupe = bool(options.pop("dedupe", False))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if isinstance(obj, Motion):
+                    self.settle(obj, False, link, options, dedupe)
+                else:
+                    loss.settle(self._own_losses(obj, options), self.name, False)
+        except MotionkitError:
+            return False
+        return True
+
     def settle(self, motion: Motion, lossy: bool, link: str | None = None,
                options: dict[str, object] | None = None, dedupe: bool = False) -> Motion:
         """The loss rule for one write: refuse (or warn about) everything the writer cannot
@@ -307,7 +331,7 @@ class Format:
             poses = [name for name, track in motion.tracks.items() if track.kind == "pose"]
             how = (f"one of its pose tracks is a trajectory: address a bag topic as "
                    f"BAG:/{poses[0].lstrip('/')}" if poses else
-                   f"a body model derives one: {'--model MODEL' if for_cli() else 'model=...'}")
+                   f"a body model derives one: {option_hint('model', 'MODEL', 'command')}")
             raise ConversionError(
                 f"{self.name} needs a root pose (a 'root' track or 'links'); this motion has "
                 f"tracks: {names} ({how})")
@@ -549,30 +573,48 @@ def _quiet_hint(info: Format, head: bytes) -> str | None:
         return None
 
 
-def for_writing(path: PathLike, format: str | None = None, *, like: str | None = None) -> Format:
-    """The format to write ``path`` with: explicit name, else ``like`` (the format the
-    object was read from) when it writes this extension, else the first writer for it."""
+def writers_for(path: PathLike, format: str | None = None, *,
+                like: str | None = None) -> list[Format]:
+    """The writers to try for ``path``, preferred first: the named format alone; else
+    ``like`` (the format the object was read from) when it writes this extension, then
+    the extension's first writer (the fallback, always last)."""
     if format:
-        return by_name(format)
+        return [by_name(format)]
     target = Path(path)
-    if like in _BY_NAME:
-        same = _BY_NAME[like]
-        if _extension(target) in same.extensions and same.writes_by_extension:
-            try:
-                if same.can_write():
-                    return same
-            except MotionkitError:
-                pass
-    for info in FORMATS:
-        if _extension(target) in info.extensions and info.writes_by_extension:
-            try:
-                if info.can_write():
-                    return info
-            except MotionkitError:
-                continue
-    raise MotionkitError(
-        f"cannot tell the output format from {target.name!r}; name it "
-        f"({format_hint('FORMAT', 'write')})")
+
+    def fits(info: Format) -> bool:
+        return (_extension(target) in info.extensions and info.writes_by_extension
+                and _writable(info))
+
+    first = next((info for info in FORMATS if fits(info)), None)
+    if first is None:
+        raise MotionkitError(
+            f"cannot tell the output format from {target.name!r}; name it "
+            f"({format_hint('FORMAT', 'write')})")
+    same = _BY_NAME.get(like) if like else None
+    return [same, first] if same is not None and same is not first and fits(same) else [first]
+
+
+def _writable(info: Format) -> bool:
+    try:
+        return info.can_write()
+    except MotionkitError:
+        return False
+
+
+def for_writing(path: PathLike, format: str | None = None, *, like: str | None = None,
+                obj: Loaded | None = None, options: dict[str, object] | None = None,
+                ) -> Format:
+    """The format to write ``path`` with: explicit name, else ``like`` (the format ``obj``
+    was read from) when it writes this extension and holds ``obj`` whole with
+    ``options``, else the extension's first writer. The source's format wins only where
+    nothing is lost: KITTI poses read with a times file go to ``.txt`` as traj, with
+    their stamps, not as KITTI without them."""
+    found = writers_for(path, format, like=like)
+    for info in found[:-1]:
+        if obj is not None and info.holds_whole(obj, **(options or {})):
+            return info
+    return found[-1]
 
 
 def sharing(path: PathLike, chosen: Format) -> list[Format]:

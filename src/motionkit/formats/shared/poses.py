@@ -35,13 +35,14 @@ class UnitRows:
     it stores each block: from the parsed columns while they are in cache, instead of a
     later pass over the strided pose array. Rows within 1e-15 of unit length stay
     bit-exact; ``bad`` is the first zero or non-finite row, for the reader to report, and
-    with a ``tolerance`` ``far`` the first whose norm is further than it from 1 (columns
-    that are no quaternion: the file holds no poses)."""
+    with a ``tolerance`` ``far`` the first whose norm is further than it from 1 and
+    ``far_rows`` how many are (see :meth:`check` for what that says of the file)."""
 
     columns: tuple[int, int, int, int]
     bad: int | None = None
     tolerance: float | None = None
     far: tuple[int, float] | None = None
+    far_rows: int = 0
 
     def scale(self, sources: Sequence[Target], targets: Mapping[int, Target],
               row: int) -> None:
@@ -52,24 +53,45 @@ class UnitRows:
         bad = np.flatnonzero(~(norms > 0) | ~np.isfinite(norms))
         if bad.size and self.bad is None:
             self.bad = row + int(bad[0])
-        if self.tolerance is not None and self.far is None:
+        if self.tolerance is not None:
             off = np.flatnonzero(np.abs(norms - 1.0) > self.tolerance)
-            if off.size:
+            if off.size and self.far is None:
                 self.far = (row + int(off[0]), float(norms[off[0]]))
+            self.far_rows += int(off.size)
         norms[np.abs(norms - 1.0) <= 1e-15] = 1.0  # x / 1.0 is x exactly
         with np.errstate(invalid="ignore", divide="ignore"):  # bad rows are reported
             for column, source in zip(self.columns, sources, strict=True):
                 np.divide(source, norms, out=targets[column][row:row + x.size])
 
-    def check(self, path: object, line_of: Callable[[int], int]) -> None:
-        """A FormatError naming the line of the first zero or non-finite quaternion."""
+    def check(self, path: object, line_of: Callable[[int], int], rows: int = 0,
+              normalize: bool = False) -> None:
+        """A FormatError naming the line of the first zero or non-finite quaternion. Rows
+        whose norm is beyond the tolerance (read scaled to unit length) are a warning that
+        counts them when few, after a first row that is a rotation (drifting, unrenormalised
+        integration); the first row off or more than FAR_SHARE of ``rows`` are columns
+        that are no quaternion (a timing table), a FormatError naming the ``normalize``
+        read option, with which they are read anyway (and counted in the warning)."""
         if self.bad is not None:
             raise FormatError("zero or invalid quaternion", str(path), line_of(self.bad))
-        if self.far is not None:
-            row, norm = self.far
-            raise FormatError(f"the quaternion columns have norm {norm:.6g}, not 1 (beyond "
-                              f"{self.tolerance:g}): these rows are not poses", str(path),
-                              line_of(row))
+        if self.far is None:
+            return
+        row, norm = self.far
+        share = f"{self.far_rows} of {rows} rows" if rows else f"{self.far_rows} rows"
+        if not normalize and (row == 0 or self.far_rows > FAR_SHARE * rows):
+            raise FormatError(
+                f"the quaternion columns have norm {norm:.6g}, not 1 (beyond "
+                f"{self.tolerance:g}; {share} so): these rows are not poses (to read them as "
+                f"poses anyway, each quaternion scaled to unit length: "
+                f"{option_hint('normalize', True)})", str(path), line_of(row))
+        warn(f"{path}: quaternions of norm beyond 1 ± {self.tolerance:g} in {share} (the "
+             f"first on line {line_of(row)}, norm {norm:.6g}); read scaled to unit length")
+
+
+#: The share of rows (after a first row that is a rotation) whose quaternions may be off
+#: unit length for a file still to read as poses (those rows normalised, with a warning);
+#: evo reads any norm and flags it in ``check()``, but a table that is mostly off is no
+#: trajectory (open_vins' timings), and ``normalize`` is there for one that is.
+FAR_SHARE = 0.1
 
 
 def _order_stamps(times: NDArray[Any], *, sort: bool, dedupe: bool, path: object,

@@ -36,11 +36,9 @@ def time_column(timeline: Timeline, number: Formatter) -> tuple[Any, Formatter |
     return timeline.times, number
 
 
-
-
 #: How far a quaternion's norm may be from 1 in a pose file (text rounding reaches 1e-4 at
-#: four decimals): beyond it the columns are not a rotation, and the file is not poses
-#: (open_vins' timing tables have "quaternions" of norm 0.002-0.4).
+#: four decimals): beyond it a row is no rotation, and a file of such rows is not poses
+#: (open_vins' timing tables have "quaternions" of norm 0.002-0.4; see UnitRows.check).
 UNIT_TOLERANCE = 0.05
 
 

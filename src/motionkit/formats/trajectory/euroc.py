@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..._io import atomic_write
-from ...errors import FormatError, warn
+from ...errors import FormatError, format_hint, option_hint, warn
 from ...model import Motion, Track
 from ...model.timeline import seconds_to_ns
 from ..shared import poses
@@ -56,6 +56,21 @@ def sniff(head: bytes) -> bool:
         if row and not row.startswith(b"#"):
             return re.match(stamp, row) is not None and row.count(b",") >= 7
     return header
+
+
+def hint(head: bytes) -> str | None:
+    """For a file no format claims: EuRoC's header over stamps that are no integer
+    nanoseconds (seconds, say), which is EuRoC's columns (w-first quaternions) but not
+    its stamps; TUM's reader takes it when told the order."""
+    text = head.lstrip(b"\xef\xbb\xbf")
+    lines = text.split(b"\n", 2)
+    if (len(lines) < 2 or not lines[0].startswith(_HEADER[0].encode())
+            or b"q_RS_w" not in lines[0]
+            or not re.match(rb"\s*\d+\.\d*(?:[eE][-+]?\d+)?\s*,", lines[1])):
+        return None
+    return ("its header names EuRoC's columns, but its stamps are not integer nanoseconds "
+            f"as EuRoC's are: for stamps in seconds read it with {format_hint('tum')} "
+            f"{option_hint('quaternion_order', 'wxyz')} (w first, as the header says)")
 
 
 def read(path: PathLike, *, sort: bool = False, dedupe: bool = False) -> Motion:

@@ -60,9 +60,25 @@ def first_numbers(head: bytes) -> list[float]:
 
 def sniff(head: bytes) -> bool:
     """True when the first data row is eight numbers ending in a unit quaternion (a table
-    of eight other numbers, such as open_vins' timings, is not a TUM file)."""
+    of eight other numbers, such as open_vins' timings, is not a TUM file), under no
+    header naming quaternion columns in a way this reader takes no order from."""
     numbers = first_numbers(head)
-    return len(numbers) == 8 and common.near_unit(numbers[4:8])
+    return len(numbers) == 8 and common.near_unit(numbers[4:8]) and not _foreign_names(head)
+
+
+def _foreign_names(head: bytes) -> bool:
+    """True when a comment row above the data names quaternion columns (``q…w``, ``q…x``)
+    other than TUM's ``qx … qw`` spellings, which the reader orders by: EuRoC's ``q_RS_w
+    [], q_RS_x [] …`` say w first, and read as TUM (x y z w) the rotation would be wrong."""
+    for raw in head.lstrip(b"\xef\xbb\xbf").split(b"\n")[:50]:
+        text = raw.strip().decode("utf-8", "replace")
+        if text and not text.startswith("#"):
+            return False
+        names = [name.lower() for name in re.split(r"[,;\s]+", text.lstrip("#")) if name]
+        quaternion = [name[-1] for name in names if re.fullmatch(r"q\w*[wxyz]", name)]
+        if {"w", "x"} <= set(quaternion) and _order_from_names([(0, text)]) is None:
+            return True
+    return False
 
 
 def hint(head: bytes) -> str | None:
@@ -77,7 +93,8 @@ def hint(head: bytes) -> str | None:
     if fields >= 8 and not common.near_unit(numbers[4:8]):
         norm = sum(value * value for value in numbers[4:8]) ** 0.5
         return (f"its rows hold {fields} numbers, but columns 5-8 are no unit quaternion "
-                f"(norm {norm:.3g}): these rows are not poses")
+                f"(norm {norm:.3g}): these rows are not poses (if they are, read them with "
+                f"{format_hint('tum')} {option_hint('normalize', True)})")
     if fields > 8:
         return (f"its rows hold {fields} numbers, TUM's eight and {fields - 8} more: read it "
                 f"with {format_hint('tum')} ({option_hint('extra', 'NAME')} keeps the rest as "
@@ -103,22 +120,25 @@ def _order_from_names(comments: list[tuple[int, str]]) -> str | None:
 
 
 def read(path: PathLike, *, time_unit: str = "s", sort: bool = False, dedupe: bool = False,
-         quaternion_order: str | None = None, extra: str | None = None) -> Motion:
+         quaternion_order: str | None = None, extra: str | None = None,
+         normalize: bool = False) -> Motion:
     """Read a TUM file (or a tolerant variant) into a trajectory Motion.
 
     ``quaternion_order`` is ``xyzw`` (TUM) or ``wxyz``; by default it comes from a header
     row naming ``qw``/``qx``, else ``xyzw``. Columns after the eighth (covariances, say)
     are ignored with a warning, or kept as a value track called ``extra`` (labelled from a
-    header row that names every column).
+    header row that names every column). Quaternions are scaled to unit length; a few
+    rows far from it are a warning, more (or the first row) a FormatError unless
+    ``normalize`` (see ``UnitRows.check``).
     """
     return read_table(path, functools.partial(_read, time_unit=time_unit, sort=sort,
                                               dedupe=dedupe, quaternion_order=quaternion_order,
-                                              extra=extra),
+                                              extra=extra, normalize=normalize),
                       header_row=True)
 
 
 def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
-          quaternion_order: str | None, extra: str | None) -> Motion:
+          quaternion_order: str | None, extra: str | None, normalize: bool) -> Motion:
     path = table.path
     delimiter = detect_delimiter(table)
     width = field_count(table.first_row(), delimiter) if table.rows else 8
@@ -150,7 +170,7 @@ def _read(table: TextTable, *, time_unit: str, sort: bool, dedupe: bool,
     if width > 8 and kept is None:
         warn(f"{path}: columns after the 8th ignored ({width} per row; "
              f"{option_hint('extra', 'NAME')} keeps them)")
-    quaternion.check(path, table.line_of)
+    quaternion.check(path, table.line_of, rows, normalize)
     ns = decimal_nanoseconds(table, delimiter, times, decimal) if decimal else None
     if scale != 1.0:
         times = times * scale

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ...errors import ConversionError
+from ...errors import ConversionError, option_hint
 from ...model import Motion
 from ...model.skeleton import Body, Dof, Shape, Skeleton, World
 from ...spatial.euler import euler_xyz
@@ -112,7 +112,7 @@ def _start_pose_loss(skeleton: Skeleton) -> list[str]:
     turned = f", turned {angle:.6g}°" if angle > 1e-10 else ""
     return [f"the starting pose of the free root link {link_name(skeleton, 0)!r} (at "
             f"{' '.join(f'{v + 0.0:.6g}' for v in pose[:3])} m{turned}; a URDF root link is at the "
-            "origin: floating_base=world (-O floating_base=world) keeps it)"]
+            f"origin: {option_hint('floating_base', 'world', 'write')} keeps it)"]
 
 
 def _floating(floating_base: str) -> bool:
