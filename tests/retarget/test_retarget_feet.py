@@ -190,3 +190,41 @@ def _from_frames(motion: mk.Motion, count: int) -> mk.Motion:
                              mk.Timeline.uniform(track.timeline.rate or 30.0, count),
                              labels=track.labels))
     return out
+
+
+def test_a_box_foot_stands_on_its_lowest_face_whatever_its_proportions() -> None:
+    """A box taller than it is wide (0.2 × 0.06 × 0.08): its sole is the face that looks
+    down at rest, not its smallest side (which would roll the foot 90° in a stance)."""
+    from motionkit.model.skeleton import Shape
+    from motionkit.retarget.ground import _sole
+
+    box = Shape("box", {"size": np.array([0.2, 0.06, 0.08])})
+    assert np.allclose(_sole((box,), np.eye(3)), [0.0, 0.0, 1.0])
+    tilted = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])  # the body turned 90° about x
+    assert np.allclose(tilted @ _sole((box,), tilted), [0.0, 0.0, 1.0])
+
+
+def test_a_foot_on_a_platform_is_planted_above_its_terrain() -> None:
+    """Planted height is measured above the source's terrain: a foot that steps onto a
+    0.3 m platform and stands there is planted on both levels (only on the lower one if
+    its height were measured from the clip's lowest point)."""
+    from motionkit.retarget.ground import stances
+    from motionkit.retarget.source import SourceFrames
+
+    path = np.zeros((20, 1, 3))
+    path[:10, 0] = [0.5, 0.5, 0.02]
+    path[10:, 0] = [1.5, 0.5, 0.32]
+    frames = SourceFrames(["toe"], path, np.tile(np.eye(3), (20, 1, 1, 1)), 30.0)
+    heights = np.zeros((10, 10))
+    heights[5:] = 0.3  # x ≥ 1 m (cells of 0.2 m from x = 0)
+    terrain = mk.Terrain(heights, np.zeros(2), 0.2)
+    assert stances(frames, 0, terrain=terrain) == [(0, 10), (10, 20)]
+    assert stances(frames, 0) == [(0, 10)]
+
+
+def test_a_terrain_that_is_not_a_number_is_refused() -> None:
+    source, robot, body_map, settings = _inputs("corrected")
+    broken = mk.Motion(source.tracks, source.skeleton,
+                       mk.Terrain(np.full((4, 4), np.nan), np.zeros(2), 1.0), source.meta)
+    with pytest.raises(ConversionError, match="terrain"):
+        retarget.retarget(broken, robot, body_map, **settings)  # type: ignore[arg-type]

@@ -162,3 +162,24 @@ def test_a_motion_on_terrain_stands_on_its_terrain() -> None:
     assert up.ground_shift - on.ground_shift == pytest.approx(0.5, abs=1e-6)
     assert up.motion.terrain is not None
     assert np.array_equal(up.motion.terrain.heights, source.terrain.heights + 0.5)
+
+
+def test_feet_named_on_a_map_by_name_are_planted() -> None:
+    """A map by name plants nothing by default; naming the feet asks for it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = mk.read(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
+    assert isinstance(robot, Skeleton)
+    gmr = np.load(corpus_file("retarget", "freebvh_corrected_gmr.npz"))
+    timeline = mk.Timeline.uniform(30.0, len(gmr["dof_pos"]))
+    source = mk.Motion()
+    source.skeleton = robot
+    source.add(mk.Track("root", "pose", np.concatenate([gmr["root_pos"], gmr["root_rot"]], 1),
+                        timeline))
+    source.add(mk.Track("joints", "value", gmr["dof_pos"], timeline,
+                        labels=[str(n) for n in gmr["dof_names"]]))
+    names = [body.name for body in robot.bodies]
+    feet = ("left_ankle_roll_link", "right_ankle_roll_link")
+    done = retarget.retarget(source, robot, retarget.same_names(names, names),
+                             options=retarget.Options(feet=feet))
+    assert set(done.planted_frames) == set(feet)

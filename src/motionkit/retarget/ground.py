@@ -117,14 +117,16 @@ def find_feet(robot: Robot, skeleton: Skeleton, body_map: BodyMap, frames: Sourc
     return feet
 
 
-def stances(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT
-            ) -> list[tuple[int, int]]:
+def stances(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT,
+            terrain: Terrain | None = None) -> list[tuple[int, int]]:
     """The source point's stances, as ``(first, stop)`` frame ranges, for a source
-    ``height`` tall (see the module's docstring)."""
+    ``height`` tall (see the module's docstring); its height measured above ``terrain``
+    (the source's) where there is one."""
     scale = height / PLANTED_FOR_HEIGHT
     path = frames.positions[:, point]
     speed = np.linalg.norm(np.diff(path[:, :2], axis=0), axis=1) * frames.fps
-    low = path[:, 2] - path[:, 2].min() <= PLANTED_HEIGHT * scale
+    above = path[:, 2] - (0.0 if terrain is None else terrain.height_at(path[:, :2]))
+    low = above - above.min() <= PLANTED_HEIGHT * scale
     pairs = (speed < PLANTED_SPEED * scale) & (low[:-1] | low[1:])
     planted = np.zeros(len(path), dtype=bool)
     planted[:-1] |= pairs
@@ -182,16 +184,17 @@ def _level(normal: Array) -> Array:
 
 def _sole(shapes: tuple[Shape, ...], rest_turn: Array) -> Array | None:
     """The plane the foot's shapes rest on, as its normal in the body's frame (pointing up
-    at rest), or None when they span no plane (a point or line foot)."""
-    points = []
-    for shape in shapes:
-        centre = shape.transform[:3, 3]
-        if shape.kind == "box":
-            half = np.asarray(shape.params["size"]) / 2
-            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-            points.extend(centre + (shape.transform[:3, :3] @ (corners * half).T).T)
-        else:
-            points.append(centre)
+    at rest), or None when they span no plane (a point or line foot). A box's sole is its
+    face that looks most downward at rest, whatever its proportions."""
+    boxes = [shape for shape in shapes if shape.kind == "box"]
+    if boxes:
+        lowest = min(boxes, key=lambda box: float(_bottoms(box, np.eye(4)[None])[0]))
+        faces = lowest.transform[:3, :3]  # its axes in the body's frame
+        up = (rest_turn @ faces)[2]
+        axis = int(np.argmax(np.abs(up)))
+        normal_box: Array = faces[:, axis] * np.sign(up[axis])
+        return normal_box
+    points = [shape.transform[:3, 3] for shape in shapes]
     if len(points) < 3:
         return None
     spread = np.asarray(points) - np.mean(points, axis=0)

@@ -30,7 +30,7 @@ from ..model.skeleton import Skeleton
 from ..model.terrain import Terrain
 from ..spatial import quaternion
 from . import ik
-from .ground import Foot, find_feet, lowest_point, scaled_terrain, stance_targets, stances
+from .ground import PLANTED_FOR_HEIGHT, Foot, find_feet, lowest_point, scaled_terrain, stance_targets, stances
 from .lie import exp3
 from .maps import BodyMap, Task
 from .robot import Robot, State
@@ -60,7 +60,8 @@ class Options:
     max_joint_speed: float | None = None
     #: hold each robot foot still, level and on the ground while the source's foot is
     #: planted (default mode, with the ground on; see ``ground``). None: for maps with a
-    #: source height (a human's), not for maps by name (a robot's feet are its own)
+    #: source height (a human's) or where ``feet`` are named, not for maps by name (a
+    #: robot's feet are its own)
     plant_feet: bool | None = None
     #: the robot's feet (None: the mapped bodies whose shapes are lowest at rest)
     feet: tuple[str, ...] | None = None
@@ -146,11 +147,13 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
                  progress)
     solved, shift = clip.solve(state), 0.0
     held: dict[str, int] = {}
+    if source.terrain is not None and not np.isfinite(source.terrain.heights).all():
+        raise ConversionError("the source's terrain has heights that are not numbers")
     terrain = None if source.terrain is None else \
         scaled_terrain(source.terrain, body_map.scales[body_map.source_root] * ratio)
     if not options.like_gmr and options.ground_clearance is not None and robot.floating:
         ground = _Ground(robot_skeleton, options.ground_clearance, terrain)
-        solved, shift, held = ground.put(clip, solved, frames, source.skeleton, rename, height)
+        solved, shift, held = ground.put(clip, solved, frames, source, rename, height)
     motion = _motion(robot_skeleton, robot.joint_names, solved.root, solved.q, fps)
     motion.terrain = terrain
     return Retargeted(motion, solved.steps, solved.errors, [t.robot for t in solved.last],
@@ -171,22 +174,24 @@ class _Ground:
         return self.clearance - lowest_point(robot, self.skeleton, solved.root, solved.q,
                                              self.terrain)
 
-    def put(self, clip: _Clip, solved: _Solved, frames: SourceFrames, source: Skeleton,
+    def put(self, clip: _Clip, solved: _Solved, frames: SourceFrames, source: Motion,
             rename: dict[str, str] | None, height: float
             ) -> tuple[_Solved, float, dict[str, int]]:
         """The clip on the ground, its feet planted where the source's are (the options
-        say whether): the solution, its root shift and the frames held per foot."""
+        say whether: by default for maps with a source height, or where the feet are
+        named): the solution, its root shift and the frames held per foot."""
         robot, body_map, options = clip.robot, clip.body_map, clip.options
         shift, held = self.shift(robot, solved), dict[str, int]()
         plant = options.plant_feet if options.plant_feet is not None else \
-            body_map.height_assumption is not None
-        feet = find_feet(robot, self.skeleton, body_map, frames, source, rename,
+            body_map.height_assumption is not None or options.feet is not None
+        assert source.skeleton is not None  # retarget() checked it
+        feet = find_feet(robot, self.skeleton, body_map, frames, source.skeleton, rename,
                          options.feet) if plant else []
         if plant and not feet:
             warn("no robot foot to plant: no mapped body has the robot's lowest shapes at "
                  "rest (name the feet: feet=... / --feet)")
-        runs = [stances(frames, foot.point, *(
-            () if body_map.height_assumption is None else (height,))) for foot in feet]
+        sized = PLANTED_FOR_HEIGHT if body_map.height_assumption is None else height
+        runs = [stances(frames, foot.point, sized, source.terrain) for foot in feet]
         if any(runs):
             solved = clip.plant(solved, feet, runs, self.clearance - shift, self.terrain)
             held = {robot.names[foot.body]: sum(stop - start for start, stop in run)

@@ -26,6 +26,7 @@ the model's budget.
 
 from __future__ import annotations
 
+import io
 import os
 from array import array
 from collections.abc import Iterator
@@ -200,7 +201,7 @@ def _obj(data: bytes) -> tuple[Array, NDArray[np.int64]]:
     reads them; 8 bytes a face index), refused once past the vertex or triangle cap."""
     vertices = array("f")
     faces = array("q")
-    for number, line in enumerate(data.splitlines(), 1):
+    for number, line in enumerate(io.BytesIO(data), 1):  # a line at a time, not a list
         parts = line.split()
         if len(parts) < 4 or parts[0] not in (b"v", b"f"):
             continue
