@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clips import frames
 
 import motionkit as mk
 from conftest import corpus_file
@@ -116,19 +117,6 @@ def test_bad_input_is_one_line(fault: str, tmp_path: Path,
     assert not (tmp_path / "out.pkl").exists()
 
 
-def _from(motion: mk.Motion, start: int) -> mk.Motion:
-    """The motion without its first ``start`` frames."""
-    out = mk.Motion(meta=dict(motion.meta))
-    out.skeleton = motion.skeleton
-    for name in list(motion.tracks):
-        if motion.tracks.is_stored(name):
-            track = motion.tracks[name]
-            out.add(mk.Track(track.name, track.kind, track.data[start:],
-                             mk.Timeline.uniform(track.timeline.rate or 30.0,
-                                                 len(track.data) - start), labels=track.labels))
-    return out
-
-
 @pytest.mark.parametrize("case", ["corrected", "raw"])
 @pytest.mark.parametrize("start", [1, 5])
 def test_default_mode_does_not_depend_on_the_first_frame(start: int, case: str) -> None:
@@ -148,7 +136,7 @@ def test_default_mode_does_not_depend_on_the_first_frame(start: int, case: str) 
                 "options": retarget.Options(ground_clearance=None)}
     body_map = retarget.read_map(folder / "bvh_to_g1.json")
     whole = retarget.retarget(source, robot, body_map, **settings).motion.tracks["joints"].data
-    later = retarget.retarget(_from(source, start), robot, body_map,
+    later = retarget.retarget(frames(source, start), robot, body_map,
                               **settings).motion.tracks["joints"].data
     assert np.degrees(np.abs(later[3:] - whole[start + 3:])).max() < 1e-6
 

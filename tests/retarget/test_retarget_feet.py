@@ -8,6 +8,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from clips import frames
 
 import motionkit as mk
 from conftest import corpus_file
@@ -172,24 +173,12 @@ def test_a_creeping_foot_makes_several_stances() -> None:
 def test_nothing_planted_means_one_solve() -> None:
     """One frame plants nothing: the clip is solved once, as with planting off."""
     source, robot, body_map, settings = _inputs("corrected")
-    first = _from_frames(source, 1)
+    first = frames(source, 0, 1)
     held, free = (retarget.retarget(first, robot, body_map, options=retarget.Options(
         plant_feet=plant), **settings) for plant in (True, False))  # type: ignore[arg-type]
     assert held.planted_frames == {}
     assert np.array_equal(held.steps, free.steps)
     assert np.array_equal(held.motion.tracks["joints"].data, free.motion.tracks["joints"].data)
-
-
-def _from_frames(motion: mk.Motion, count: int) -> mk.Motion:
-    out = mk.Motion(meta=dict(motion.meta))
-    out.skeleton = motion.skeleton
-    for name in list(motion.tracks):
-        if motion.tracks.is_stored(name):
-            track = motion.tracks[name]
-            out.add(mk.Track(track.name, track.kind, track.data[:count],
-                             mk.Timeline.uniform(track.timeline.rate or 30.0, count),
-                             labels=track.labels))
-    return out
 
 
 def test_a_box_foot_stands_on_its_lowest_face_whatever_its_proportions() -> None:

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from clips import gmr_g1_motion
 
 import motionkit as mk
 from conftest import corpus_file
@@ -19,18 +20,7 @@ from motionkit.model.skeleton import Skeleton
 def test_g1_onto_g1_by_name_gives_the_motion_back(ground: float | None) -> None:
     """With the ground on too (the default): a map by name plants no feet (the source
     robot's are its own), and the shift moves the root only up or down."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the model's floor geom belongs to no body
-        robot = mk.read(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
-    assert isinstance(robot, Skeleton)
-    gmr = np.load(corpus_file("retarget", "freebvh_corrected_gmr.npz"))
-    timeline = mk.Timeline.uniform(30.0, len(gmr["dof_pos"]))
-    source = mk.Motion()
-    source.skeleton = robot
-    source.add(mk.Track("root", "pose", np.concatenate([gmr["root_pos"], gmr["root_rot"]], 1),
-                        timeline))
-    source.add(mk.Track("joints", "value", gmr["dof_pos"], timeline,
-                        labels=[str(n) for n in gmr["dof_names"]]))
+    source, robot, gmr = gmr_g1_motion()
     names = [body.name for body in robot.bodies]
     done = retarget.retarget(source, robot, retarget.same_names(names, names),
                              options=retarget.Options(ground_clearance=ground))
@@ -166,18 +156,7 @@ def test_a_motion_on_terrain_stands_on_its_terrain() -> None:
 
 def test_feet_named_on_a_map_by_name_are_planted() -> None:
     """A map by name plants nothing by default; naming the feet asks for it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = mk.read(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml"))
-    assert isinstance(robot, Skeleton)
-    gmr = np.load(corpus_file("retarget", "freebvh_corrected_gmr.npz"))
-    timeline = mk.Timeline.uniform(30.0, len(gmr["dof_pos"]))
-    source = mk.Motion()
-    source.skeleton = robot
-    source.add(mk.Track("root", "pose", np.concatenate([gmr["root_pos"], gmr["root_rot"]], 1),
-                        timeline))
-    source.add(mk.Track("joints", "value", gmr["dof_pos"], timeline,
-                        labels=[str(n) for n in gmr["dof_names"]]))
+    source, robot, _ = gmr_g1_motion()
     names = [body.name for body in robot.bodies]
     feet = ("left_ankle_roll_link", "right_ankle_roll_link")
     done = retarget.retarget(source, robot, retarget.same_names(names, names),
