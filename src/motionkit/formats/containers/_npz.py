@@ -22,15 +22,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ..._limits import WORK_CAP, WORK_FLOOR, Budget
+from ..._limits import Budget, array_budget
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
 #: Most members an archive may have.
 MAX_MEMBERS = 4096
-#: Bytes of the uncompressed arrays a file may hold per byte of its own size (compressed
-#: archives of smooth motion data shrink by 2-10x; zeros by much more).
-BYTES_PER_BYTE = 64
 #: The side key in which motionkit states a written file's conventions (JSON text); the
 #: loaders of these containers read only the keys they know, so they ignore it.
 CONVENTIONS_KEY = "motionkit_conventions"
@@ -72,8 +69,7 @@ def members(path: PathLike) -> frozenset[str]:
 def load(path: PathLike) -> dict[str, NDArray[np.generic]]:
     """Every array of the archive by key (``.npy`` stripped), in archive order."""
     size = os.path.getsize(path)
-    budget = Budget("array byte", path, size, per_byte=BYTES_PER_BYTE,
-                    floor=8 * WORK_FLOOR, cap=8 * WORK_CAP)  # the cells' limits, in bytes
+    budget = array_budget(path, size)
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS:
