@@ -26,9 +26,10 @@ from ...model import Motion, Timeline, Track
 from ...model.character import CharacterSource
 from ..shared.mjcf.character import load_character
 from ..shared.textcolumns import exact
+from . import g1csv
 from .g1csv import G1_JOINTS, HOLDS, describe, joint_values
 
-__all__ = ["HOLDS", "describe", "read", "write"]
+__all__ = ["HOLDS", "describe", "losses", "read", "write"]
 ROOT_COLUMNS = ("Frame", "root_translateX", "root_translateY", "root_translateZ",
                 "root_rotateX", "root_rotateY", "root_rotateZ")
 DEFAULT_FPS = 120.0
@@ -74,6 +75,18 @@ def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
     if character is not None:
         motion.skeleton = load_character(character).to_skeleton()
     return motion
+
+
+def losses(obj: Motion, **_: object) -> list[str]:
+    """Joints that are not G1 joints, and a rate other than the dialect's (the file has no
+    place for one)."""
+    root = obj.tracks.get("root")
+    rate = root.timeline.rate if root is not None else None
+    lost = g1csv.losses(obj)
+    if rate is not None and rate != DEFAULT_FPS:
+        lost.append(f"the frame rate {rate:g} fps (the file stores none; readers assume "
+                    f"{DEFAULT_FPS:g})")
+    return lost
 
 
 def write(path: str | os.PathLike[str], obj: Motion) -> None:
