@@ -187,6 +187,11 @@ def test_num_samples_disagreeing_with_the_arrays(tmp_path: Path) -> None:
         handle["data/demo_0"].attrs["num_samples"] = 21
     with pytest.raises(FormatError, match="num_samples is 21 but the arrays have 20"):
         episodes.read(path, demo=0)
+    for value in ("20", np.array([20, 20])):
+        with h5py.File(path, "r+") as handle:
+            handle["data/demo_0"].attrs["num_samples"] = value
+        with pytest.raises(FormatError, match="num_samples must be one integer"):
+            episodes.read(path, demo=0)
 
 
 def test_demos_sort_by_number_and_odd_names_are_refused(tmp_path: Path) -> None:

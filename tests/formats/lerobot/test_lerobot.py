@@ -368,6 +368,40 @@ def test_names_in_lerobots_other_shapes(tmp_path: Path, names: object) -> None:
     assert lerobot.read(root).tracks["joints"].labels == ["a", "b"]
 
 
+@pytest.mark.parametrize("names", [{"a": 0, "b": 0}, {"a": 0, "b": 2}])
+def test_a_names_map_must_number_the_elements_once_each(tmp_path: Path, names: object) -> None:
+    root = tmp_path / "ds"
+    lerobot.write(root, _motion(["x", "y"], task="t"))
+    info = json.loads((root / "meta/info.json").read_text())
+    info["features"]["observation.state"]["names"] = names
+    (root / "meta/info.json").write_text(json.dumps(info))
+    with pytest.raises(FormatError, match="indices other than 0 … 1, each once"):
+        lerobot.read(root)
+
+
+def test_null_or_repeated_indices_are_one_error(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    episodes_table = pq.read_table(root / EPISODES)
+    count = episodes_table.num_rows
+    at = episodes_table.schema.get_field_index("episode_index")
+    pq.write_table(episodes_table.set_column(at, "episode_index", pa.array(
+        [None, *range(1, count)], pa.int64())), root / EPISODES)
+    with pytest.raises(FormatError, match="episode_index must be an integer"):
+        lerobot.read(root)
+    pq.write_table(episodes_table, root / EPISODES)
+    tasks = pq.read_table(root / "meta/tasks.parquet")
+    doubled = pa.concat_tables([tasks, tasks])
+    pq.write_table(doubled, root / "meta/tasks.parquet")
+    with pytest.raises(FormatError, match="task_index repeats"):
+        lerobot.read(root)
+    at = tasks.schema.get_field_index("task_index")
+    pq.write_table(tasks.set_column(at, "task_index", pa.array([None] * tasks.num_rows,
+                                                               pa.int64())),
+                   root / "meta/tasks.parquet")
+    with pytest.raises(FormatError, match="task_index must be an integer"):
+        lerobot.read(root)
+
+
 def test_names_of_the_wrong_length_fall_back_with_a_warning(tmp_path: Path) -> None:
     root = tmp_path / "ds"
     lerobot.write(root, _motion(["x", "y"], task="t"))

@@ -264,9 +264,14 @@ def _demo(handle: h5py.File, info: _File, name: str, path: PathLike,
         raise FormatError(f"{name}: {key} has {count} rows but actions has {frames}; the "
                           "arrays of a demo have one row per step", path)
     samples = group.attrs.get("num_samples")
-    if samples is not None and int(samples) != frames and frames:
-        raise FormatError(f"{name}: num_samples is {int(samples)} but the arrays have {frames} "
-                          "rows", path)
+    if samples is not None:
+        said = np.asarray(samples)
+        if said.shape != () or said.dtype.kind not in "iu":
+            raise FormatError(f"{name}: num_samples must be one integer, not "
+                              f"{said.dtype} of shape {said.shape}", path)
+        if int(said) != frames and frames:
+            raise FormatError(f"{name}: num_samples is {int(said)} but the arrays have "
+                              f"{frames} rows", path)
     rate, rate_from = rate_and_source
     timeline = Timeline.uniform(rate, frames) if rate else Timeline.frame_numbers(frames)
     joints_key = _joints_key(info, arrays)

@@ -118,6 +118,9 @@ def element_names(names: object, width: int, feature: str, path: Path) -> list[s
             raise FormatError(f"features.{feature}.names maps names to something other than "
                               "element indices", path)
         order: dict[str, int] = names
+        if sorted(order.values()) != list(range(len(order))):
+            raise FormatError(f"features.{feature}.names maps names to indices other than "
+                              f"0 … {len(order) - 1}, each once", path)
         names = sorted(order, key=lambda name: order[name])
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         raise FormatError(f"features.{feature}.names must be a list of texts", path)

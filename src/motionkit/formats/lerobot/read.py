@@ -196,6 +196,8 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
         if missing:
             raise FormatError(f"lacks the column(s) {', '.join(missing)}", file)
         rows.extend(pq.read_table(file, columns=list(_EPISODE_COLUMNS)).to_pylist())
+    if not all(isinstance(row["episode_index"], int) for row in rows):
+        raise FormatError("episode_index must be an integer in every row", files[0])
     rows.sort(key=lambda row: int(row["episode_index"]))  # type: ignore[call-overload]
     episodes: list[Episode] = []
     for number, row in enumerate(rows):
@@ -243,6 +245,10 @@ def _tasks(root: Path) -> dict[int, str]:
         raise FormatError("needs the columns task_index and task", path)
     indices = table.column("task_index").to_pylist()
     texts = table.column("task").to_pylist()
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
+        raise FormatError("task_index must be an integer in every row", path)
+    if len(set(indices)) != len(indices):
+        raise FormatError("task_index repeats a number (each task has its own)", path)
     return {int(i): str(t) for i, t in zip(indices, texts, strict=True)}
 
 
