@@ -402,6 +402,19 @@ def test_null_or_repeated_indices_are_one_error(tmp_path: Path) -> None:
         lerobot.read(root)
 
 
+def test_unsigned_integers_beyond_int64_are_refused_not_wrapped(tmp_path: Path) -> None:
+    timeline = Timeline.uniform(10.0, 2)
+    big = np.array([[1], [2**63]], dtype=np.uint64)
+    motion = Motion({"joints": Track("joints", "value", np.zeros((2, 2)), timeline, ["a", "b"]),
+                     "counter": Track("counter", "value", big, timeline)}, meta={"task": "t"})
+    with pytest.raises(ConversionError, match="'counter' holds integers beyond int64"):
+        lerobot.write(tmp_path / "ds", motion)
+    assert not (tmp_path / "ds").exists()
+    motion.tracks["counter"].data[1, 0] = 2**63 - 1
+    lerobot.write(tmp_path / "ds", motion)
+    assert lerobot.read(tmp_path / "ds").tracks["counter"].data[1, 0] == 2**63 - 1
+
+
 def test_names_of_the_wrong_length_fall_back_with_a_warning(tmp_path: Path) -> None:
     root = tmp_path / "ds"
     lerobot.write(root, _motion(["x", "y"], task="t"))
