@@ -54,6 +54,8 @@ CASES = {
     "POINT:USED is -1": (1, 0, [("POINT", "USED", 2, [], _i16(-1))], ONE_MARKER),
     "POINT:USED is nan": (1, 0, [("POINT", "USED", 4, [], _f32(float("nan")))], ONE_MARKER),
     "POINT:USED is 1.5": (1, 0, [("POINT", "USED", 4, [], _f32(1.5))], ONE_MARKER),
+    "POINT:USED is 2 but the header's marker count is 1": (1, 0, [("POINT", "USED", 2, [], _i16(2))],
+                                                            ONE_MARKER),
     "ANALOG:USED is -1": (1, 2, [("ANALOG", "USED", 2, [], _i16(-1))],
                           (_f32(1, 2, 3, 0) + _f32(5, 6)) * 10),
     "ANALOG:RATE is 0": (1, 1, [("ANALOG", "USED", 2, [], _i16(1)),

@@ -108,6 +108,10 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 
     samples (scaled, float32: what 16- and 32-bit samples carry; one row per channel) and
     analog labels."""
     used = _count(c3d, "POINT:USED", c3d.points, "markers", path)
+    if used != c3d.points:
+        raise FormatError(f"POINT:USED is {used} but the header's marker count is "
+                          f"{c3d.points}; expected them to agree (else the frame layout is "
+                          "ambiguous)", path)
     labels = (c3d.texts("POINT:LABELS") + c3d.texts("POINT:LABELS2"))[:used]
     labels += [""] * (used - len(labels))
     channels = _count(c3d, "ANALOG:USED", 0, "analog channels", path)
