@@ -141,7 +141,11 @@ def test_seed_dialect_round_trip_and_units(tmp_path: Path) -> None:
     assert (1 - np.abs((turned.as_quat() * stored).sum(-1))).max() < 1e-12
     again = mk.read(out, format="g1csv-seed", fps=30)
     assert np.allclose(again.tracks["joints"].data, motion.tracks["joints"].data, atol=1e-12)
-    assert any("degrees" in line for line in mk.formats.registry.by_name("g1csv-seed")
-               .describe(again))
+    seed = mk.formats.registry.by_name("g1csv-seed")
+    assert any("degrees" in line for line in seed.describe(again))
+    assert any("30 fps: given" in line for line in seed.describe(again))
+    default = mk.read(out, format="g1csv-seed")
+    assert default.tracks["root"].timeline.rate == 120.0
+    assert any("120 fps: assumed" in line for line in seed.describe(default))
     with pytest.raises(mk.FormatError, match="header"):
         mk.read(_kimodo(), format="g1csv-seed")

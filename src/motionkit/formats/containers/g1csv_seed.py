@@ -39,9 +39,12 @@ def _joint_column(name: str) -> str:
     return f"{name.removesuffix('_joint')}_dof"
 
 
-def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
+def read(path: str | os.PathLike[str], *, fps: float | None = None,
          character: CharacterSource | None = None) -> Motion:
-    """Read a BONES-SEED G1 CSV (cm, Euler degrees, joint degrees)."""
+    """Read a BONES-SEED G1 CSV (cm, Euler degrees, joint degrees) at ``fps`` (default
+    120, said to be assumed)."""
+    fps_from = "assumed" if fps is None else "given"
+    fps = DEFAULT_FPS if fps is None else fps
     if not (np.isfinite(fps) and 1e-3 <= fps <= 1e6):
         raise FormatError(f"fps must be between 0.001 and 1e6, got {fps:g}", path)
     raw = read_bytes(path)
@@ -68,7 +71,8 @@ def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
     root_q = Rotation.from_euler("xyz", rows[:, 4:7], degrees=True).as_quat()
     timeline = Timeline.uniform(fps, len(rows))
     motion = Motion(meta={"name": Path(path).stem, "g1csv": {
-        "dialect": "g1csv-seed", "quat": "extrinsic XYZ Euler, degrees", "fps_assumed": True}})
+        "dialect": "g1csv-seed", "quat": "extrinsic XYZ Euler, degrees",
+        "fps_assumed": fps_from == "assumed", "fps_from": fps_from}})
     motion.add(Track("root", "pose", np.concatenate([rows[:, 1:4] / 100.0, root_q], axis=1),
                      timeline))
     motion.add(Track("joints", "value", joints, timeline, list(G1_JOINTS)))
