@@ -52,6 +52,16 @@ MAX_MESH_TRIANGLES = 1_000_000
 MAX_MODEL_MESH_BYTES = 256 << 20
 MAX_MODEL_MESH_TRIANGLES = 10_000_000
 
+#: Bytes of arrays in memory a binary file (``.npz``, HDF5, Parquet) may expand to per
+#: byte of its own size (compressed smooth motion data shrinks by 2-10x; zeros by much
+#: more), over a floor of 64 MiB, summed over everything one read keeps.
+ARRAY_BYTES_PER_BYTE = 64
+#: Most array bytes one read of a single archive may expand to (2 GiB).
+ARRAY_BYTES_CAP = 8 * WORK_CAP
+#: Most array bytes one read of an episode dataset (HDF5, LeRobot) may expand to (4 GiB,
+#: summed over its demos or data files).
+DATASET_BYTES_CAP = 16 * WORK_CAP
+
 _CHUNK = 1 << 22
 _FAST_LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
@@ -81,6 +91,13 @@ class Budget:
         """The FormatError for exceeding this budget."""
         return FormatError(f"exceeds the {self.name} budget ({self.limit:,} units for this "
                            "file's size): refused as hostile or corrupt", self.path, line, column)
+
+
+def array_budget(path: PathLike | None, size: int, cap: int = ARRAY_BYTES_CAP) -> Budget:
+    """The budget of array bytes one read of a binary file of ``size`` bytes may allocate:
+    every array read (after any conversion, e.g. to float64) is charged to it."""
+    return Budget("array byte", path, size, per_byte=ARRAY_BYTES_PER_BYTE,
+                  floor=8 * WORK_FLOOR, cap=cap)
 
 
 def bracket_depth(text: bytes) -> int:

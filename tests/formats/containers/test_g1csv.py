@@ -71,11 +71,12 @@ def test_written_file_states_its_dialect_and_numpy_loadtxt_reads_it(tmp_path: Pa
 
 @settings(max_examples=25, deadline=None)
 @given(frames=st.integers(1, 6), seed=st.integers(0, 2**31),
-       dialect=st.sampled_from(["g1csv-lafan", "g1csv-kimodo"]))
+       dialect=st.sampled_from(["g1csv-lafan", "g1csv-kimodo"]),
+       rate=st.sampled_from([30.0, 50.0, 1 / 3, 29.97]))
 def test_round_trip(tmp_path_factory: pytest.TempPathFactory, frames: int, seed: int,
-                    dialect: str) -> None:
+                    dialect: str, rate: float) -> None:
     rng = np.random.default_rng(seed)
-    timeline = mk.Timeline.uniform(30.0, frames)
+    timeline = mk.Timeline.uniform(rate, frames)
     root = np.concatenate([rng.normal(size=(frames, 3)),
                            Rotation.random(frames, random_state=seed).as_quat()], axis=1)
     motion = mk.Motion()
@@ -87,12 +88,46 @@ def test_round_trip(tmp_path_factory: pytest.TempPathFactory, frames: int, seed:
     again = mk.read(out, format=dialect)
     assert np.array_equal(again.tracks["root"].data, root)
     assert np.array_equal(again.tracks["joints"].data, motion.tracks["joints"].data)
+    assert again.tracks["root"].timeline.rate == rate  # stated by motionkit's first line
+
+
+def test_joints_that_are_not_g1_joints_are_a_named_loss(tmp_path: Path) -> None:
+    timeline = mk.Timeline.uniform(50.0, 4)
+    root = np.zeros((4, 7))
+    root[:, 6] = 1
+    motion = mk.Motion(meta={"name": "x"})
+    motion.add(mk.Track("root", "pose", root, timeline))
+    motion.add(mk.Track("joints", "value", np.ones((4, 31)), timeline,
+                        [*G1_JOINTS, "extra_a", "extra_b"]))
+    out = tmp_path / "g1.csv"
+    for dialect in ("g1csv-lafan", "g1csv-kimodo", "g1csv-seed"):
+        with pytest.raises(mk.ConversionError, match="joints extra_a, extra_b \\(not G1"):
+            mk.write(out, motion, format=dialect)
+    assert not out.exists()
+    with pytest.warns(mk.MotionkitWarning, match="extra_a, extra_b"):
+        mk.write(out, motion, format="g1csv-lafan", lossy=True)
+    again = mk.read(out, format="g1csv-lafan")
+    assert again.tracks["joints"].data.shape == (4, 29)
+    assert again.tracks["root"].timeline.rate == 50.0
+    said = mk.formats.registry.by_name("g1csv-lafan").describe(again)
+    assert any("50 fps: stated by motionkit's first line" in line for line in said)
+    assert mk.read(out, format="g1csv-lafan", fps=25).tracks["root"].timeline.rate == 25.0
+
+
+def test_a_file_without_motionkits_line_is_read_at_the_default_rate_said_so() -> None:
+    motion = mk.read(_kimodo(), format="g1csv-kimodo")
+    assert motion.tracks["root"].timeline.rate == 30.0
+    said = mk.formats.registry.by_name("g1csv-kimodo").describe(motion)
+    assert any("30 fps: assumed" in line for line in said)
 
 
 def test_seed_dialect_round_trip_and_units(tmp_path: Path) -> None:
     motion = mk.read(_kimodo(), format="g1csv-kimodo")
     out = tmp_path / "seed.csv"
-    mk.write(out, motion, format="g1csv-seed")
+    with pytest.warns(mk.MotionkitWarning, match="frame rate 30 fps .*readers assume 120"):
+        mk.write(out, motion, format="g1csv-seed", lossy=True)  # the file has no rate
+    with pytest.raises(mk.ConversionError, match="frame rate 30 fps"):
+        mk.write(tmp_path / "refused.csv", motion, format="g1csv-seed")
     header = out.read_text().splitlines()[0].split(",")
     assert header[:7] == ["Frame", "root_translateX", "root_translateY", "root_translateZ",
                           "root_rotateX", "root_rotateY", "root_rotateZ"]
@@ -106,7 +141,11 @@ def test_seed_dialect_round_trip_and_units(tmp_path: Path) -> None:
     assert (1 - np.abs((turned.as_quat() * stored).sum(-1))).max() < 1e-12
     again = mk.read(out, format="g1csv-seed", fps=30)
     assert np.allclose(again.tracks["joints"].data, motion.tracks["joints"].data, atol=1e-12)
-    assert any("degrees" in line for line in mk.formats.registry.by_name("g1csv-seed")
-               .describe(again))
+    seed = mk.formats.registry.by_name("g1csv-seed")
+    assert any("degrees" in line for line in seed.describe(again))
+    assert any("30 fps: given" in line for line in seed.describe(again))
+    default = mk.read(out, format="g1csv-seed")
+    assert default.tracks["root"].timeline.rate == 120.0
+    assert any("120 fps: assumed" in line for line in seed.describe(default))
     with pytest.raises(mk.FormatError, match="header"):
         mk.read(_kimodo(), format="g1csv-seed")

@@ -187,6 +187,11 @@ def test_num_samples_disagreeing_with_the_arrays(tmp_path: Path) -> None:
         handle["data/demo_0"].attrs["num_samples"] = 21
     with pytest.raises(FormatError, match="num_samples is 21 but the arrays have 20"):
         episodes.read(path, demo=0)
+    for value in ("20", np.array([20, 20])):
+        with h5py.File(path, "r+") as handle:
+            handle["data/demo_0"].attrs["num_samples"] = value
+        with pytest.raises(FormatError, match="num_samples must be one integer"):
+            episodes.read(path, demo=0)
 
 
 def test_demos_sort_by_number_and_odd_names_are_refused(tmp_path: Path) -> None:
@@ -212,6 +217,36 @@ def test_links_to_other_files_are_refused(tmp_path: Path) -> None:
         handle["data/demo_0/obs"] = h5py.ExternalLink(str(other), "/secret")
     with pytest.raises(FormatError, match="ExternalLink"):
         episodes.read(path, fps=10)
+
+
+@pytest.mark.parametrize("kind", ["external", "soft"])
+def test_a_link_on_a_later_demo_is_refused_by_every_read(tmp_path: Path, kind: str) -> None:
+    other = tmp_path / "other.hdf5"
+    with h5py.File(other, "w") as handle:
+        handle["stolen/actions"] = np.full((3, 2), 42.0)
+    path = tmp_path / "linked.hdf5"
+    with h5py.File(path, "w") as handle:
+        handle["data/demo_0/actions"] = np.zeros((3, 2))
+        handle["hidden/actions"] = np.full((3, 2), 7.0)
+        handle["data/demo_1"] = (h5py.ExternalLink(str(other), "/stolen") if kind == "external"
+                                 else h5py.SoftLink("/hidden"))
+    link = "ExternalLink" if kind == "external" else "SoftLink"
+    for read in (lambda: episodes.read_demos(path, fps=10),
+                 lambda: episodes.read(path, demo=1, fps=10),
+                 lambda: episodes.read(path, demo=0, fps=10)):
+        with pytest.raises(FormatError, match=f"/data/demo_1 is a {link}"):
+            read()
+
+
+def test_the_array_budget_is_summed_over_the_demos_of_a_read(tmp_path: Path) -> None:
+    path = tmp_path / "zeros.hdf5"
+    with h5py.File(path, "w") as handle:
+        for i in range(3):  # 32 MB of zeros each, a few kB of gzip: each alone fits
+            handle.create_dataset(f"data/demo_{i}/actions", data=np.zeros((1_000_000, 4)),
+                                  compression="gzip", chunks=(100_000, 4))
+    assert episodes.read(path, demo=2, fps=10).frames == 1_000_000
+    with pytest.raises(FormatError, match="array byte budget"):
+        episodes.read_demos(path, fps=10)
 
 
 def test_not_hdf5_and_unknown_masks(tmp_path: Path) -> None:

@@ -368,6 +368,53 @@ def test_names_in_lerobots_other_shapes(tmp_path: Path, names: object) -> None:
     assert lerobot.read(root).tracks["joints"].labels == ["a", "b"]
 
 
+@pytest.mark.parametrize("names", [{"a": 0, "b": 0}, {"a": 0, "b": 2}])
+def test_a_names_map_must_number_the_elements_once_each(tmp_path: Path, names: object) -> None:
+    root = tmp_path / "ds"
+    lerobot.write(root, _motion(["x", "y"], task="t"))
+    info = json.loads((root / "meta/info.json").read_text())
+    info["features"]["observation.state"]["names"] = names
+    (root / "meta/info.json").write_text(json.dumps(info))
+    with pytest.raises(FormatError, match="indices other than 0 … 1, each once"):
+        lerobot.read(root)
+
+
+def test_null_or_repeated_indices_are_one_error(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    episodes_table = pq.read_table(root / EPISODES)
+    count = episodes_table.num_rows
+    at = episodes_table.schema.get_field_index("episode_index")
+    pq.write_table(episodes_table.set_column(at, "episode_index", pa.array(
+        [None, *range(1, count)], pa.int64())), root / EPISODES)
+    with pytest.raises(FormatError, match="episode_index must be an integer"):
+        lerobot.read(root)
+    pq.write_table(episodes_table, root / EPISODES)
+    tasks = pq.read_table(root / "meta/tasks.parquet")
+    doubled = pa.concat_tables([tasks, tasks])
+    pq.write_table(doubled, root / "meta/tasks.parquet")
+    with pytest.raises(FormatError, match="task_index repeats"):
+        lerobot.read(root)
+    at = tasks.schema.get_field_index("task_index")
+    pq.write_table(tasks.set_column(at, "task_index", pa.array([None] * tasks.num_rows,
+                                                               pa.int64())),
+                   root / "meta/tasks.parquet")
+    with pytest.raises(FormatError, match="task_index must be an integer"):
+        lerobot.read(root)
+
+
+def test_unsigned_integers_beyond_int64_are_refused_not_wrapped(tmp_path: Path) -> None:
+    timeline = Timeline.uniform(10.0, 2)
+    big = np.array([[1], [2**63]], dtype=np.uint64)
+    motion = Motion({"joints": Track("joints", "value", np.zeros((2, 2)), timeline, ["a", "b"]),
+                     "counter": Track("counter", "value", big, timeline)}, meta={"task": "t"})
+    with pytest.raises(ConversionError, match="'counter' holds integers beyond int64"):
+        lerobot.write(tmp_path / "ds", motion)
+    assert not (tmp_path / "ds").exists()
+    motion.tracks["counter"].data[1, 0] = 2**63 - 1
+    lerobot.write(tmp_path / "ds", motion)
+    assert lerobot.read(tmp_path / "ds").tracks["counter"].data[1, 0] == 2**63 - 1
+
+
 def test_names_of_the_wrong_length_fall_back_with_a_warning(tmp_path: Path) -> None:
     root = tmp_path / "ds"
     lerobot.write(root, _motion(["x", "y"], task="t"))
@@ -443,21 +490,57 @@ def test_data_files_roll_over_by_size_and_chunks_by_count(tmp_path: Path,
     assert [m.meta["task"] for m in back] == ["t0", "t1", "t0", "t1", "t0"]
 
 
-def test_a_file_that_would_expand_beyond_reason_is_refused(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_frame_budget_is_summed_over_the_data_files_of_a_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from motionkit import _limits
     from motionkit.formats.lerobot import layout
 
+    monkeypatch.setattr(layout, "DATA_FILES_MB", 1e-4)  # every episode opens a new file
     root = tmp_path / "ds"
-    timeline = Timeline.uniform(30.0, 20000)
-    zeros = Motion({"joints": Track("joints", "value", np.zeros((20000, 29), np.float32),
-                                    timeline)}, meta={"task": "rest"})
-    lerobot.write(root, zeros)  # 0.36 MB on disk that decode to 3 MB (the index columns
-    monkeypatch.setattr(layout, "MIN_EXPANSION_BYTES", 0)  # keep it from shrinking more)
-    monkeypatch.setattr(layout, "MAX_EXPANSION", 2)
-    with pytest.raises(FormatError, match="would expand to"):
+    timeline = Timeline.uniform(30.0, 8000)
+    zeros = [Motion({"joints": Track("joints", "value", np.zeros((8000, 29), np.float32),
+                                     timeline)}, meta={"task": "rest"}) for _ in range(3)]
+    lerobot.write_episodes(root, zeros)
+    assert len(list((root / "data").rglob("*.parquet"))) == 3
+    monkeypatch.setattr(_limits, "ARRAY_BYTES_PER_BYTE", 0)  # the floor alone: 8 MiB,
+    monkeypatch.setattr(_limits, "WORK_FLOOR", 1 << 20)      # each file 3.4 MB, all 10 MB
+    assert lerobot.read(root, episode=2).frames == 8000
+    with pytest.raises(FormatError, match="array byte budget"):
         lerobot.read_episodes(root)
-    monkeypatch.setattr(layout, "MAX_EXPANSION", 20)
-    assert lerobot.read(root).frames == 20000
+
+
+@pytest.mark.parametrize("template", [
+    "data/chunk-{chunk_index[0]}/file-{file_index:03d}.parquet",
+    "data/chunk-{chunk_index.real}/file-{file_index:03d}.parquet",
+    "data/chunk-{chunk_index:>4000}/file-{file_index:03d}.parquet",
+    "data/chunk-{chunk_index:010d}/file-{file_index:03d}.parquet",
+    "data/chunk-{episode_index}/file-{file_index:03d}.parquet",
+    "data/chunk-{}/file-{file_index:03d}.parquet",
+    "data/chunk-{{chunk_index}}/file.parquet",
+])
+def test_a_path_template_other_than_lerobots_fields_is_refused(tmp_path: Path,
+                                                               template: str) -> None:
+    root = _copy(tmp_path)
+    info = json.loads((root / "meta/info.json").read_text())
+    info["data_path"] = template
+    (root / "meta/info.json").write_text(json.dumps(info))
+    with pytest.raises(FormatError, match="data_path") as caught:
+        lerobot.read(root)
+    assert caught.value.path is not None and str(caught.value.path).endswith("info.json")
+    info["data_path"] = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+    info["video_path"] = "videos/{video_key}/chunk-{chunk_index:>99999999}/f.mp4"
+    (root / "meta/info.json").write_text(json.dumps(info))
+    with pytest.raises(FormatError, match="video_path"):
+        lerobot.read(root)
+
+
+def test_plain_template_fields_are_filled_as_lerobot_fills_them(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    info = json.loads((root / "meta/info.json").read_text())
+    info["data_path"] = "data/chunk-{chunk_index:03d}/file-{file_index}.parquet"
+    (root / "data/chunk-000/file-000.parquet").rename(root / "data/chunk-000/file-0.parquet")
+    (root / "meta/info.json").write_text(json.dumps(info))
+    assert lerobot.read(root, episode=0).frames > 0
 
 
 def test_episode_ranges_must_follow_on(tmp_path: Path) -> None:

@@ -55,6 +55,8 @@ class Parameter:
         if len(self.dims) <= 1:
             return [text.rstrip(" \0")]
         width = self.dims[0]
+        if width == 0:  # strings of no characters (Optotrak writes such DESCRIPTIONS)
+            return [""] * int(np.prod(self.dims[1:], dtype=np.int64))
         return [text[i:i + width].rstrip(" \0") for i in range(0, len(text), width)]
 
 

@@ -66,7 +66,10 @@ def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
     if names:
         motion.add(Track("marker_residuals", "value", residuals, timeline, names))
     if analog is not None:
-        analog_rate = c3d.number("ANALOG:RATE", rate * c3d.analog_per_frame) or 0.0
+        analog_rate = c3d.number("ANALOG:RATE", rate * c3d.analog_per_frame)
+        if analog_rate is None or not (np.isfinite(analog_rate) and analog_rate > 0):
+            raise FormatError(f"ANALOG:RATE is {analog_rate!r}; expected a positive number of "
+                              "samples per second", path)
         info["analog_rate"] = analog_rate
         analog_timeline = Timeline.uniform(analog_rate, analog.shape[1], start)
         for index, name in enumerate(_track_names(analog_labels, "channel")):
@@ -104,14 +107,20 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 
     invalid), residuals ``(frames, markers)`` (the same units, −1 where invalid), analog
     samples (scaled, float32: what 16- and 32-bit samples carry; one row per channel) and
     analog labels."""
-    used = int(c3d.number("POINT:USED", c3d.points) or 0)
+    used = _count(c3d, "POINT:USED", c3d.points, "markers", path)
+    if used != c3d.points:
+        raise FormatError(f"POINT:USED is {used} but the header's marker count is "
+                          f"{c3d.points}; expected them to agree (else the frame layout is "
+                          "ambiguous)", path)
     labels = (c3d.texts("POINT:LABELS") + c3d.texts("POINT:LABELS2"))[:used]
     labels += [""] * (used - len(labels))
-    channels = int(c3d.number("ANALOG:USED", 0) or 0)
+    channels = _count(c3d, "ANALOG:USED", 0, "analog channels", path)
     per_frame = c3d.analog_per_frame
     samples = per_frame // channels if channels else 0
-    if used > MAX_CHANNELS or channels > MAX_CHANNELS:
-        raise FormatError(f"{used} markers and {channels} analog channels: too many", path)
+    left = per_frame - samples * channels
+    if left:
+        warn(f"{os.fspath(path)}: the header has {per_frame} analog samples per frame, "
+             f"ANALOG:USED {channels} channels; the last {left} of each frame are not read")
     width = 4 if c3d.scale < 0 else 2
     frame_bytes = (4 * used + per_frame) * width
     stated = _frame_count(c3d)
@@ -145,6 +154,17 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 
     xyz[invalid.T] = np.nan
     analog, analog_labels = _analog(c3d, table, 4 * used, count, channels, samples)
     return labels, xyz, residual, analog, analog_labels
+
+
+def _count(c3d: C3D, key: str, default: int, what: str, path: str | os.PathLike[str]) -> int:
+    """A count parameter (``POINT:USED``, ``ANALOG:USED``): a whole number from 0 to
+    MAX_CHANNELS, else a FormatError naming it."""
+    value = c3d.number(key, default)
+    if value is None or not (np.isfinite(value) and value == int(value)
+                             and 0 <= value <= MAX_CHANNELS):
+        raise FormatError(f"{key} is {value!r}; expected a whole number of {what} from 0 to "
+                          f"{MAX_CHANNELS}", path)
+    return int(value)
 
 
 def _frame_count(c3d: C3D) -> int | None:

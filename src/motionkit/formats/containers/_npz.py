@@ -4,8 +4,10 @@ atomically.
 ``np.load`` on an archive trusts each member's header: a few compressed bytes may declare
 an array of any size, and ``allow_pickle=True`` would run code from the file. Here every
 member's header is read first: object arrays are refused, the declared size must fit in
-the member's uncompressed size, and the sum of those sizes is charged to a work budget
-tied to the file's size (:mod:`motionkit._limits`), before any array is allocated.
+the member's uncompressed size, and the sum of those sizes (numbers counted as stored and
+as the float64 copy the readers make) is charged to a byte budget tied to the file's size
+(:mod:`motionkit._limits`), before any array is allocated. A broken archive, a member name
+that is not UTF-8 included, is one FormatError.
 """
 
 from __future__ import annotations
@@ -22,15 +24,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ..._limits import WORK_CAP, WORK_FLOOR, Budget
+from ..._limits import Budget, array_budget
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
 #: Most members an archive may have.
 MAX_MEMBERS = 4096
-#: Bytes of the uncompressed arrays a file may hold per byte of its own size (compressed
-#: archives of smooth motion data shrink by 2-10x; zeros by much more).
-BYTES_PER_BYTE = 64
 #: The side key in which motionkit states a written file's conventions (JSON text); the
 #: loaders of these containers read only the keys they know, so they ignore it.
 CONVENTIONS_KEY = "motionkit_conventions"
@@ -64,7 +63,7 @@ def members(path: PathLike) -> frozenset[str]:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
-    except (OSError, zipfile.BadZipFile):
+    except ARCHIVE_ERRORS:  # a name that is not UTF-8, too: not an archive of ours
         return frozenset()
     return frozenset(name[:-4] for name in names[:MAX_MEMBERS] if name.endswith(".npy"))
 
@@ -72,8 +71,7 @@ def members(path: PathLike) -> frozenset[str]:
 def load(path: PathLike) -> dict[str, NDArray[np.generic]]:
     """Every array of the archive by key (``.npy`` stripped), in archive order."""
     size = os.path.getsize(path)
-    budget = Budget("array byte", path, size, per_byte=BYTES_PER_BYTE,
-                    floor=8 * WORK_FLOOR, cap=8 * WORK_CAP)  # the cells' limits, in bytes
+    budget = array_budget(path, size)
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS:
@@ -95,10 +93,9 @@ def _arrays(archive: zipfile.ZipFile, budget: Budget,
     for info in members:
         if not info.filename.endswith(".npy"):
             raise FormatError(f"member {info.filename[:80]!r} is not a .npy array", path)
-        budget.charge(info.file_size)
         key = info.filename[:-4]
         with archive.open(info) as handle:
-            _check_header(handle, info, key, path)
+            budget.charge(_check_header(handle, info, key, path))
         with archive.open(info) as handle:
             try:
                 out[key] = np.lib.format.read_array(handle, allow_pickle=False)
@@ -108,7 +105,9 @@ def _arrays(archive: zipfile.ZipFile, budget: Budget,
 
 
 def _check_header(handle: io.BufferedIOBase | object, info: zipfile.ZipInfo, key: str,
-                  path: PathLike) -> None:
+                  path: PathLike) -> int:
+    """The bytes the array takes once read and converted (numbers become float64, as
+    :func:`numbers` makes them), after checking its header against the member."""
     fmt = np.lib.format
     stream = handle if isinstance(handle, io.IOBase) else None
     if stream is None:
@@ -126,10 +125,12 @@ def _check_header(handle: io.BufferedIOBase | object, info: zipfile.ZipInfo, key
     if dtype.hasobject:
         raise FormatError(f"array {key!r} holds Python objects (a pickle): refused, "
                           "never unpickled", path)
-    declared = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize if shape else dtype.itemsize
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    declared = count * dtype.itemsize
     if declared > info.file_size:
         raise FormatError(f"array {key!r} declares {declared} bytes but its member holds "
                           f"{info.file_size}", path)
+    return declared + (count * 8 if dtype.kind in "biuf" else 0)  # and its float64 copy
 
 
 def scalar(arrays: Mapping[str, NDArray[np.generic]], key: str, path: PathLike) -> float:

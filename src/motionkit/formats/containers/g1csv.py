@@ -11,9 +11,11 @@ gives an upright robot yawed by 180°), so it is never guessed:
 - ``g1csv``: either, with ``quat=wxyz|xyzw`` (refused without it, unless the first line is
   the statement of the order this module writes).
 
-None of these files store a rate: ``fps`` (default 30, both dialects' rate) is taken as
-given and ``info`` says it was assumed. Model mapping: ``root`` pose, ``joints`` labelled
-with the G1 joint names (and the skeleton with ``character``). The writer puts one ``#``
+None of these files store a rate: ``fps`` is taken as given; else the rate motionkit's own
+first line states (``…, 50 fps``); else 30 (both dialects' rate), and ``info`` says it was
+assumed. Joints that are not G1 joints are a named loss (the loss rule) when writing.
+Model mapping: ``root`` pose, ``joints`` labelled with the G1 joint names (and the skeleton
+with ``character``). The writer puts one ``#``
 comment line first stating the dialect and conventions (NumPy's ``loadtxt``, which the
 BeyondMimic and mjlab converters use, skips it; so does this reader), then the rows.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -51,14 +54,19 @@ COLUMNS = 7 + len(G1_JOINTS)
 DIALECTS = {"lafan": "xyzw", "kimodo": "wxyz"}
 ORDERS = ("wxyz", "xyzw")
 DEFAULT_FPS = 30.0
+_STATED_FPS = re.compile(rb", ([0-9][0-9.e+-]*) fps\s*$")
 HOLDS = Holds(tracks=tracks(root="pose", joints="value"), skeleton=False, terrain=False,
               stamps=False, start=False, one_timeline=True, ns_stamps=False,
               frame_numbers=False, position_only=False, meta=frozenset(), namespace="g1csv")
 
 
-def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float,
+def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float | None,
                  character: CharacterSource | None, dialect: str) -> Motion:
-    """Read a headerless G1 CSV whose root quaternion is in ``order``."""
+    """Read a headerless G1 CSV whose root quaternion is in ``order``, at ``fps`` (None:
+    the rate motionkit's first line states, else DEFAULT_FPS, said to be assumed)."""
+    stated = stated_fps(path) if fps is None else None
+    fps_from = "given" if fps is not None else "stated" if stated is not None else "assumed"
+    fps = fps if fps is not None else stated if stated is not None else DEFAULT_FPS
     if order not in ORDERS:
         raise FormatError("the root quaternion order of a G1 CSV cannot be detected from "
                           "its numbers: pass quat=wxyz or quat=xyzw (-O quat=...), or name "
@@ -83,7 +91,8 @@ def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float,
     root_q = rows[:, 3:7] if order == "xyzw" else quat.wxyz_to_xyzw(rows[:, 3:7])
     timeline = Timeline.uniform(fps, len(rows))
     motion = Motion(meta={"name": Path(path).stem, "g1csv": {
-        "dialect": dialect, "quat": order, "fps_assumed": True}})
+        "dialect": dialect, "quat": order, "fps_assumed": fps_from == "assumed",
+        "fps_from": fps_from}})
     motion.add(Track("root", "pose", np.concatenate([rows[:, :3], root_q], axis=1), timeline))
     motion.add(Track("joints", "value", rows[:, 7:], timeline, list(G1_JOINTS)))
     if character is not None:
@@ -95,11 +104,32 @@ def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float,
     return motion
 
 
+def _stated_line(path: str | os.PathLike[str]) -> bytes | None:
+    """The first line of a file written by motionkit (its statement), or None."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return None
+    return first if first.startswith(b"# motionkit g1csv") else None
+
+
+def stated_fps(path: str | os.PathLike[str]) -> float | None:
+    """The frame rate a file written by motionkit states in its first line, or None."""
+    first = _stated_line(path)
+    match = _STATED_FPS.search(first) if first is not None else None
+    if match is None:
+        return None
+    try:
+        return float(match.group(1))
+    except ValueError:
+        return None
+
+
 def stated_order(path: str | os.PathLike[str]) -> str | None:
     """The quaternion order a file written by motionkit states in its first line, or None."""
-    with open(path, "rb") as handle:
-        first = handle.readline(4096)
-    if not first.startswith(b"# motionkit g1csv"):
+    first = _stated_line(path)
+    if first is None:
         return None
     for order in ORDERS:
         if f"root quaternion {' '.join(order)},".encode() in first:
@@ -107,7 +137,7 @@ def stated_order(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def read(path: str | os.PathLike[str], *, quat: str | None = None, fps: float = DEFAULT_FPS,
+def read(path: str | os.PathLike[str], *, quat: str | None = None, fps: float | None = None,
          character: CharacterSource | None = None) -> Motion:
     """Read a G1 CSV of either dialect: ``quat=wxyz|xyzw`` is required, unless the file's
     first line is motionkit's statement of its order (a header, not a guess)."""
@@ -126,8 +156,10 @@ def describe(obj: object) -> list[str]:
     else:
         stated = (f"G1 CSV dialect {meta['dialect']}: root xyz m, quaternion {meta['quat']} "
                   "(given, not detectable), 29 joints rad in G1 MJCF order, Z-up")
-    return [stated,
-            f"frame rate {rate:g} fps: assumed (the file stores none)"]
+    said = {"given": "given (the fps option)",
+            "stated": "stated by motionkit's first line"}.get(
+        str(meta.get("fps_from")), "assumed (the file stores none)")
+    return [stated, f"frame rate {rate:g} fps: {said}"]
 
 
 def write_dialect(path: str | os.PathLike[str], obj: Motion, order: str, dialect: str) -> None:
@@ -143,12 +175,23 @@ def write_dialect(path: str | os.PathLike[str], obj: Motion, order: str, dialect
     q = root[:, 3:7] if order == "xyzw" else quat.xyzw_to_wxyz(root[:, 3:7])
     rows = np.concatenate([root[:, :3], q, values], axis=1)
     timeline = obj.tracks["root"].timeline
-    rate = f"{timeline.rate:g} fps" if timeline.rate else "unknown fps"
+    rate = f"{exact(timeline.rate)} fps" if timeline.rate else "unknown fps"
     with atomic_write(path, "w") as handle:
         handle.write(f"# motionkit {dialect}: root x y z (m), root quaternion {' '.join(order)}, "
                      f"29 joint angles (rad, G1 MJCF order: {' '.join(G1_JOINTS)}), Z-up, "
                      f"{rate}\n")
         handle.writelines(",".join(exact(v) for v in row) + "\n" for row in rows.tolist())
+
+
+def losses(obj: Motion, **_: object) -> list[str]:
+    """Joints of the motion that are not G1 joints (a G1 CSV has only the 29 columns)."""
+    joints = obj.tracks.get("joints")
+    extra = [name for name in (joints.labels or []) if name not in G1_JOINTS] \
+        if joints is not None else []
+    if not extra:
+        return []
+    return [f"joints {', '.join(extra[:5])}{' …' if len(extra) > 5 else ''} (not G1 joints; "
+            f"a G1 CSV holds the 29 G1 joints only)"]
 
 
 def joint_values(joints: Track) -> NDArray[np.float64]:

@@ -6,13 +6,13 @@ import os
 
 from ...model import Motion
 from ...model.character import CharacterSource
-from .g1csv import DEFAULT_FPS, DIALECTS, HOLDS, describe, read_dialect, write_dialect
+from .g1csv import DIALECTS, HOLDS, describe, losses, read_dialect, write_dialect
 
-__all__ = ["HOLDS", "describe", "read", "write"]
+__all__ = ["HOLDS", "describe", "losses", "read", "write"]
 ORDER = DIALECTS["kimodo"]
 
 
-def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
+def read(path: str | os.PathLike[str], *, fps: float | None = None,
          character: CharacterSource | None = None) -> Motion:
     """Read a G1 CSV of the kimodo dialect (quaternion wxyz)."""
     return read_dialect(path, ORDER, fps, character, "g1csv-kimodo")

@@ -26,9 +26,10 @@ from ...model import Motion, Timeline, Track
 from ...model.character import CharacterSource
 from ..shared.mjcf.character import load_character
 from ..shared.textcolumns import exact
+from . import g1csv
 from .g1csv import G1_JOINTS, HOLDS, describe, joint_values
 
-__all__ = ["HOLDS", "describe", "read", "write"]
+__all__ = ["HOLDS", "describe", "losses", "read", "write"]
 ROOT_COLUMNS = ("Frame", "root_translateX", "root_translateY", "root_translateZ",
                 "root_rotateX", "root_rotateY", "root_rotateZ")
 DEFAULT_FPS = 120.0
@@ -38,9 +39,12 @@ def _joint_column(name: str) -> str:
     return f"{name.removesuffix('_joint')}_dof"
 
 
-def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
+def read(path: str | os.PathLike[str], *, fps: float | None = None,
          character: CharacterSource | None = None) -> Motion:
-    """Read a BONES-SEED G1 CSV (cm, Euler degrees, joint degrees)."""
+    """Read a BONES-SEED G1 CSV (cm, Euler degrees, joint degrees) at ``fps`` (default
+    120, said to be assumed)."""
+    fps_from = "assumed" if fps is None else "given"
+    fps = DEFAULT_FPS if fps is None else fps
     if not (np.isfinite(fps) and 1e-3 <= fps <= 1e6):
         raise FormatError(f"fps must be between 0.001 and 1e6, got {fps:g}", path)
     raw = read_bytes(path)
@@ -67,13 +71,26 @@ def read(path: str | os.PathLike[str], *, fps: float = DEFAULT_FPS,
     root_q = Rotation.from_euler("xyz", rows[:, 4:7], degrees=True).as_quat()
     timeline = Timeline.uniform(fps, len(rows))
     motion = Motion(meta={"name": Path(path).stem, "g1csv": {
-        "dialect": "g1csv-seed", "quat": "extrinsic XYZ Euler, degrees", "fps_assumed": True}})
+        "dialect": "g1csv-seed", "quat": "extrinsic XYZ Euler, degrees",
+        "fps_assumed": fps_from == "assumed", "fps_from": fps_from}})
     motion.add(Track("root", "pose", np.concatenate([rows[:, 1:4] / 100.0, root_q], axis=1),
                      timeline))
     motion.add(Track("joints", "value", joints, timeline, list(G1_JOINTS)))
     if character is not None:
         motion.skeleton = load_character(character).to_skeleton()
     return motion
+
+
+def losses(obj: Motion, **_: object) -> list[str]:
+    """Joints that are not G1 joints, and a rate other than the dialect's (the file has no
+    place for one)."""
+    root = obj.tracks.get("root")
+    rate = root.timeline.rate if root is not None else None
+    lost = g1csv.losses(obj)
+    if rate is not None and rate != DEFAULT_FPS:
+        lost.append(f"the frame rate {rate:g} fps (the file stores none; readers assume "
+                    f"{DEFAULT_FPS:g})")
+    return lost
 
 
 def write(path: str | os.PathLike[str], obj: Motion) -> None:

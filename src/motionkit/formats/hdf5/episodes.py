@@ -12,8 +12,10 @@ decimation)`` where the file has them, else the frames are numbered only.
 
 Quaternions: robosuite's are x-y-z-w already; Isaac Lab's (``root_pose`` position +
 quaternion, ``*quat`` observations) are w-x-y-z and are reordered to motionkit's x-y-z-w.
-External links, virtual datasets and external storage are refused: a file never makes
-motionkit open another.
+External and soft links (on every demo and every member), virtual datasets and external
+storage are refused: a file never makes motionkit open another. Every array read, summed
+over the demos of one read, is charged to one byte budget tied to the file's size
+(:func:`motionkit._limits.array_budget`): a few kilobytes of gzip never become gigabytes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import h5py
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._limits import DATASET_BYTES_CAP, Budget, array_budget
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track, TrackKind
 
@@ -36,8 +39,6 @@ PathLike = str | os.PathLike[str]
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
 #: Deepest group nesting read (Isaac Lab's deepest is states/articulation/<name>/<key>).
 MAX_DEPTH = 16
-#: Most bytes one demo may expand to in memory (gzip makes small files large).
-MAX_DEMO_BYTES = 4 << 30
 _DEMO = re.compile(r"demo_(\d+)")
 
 
@@ -87,7 +88,8 @@ def read(path: PathLike, *, demo: int | None = None, mask: str | None = None,
             if chosen not in names:
                 raise FormatError(f"no {chosen}" + (f" in mask {mask!r}" if mask else "")
                                   + f" (demos: {_listing(names)})", path)
-        return _demo(handle, info, chosen, path, joint_names, _told_rate(info, fps, path))
+        return _demo(handle, info, chosen, path, joint_names, _told_rate(info, fps, path),
+                     _budget(path))
 
 
 def read_demos(path: PathLike, *, mask: str | None = None,
@@ -96,7 +98,8 @@ def read_demos(path: PathLike, *, mask: str | None = None,
     with _open(path) as handle:
         info = _inspect(handle, path)
         rate = _told_rate(info, fps, path)
-        return [_demo(handle, info, name, path, joint_names, rate)
+        budget = _budget(path)
+        return [_demo(handle, info, name, path, joint_names, rate, budget)
                 for name in _selected(info, mask, path)]
 
 
@@ -107,6 +110,11 @@ def _open(path: PathLike) -> h5py.File:
         raise FormatError("no such file", path) from None
     except OSError as exc:
         raise FormatError(f"is not a readable HDF5 file ({exc})", path) from None
+
+
+def _budget(path: PathLike) -> Budget:
+    """One read's budget of array bytes (float64 after conversion), over all its demos."""
+    return array_budget(path, os.path.getsize(path), cap=DATASET_BYTES_CAP)
 
 
 def _listing(names: list[str]) -> str:
@@ -127,7 +135,8 @@ def _inspect(handle: h5py.File, path: PathLike) -> _File:
         raise FormatError("holds no demos (data/demo_N)", path)
     demos = [name for _, name in sorted(numbered)]
     env_args = _env_args(data, path)
-    first = _member(data, demos[0], path)
+    groups = [_member(data, name, path) for name in demos]  # every demo: links refused
+    first = groups[0]
     states = _member(first, "states", path) if isinstance(first, h5py.Group) else None
     layout = "isaaclab" if isinstance(states, h5py.Group) else "robomimic"
     masks: dict[str, list[str]] = {}
@@ -226,22 +235,23 @@ def _told_rate(info: _File, fps: float | None, path: PathLike) -> tuple[float | 
 
 
 def _demo(handle: h5py.File, info: _File, name: str, path: PathLike,
-          joint_names: Sequence[str] | None, rate_and_source: tuple[float | None, str]) -> Motion:
-    group = handle["data"][name]
+          joint_names: Sequence[str] | None, rate_and_source: tuple[float | None, str],
+          budget: Budget) -> Motion:
+    group = _member(handle["data"], name, path)
+    if not isinstance(group, h5py.Group):
+        raise FormatError(f"data/{name} is not a group of arrays", path)
     arrays: dict[str, NDArray[np.generic]] = {}
     initial: dict[str, object] = {}
     skipped: dict[str, list[int]] = {}
-    size = 0
     for key, dataset in _leaves(group, path):
-        size += dataset.size * dataset.dtype.itemsize
-        if size > MAX_DEMO_BYTES:
-            raise FormatError(f"{name} expands to more than {MAX_DEMO_BYTES >> 30} GiB", path)
         if dataset.dtype.kind not in "fiub" or dataset.ndim == 0:
             continue
+        if dataset.ndim > 2 and not key.startswith("initial_state/"):
+            skipped[key] = list(dataset.shape)  # images: listed, not read
+            continue
+        budget.charge(int(dataset.size) * max(dataset.dtype.itemsize, 8))  # as float64
         if key.startswith("initial_state/"):
             initial[key] = np.asarray(dataset[()]).tolist()
-        elif dataset.ndim > 2:
-            skipped[key] = list(dataset.shape)  # images: listed, not read
         else:
             arrays[key] = np.asarray(dataset[()])
     if "actions" not in arrays and not arrays:
@@ -254,9 +264,14 @@ def _demo(handle: h5py.File, info: _File, name: str, path: PathLike,
         raise FormatError(f"{name}: {key} has {count} rows but actions has {frames}; the "
                           "arrays of a demo have one row per step", path)
     samples = group.attrs.get("num_samples")
-    if samples is not None and int(samples) != frames and frames:
-        raise FormatError(f"{name}: num_samples is {int(samples)} but the arrays have {frames} "
-                          "rows", path)
+    if samples is not None:
+        said = np.asarray(samples)
+        if said.shape != () or said.dtype.kind not in "iu":
+            raise FormatError(f"{name}: num_samples must be one integer, not "
+                              f"{said.dtype} of shape {said.shape}", path)
+        if int(said) != frames and frames:
+            raise FormatError(f"{name}: num_samples is {int(said)} but the arrays have "
+                              f"{frames} rows", path)
     rate, rate_from = rate_and_source
     timeline = Timeline.uniform(rate, frames) if rate else Timeline.frame_numbers(frames)
     joints_key = _joints_key(info, arrays)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,17 +40,42 @@ STATE = "observation.state"
 STATE_TRACK = "joints"
 #: The track of a multi-task episode that gives each frame's position in ``meta["tasks"]``.
 TASK_TRACK = "task"
-#: A data file may expand to this many times its size on disk, or this many bytes, whichever
-#: is more (dictionary and run-length encoding make constant columns tiny; a hostile file
-#: of a billion equal rows is refused before it is decoded).
-MAX_EXPANSION = 1000
-MIN_EXPANSION_BYTES = 4 << 30
+#: The fields of a path template (``data_path``, ``video_path``): ``{name}`` or
+#: ``{name:0Nd}`` (N of 1-9 digits), as lerobot writes them; nothing else of str.format.
+_FIELD = re.compile(r"\{([a-z_]+)(?::0([1-9])d)?\}")
 #: Largest ``info.json`` read (a real one is a few KiB).
 MAX_INFO_BYTES = 16 * 1024 * 1024
 DTYPES = {"float32": pa.float32(), "float64": pa.float64(), "int64": pa.int64(),
           "int32": pa.int32(), "int16": pa.int16(), "int8": pa.int8(), "uint8": pa.uint8(),
           "bool": pa.bool_()}
 NUMPY_DTYPES = {name: name for name in DTYPES}  # the same names in NumPy
+
+
+def fill_template(template: str, fields: Mapping[str, int | str], key: str,
+                  path: Path) -> str:
+    """``template`` with its fields (only the names in ``fields``, each ``{name}`` or
+    ``{name:0Nd}``) filled in; any other brace is a FormatError naming ``key`` of ``path``
+    (the file's own template never reaches str.format and its whole mini-language)."""
+    out, at = [], 0
+    for match in _FIELD.finditer(template):
+        out.append(_plain(template[at:match.start()], key, path))
+        name, width = match.group(1), match.group(2)
+        if name not in fields:
+            raise FormatError(f"{key} {template[:80]!r} names the field {name!r} (only "
+                              f"{', '.join(sorted(fields))})", path)
+        value = fields[name]
+        out.append(f"{value:0{width}d}" if width and isinstance(value, int) else str(value))
+        at = match.end()
+    out.append(_plain(template[at:], key, path))
+    return "".join(out)
+
+
+def _plain(text: str, key: str, path: Path) -> str:
+    if "{" in text or "}" in text:
+        raise FormatError(f"{key} holds a field other than {{chunk_index}} or "
+                          "{chunk_index:03d}-style ones (a brace at "
+                          f"{text[:40]!r})", path)
+    return text
 
 
 def arrow_type(dtype: str, width: int) -> pa.DataType:
@@ -92,6 +118,9 @@ def element_names(names: object, width: int, feature: str, path: Path) -> list[s
             raise FormatError(f"features.{feature}.names maps names to something other than "
                               "element indices", path)
         order: dict[str, int] = names
+        if sorted(order.values()) != list(range(len(order))):
+            raise FormatError(f"features.{feature}.names maps names to indices other than "
+                              f"0 … {len(order) - 1}, each once", path)
         names = sorted(order, key=lambda name: order[name])
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         raise FormatError(f"features.{feature}.names must be a list of texts", path)

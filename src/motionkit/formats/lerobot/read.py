@@ -4,7 +4,10 @@
 file holds each episode; the data files hold the frames. Every part is checked against the
 others (totals, columns, frame indices), and a disagreement is one FormatError naming the
 file. ``observation.state`` becomes the ``joints`` track; every other numeric feature a
-track of its own name. Video, image and text features are listed, never decoded.
+track of its own name. Video, image and text features are listed, never decoded. The
+frames one read decodes, summed over its data files, are charged to one byte budget tied
+to those files' size (:func:`motionkit._limits.array_budget`); the path templates of
+``info.json`` are filled by hand, never by ``str.format``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from ..._limits import DATASET_BYTES_CAP, array_budget
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track
 from . import layout
@@ -181,6 +185,10 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
     template = info.get("data_path")
     if not isinstance(template, str):
         raise FormatError("data_path must be a path template", root / layout.INFO)
+    video = info.get("video_path")  # not read here, but checked as data_path is
+    if isinstance(video, str):
+        layout.fill_template(video, {"video_key": "", "chunk_index": 0, "file_index": 0},
+                             "video_path", root / layout.INFO)
     rows: list[dict[str, object]] = []
     for file in files:
         names = pq.read_schema(file).names
@@ -188,6 +196,8 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
         if missing:
             raise FormatError(f"lacks the column(s) {', '.join(missing)}", file)
         rows.extend(pq.read_table(file, columns=list(_EPISODE_COLUMNS)).to_pylist())
+    if not all(isinstance(row["episode_index"], int) for row in rows):
+        raise FormatError("episode_index must be an integer in every row", files[0])
     rows.sort(key=lambda row: int(row["episode_index"]))  # type: ignore[call-overload]
     episodes: list[Episode] = []
     for number, row in enumerate(rows):
@@ -204,12 +214,14 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
             raise FormatError(f"episode {index}: dataset_from_index {start} does not follow on "
                               "from the episode before (the global index runs on across "
                               "episodes)", files[0])
-        try:
-            relative = template.format(chunk_index=row["data/chunk_index"],
-                                       file_index=row["data/file_index"])
-        except (KeyError, IndexError, ValueError) as exc:
-            raise FormatError(f"data_path {template!r} cannot be filled ({exc})",
-                              root / layout.INFO) from None
+        chunk, file_number = row["data/chunk_index"], row["data/file_index"]
+        if not (isinstance(chunk, int) and isinstance(file_number, int)
+                and not isinstance(chunk, bool) and not isinstance(file_number, bool)):
+            raise FormatError(f"episode {index}: data/chunk_index and data/file_index must be "
+                              f"integers, not {chunk!r} and {file_number!r}", files[0])
+        relative = layout.fill_template(template, {"chunk_index": chunk,
+                                                   "file_index": file_number},
+                                        "data_path", root / layout.INFO)
         tasks = row["tasks"]
         episodes.append(Episode(number, length, [str(t) for t in tasks or []],  # type: ignore[attr-defined]
                                 _inside(root, relative), start))
@@ -233,6 +245,10 @@ def _tasks(root: Path) -> dict[int, str]:
         raise FormatError("needs the columns task_index and task", path)
     indices = table.column("task_index").to_pylist()
     texts = table.column("task").to_pylist()
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
+        raise FormatError("task_index must be an integer in every row", path)
+    if len(set(indices)) != len(indices):
+        raise FormatError("task_index repeats a number (each task has its own)", path)
     return {int(i): str(t) for i, t in zip(indices, texts, strict=True)}
 
 
@@ -257,8 +273,14 @@ def episode_motions(dataset: Dataset, numbers: range | list[int], strip_pos: boo
     for number in numbers:
         by_file.setdefault(dataset.episodes[number].data_file, []).append(number)
     motions: dict[int, Motion] = {}
+    budget = array_budget(dataset.root, sum(file.stat().st_size for file in by_file),
+                          cap=DATASET_BYTES_CAP)
+    # each element is held twice at most: in Arrow's table and as a NumPy array (float64)
+    row_bytes = sum(f.width * (layout.numpy_dtype(f.dtype).itemsize + 8)
+                    for f in dataset.features)
     for file, wanted in by_file.items():
-        table = pq.read_table(file)
+        budget.charge(pq.read_metadata(file).num_rows * row_bytes)
+        table = pq.read_table(file, columns=[feature.name for feature in dataset.features])
         columns = {feature.name: Column(table.column(feature.name), feature, file)
                    for feature in dataset.features}
         episode_of = columns["episode_index"].whole()
@@ -279,7 +301,6 @@ def _check_data_files(dataset: Dataset) -> None:
     """Every data file exists, has exactly the declared columns, and together they hold
     ``total_frames`` rows (from the Parquet footers: no frame is read)."""
     declared = {feature.name for feature in dataset.features} | set(dataset.skipped)
-    row_bytes = sum(f.width * layout.numpy_dtype(f.dtype).itemsize for f in dataset.features)
     rows = 0
     for file in dict.fromkeys(episode.data_file for episode in dataset.episodes):
         if not file.is_file():
@@ -294,10 +315,6 @@ def _check_data_files(dataset: Dataset) -> None:
         if missing:
             raise FormatError(f"lacks the column(s) {', '.join(map(repr, missing))} that "
                               "info.json declares", file)
-        expands = metadata.num_rows * row_bytes
-        if expands > max(layout.MIN_EXPANSION_BYTES, layout.MAX_EXPANSION * file.stat().st_size):
-            raise FormatError(f"would expand to {expands / 2**30:.1f} GiB of frames, over "
-                              f"{layout.MAX_EXPANSION}x its size on disk; refused", file)
         rows += metadata.num_rows
     if rows != dataset.info.get("total_frames"):
         raise FormatError(f"total_frames is {dataset.info.get('total_frames')!r} but the data "

@@ -342,6 +342,10 @@ class _Writer:
         tracks = {feature: motion.tracks[name] for name, feature in written.items()}
         for column in self.columns:
             track = tracks[column.name]
+            if track.data.dtype.kind == "u" and track.data.size \
+                    and int(track.data.max()) > np.iinfo(np.int64).max:
+                raise ConversionError(f"episode {number}: track {track.name!r} holds integers "
+                                      "beyond int64, which lerobot stores integers as")
             with np.errstate(over="ignore"):  # an overflow to inf is refused just below
                 values = track.data.astype(layout.numpy_dtype(column.dtype), copy=False)
             _check_finite(values, track.name, number)
