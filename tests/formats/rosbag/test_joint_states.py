@@ -261,6 +261,28 @@ def test_unnamed_joints_and_stray_tracks_are_losses(tmp_path: Path) -> None:
         mk.write(tmp_path / "c.bag", named, message="Joints")
 
 
+@pytest.mark.parametrize(("labels", "frames", "shift"), [
+    (["a", "c"], 3, 0),  # other joints
+    (["a", "b", "c"], 3, 0),  # more joints: the main ones' columns once went out
+    (["a", "b"], 2, 0),  # fewer frames
+    (["b", "a"], 3, 5),  # the same frames at other times
+])
+def test_a_lossy_write_leaves_out_the_track_the_loss_names(
+        tmp_path: Path, labels: list[str], frames: int, shift: int) -> None:
+    ns = np.arange(1, 4) * 10**9
+    motion = _joints(["a", "b"], np.arange(6.0).reshape(3, 2), ns)
+    motion.add(mk.Track("joints.velocity", "value", np.ones((frames, len(labels))),
+                        mk.Timeline.from_nanoseconds(ns[:frames] + shift), labels=labels))
+    motion.add(mk.Track("joints.effort", "value", np.full((3, 2), 7.0),
+                        mk.Timeline.from_nanoseconds(ns), labels=["a", "b"]))
+    with pytest.warns(MotionkitWarning, match=r"dropped track 'joints\.velocity' \(its"):
+        mk.write(tmp_path / "a.bag", motion, message="JointState", lossy=True)
+    again = mk.read(f"{tmp_path / 'a.bag'}:/joint_states")
+    assert "joints.velocity" not in again.tracks  # what the warning says: not written
+    np.testing.assert_array_equal(again.tracks["joints"].data, motion.tracks["joints"].data)
+    np.testing.assert_array_equal(again.tracks["joints.effort"].data, np.full((3, 2), 7.0))
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]),
                               min_size=1, max_size=12), min_size=1, max_size=8, unique=True),
