@@ -335,26 +335,24 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
         for name in signal:
             _add_signal(motion, reader, base, [c for c in reader.connections if c.topic == name],
                         sort=sort, dedupe=dedupe, time=time)
-        unread = _not_read(reader, set(topic_names) | set(signal) | {
-            c.topic for c in supported})
-        if unread:
-            motion.meta[NOT_READ_META] = unread
+        _record_unread(motion, reader, {c.topic for c in supported} | set(signal))
         return motion
     finally:
         reader.close()
 
 
-def _not_read(reader: Any, read: set[str]) -> list[str]:
+def _record_unread(motion: Motion, reader: Any, read: set[str]) -> None:
     """The topics a whole-bag read leaves out (cameras, TF, types it does not know), each
-    with its type(s) and message count, for the loss rule to name."""
+    with its type(s) and message count, in ``meta["not_read"]`` for the loss rule to name."""
     left: dict[str, tuple[set[str], int]] = {}
     for connection in reader.connections:
         if connection.topic not in read:
             types, count = left.get(connection.topic, (set(), 0))
             types.add(str(connection.msgtype))
             left[connection.topic] = (types, count + int(connection.msgcount))
-    return [f"topic {topic} ({', '.join(sorted(types))}, {count} messages)"
-            for topic, (types, count) in sorted(left.items())]
+    if left:
+        motion.meta[NOT_READ_META] = [f"topic {topic} ({', '.join(sorted(types))}, {count} "
+                                      "messages)" for topic, (types, count) in sorted(left.items())]
 
 
 def _chain(selector: str) -> str | None:
