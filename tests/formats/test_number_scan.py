@@ -44,6 +44,9 @@ def _bits(value: float) -> str:
     "0." + "0" * 30 + "1", "1" + "0" * 30, "1" * 400 + ".5", "3.14159265358979323846264338",
     "1e22", "1e23", "9e22", "123e-22", "123e-23", "7.0e+00", "00000000000000000000000001.5",
     "1e0000000000000000000000000000005", "1e-99999999999999999999", "0e999999",
+    # an exponent past the gathered digits must not cancel a long shift (inf and 0, not 1)
+    "0." + "0" * 99999 + "1e1000000", "1" + "0" * 99999 + "e-1000000",
+    "0." + "0" * 99999 + "1e100000", "1" + "0" * 100000 + "e-99999999999",
 ])
 def test_plain_numbers_are_float_bit_for_bit(text: str) -> None:
     found = _agree(f" {text}\n".encode())
@@ -114,7 +117,17 @@ def _token() -> st.SearchStrategy[str]:
                   st.sampled_from(["", "-", "+"])).map(
             lambda p: f"{p[4]}{p[0]}.{p[1]}{p[2] + str(p[3]) if p[2] else ''}"),
         st.sampled_from(["nan", "-inf", "1_0", "x", "1e", "-", ".", "1.2.3", "\x1c", "é", "0x1"]),
+        _long_zeros(),
     )
+
+
+def _long_zeros() -> st.SearchStrategy[str]:
+    """A long run of zeros before (fraction) or after (integer) a few digits, with an
+    exponent near or past the run's length: the shift and the exponent nearly cancel."""
+    return st.tuples(st.integers(99_990, 100_010), st.text("123456789", min_size=1, max_size=3),
+                     st.booleans(), st.integers(-30, 30), st.sampled_from([1, 10, 10**6])).map(
+        lambda p: (f"0.{'0' * p[0]}{p[1]}e{p[0] * p[4] + p[3]}" if p[2]
+                   else f"{p[1]}{'0' * p[0]}e-{p[0] * p[4] + p[3]}"))
 
 
 @settings(max_examples=300, deadline=None)

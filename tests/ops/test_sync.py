@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.errors import ConversionError, MotionkitWarning
-from motionkit.ops import action_from_state, sync
+from motionkit.ops import action_from_state, resample_track, sync
 
 T0 = 1_700_000_000  # s: header stamp of the first /joint_states message
 
@@ -203,3 +203,41 @@ def test_joints_named_in_some_messages_only_are_sampled_from_their_own_messages(
     assert linear.meta["sync"]["tolerance"]["joints"] == pytest.approx(0.15)  # the gripper's
     with pytest.raises(ConversionError, match="column 'gripper'"):
         sync(motion, 50, tolerance=0.02)
+
+
+@pytest.mark.parametrize("name", BAGS)
+@pytest.mark.parametrize("fps", [10, 25, 50])
+def test_hold_on_cmd_takes_the_message_logged_exactly_on_the_grid_time(name: str,
+                                                                      fps: int) -> None:
+    # /cmd is logged every 20 ms from T0 + 5 ms, the grid's start: at 10, 25 and 50 fps
+    # every grid time at a multiple of 20 ms is a /cmd log time, and hold takes that message
+    source = mk.read(f"{_bag(name)}{ADDRESS}")
+    raw = source.tracks["/cmd"]
+    motion = sync(source, fps)
+    assert motion.meta["sync"]["start_ns"] == int(raw.timeline.stamps_ns[0])
+    offsets = np.arange(motion.tracks["/cmd"].frames) * 10**9 // fps  # exact ns after start
+    want = (offsets // 20_000_000).astype(int)  # the last message at or before
+    np.testing.assert_array_equal(motion.tracks["/cmd"].data, raw.data[want])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([10, 25, 30, 50]), st.integers(0, 19_999_999), st.integers(0, 10**10))
+def test_hold_takes_a_sample_stamped_exactly_on_the_grid(fps: int, offset: int,
+                                                         epoch: int) -> None:
+    # a 100 Hz state and a 50 Hz command from +offset ns, on a bag-like clock: the grid
+    # starts on a command, so every 20 ms of grid time is a command's own stamp
+    t0 = 1_700_000_000 * 10**9 + epoch
+    state = t0 + np.arange(300) * 10_000_000
+    cmd = t0 + offset + np.arange(150) * 20_000_000
+    motion = mk.Motion()
+    motion.add(mk.Track("a", "value", np.arange(300.0)[:, None],
+                        mk.Timeline.from_nanoseconds(state)))
+    motion.add(mk.Track("cmd", "value", np.arange(150.0)[:, None],
+                        mk.Timeline.from_nanoseconds(cmd), attrs={"interpolation": "hold"}))
+    held = sync(motion, fps).tracks["cmd"].data[:, 0]
+    # the last command at or before t_k, in exact integers: k·1e9/fps ≥ j·20e6
+    np.testing.assert_array_equal(held, (np.arange(held.size) * 10**9 // fps) // 20_000_000)
+    resampled = resample_track(motion.tracks["cmd"], fps, "hold").data[:, 0]
+    assert resampled.size == (149 * 20 * fps) // 1000 + 1  # the command's 2.98 s
+    np.testing.assert_array_equal(resampled,
+                                  (np.arange(resampled.size) * 10**9 // fps) // 20_000_000)

@@ -24,6 +24,10 @@ from ..model.timeline import seconds_to_ns
 #: Metadata every reader sets to describe its source (and ``sync``: how ``ops.sync`` made
 #: the frames); no writer is asked to keep it.
 DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame", "sync"})
+#: Metadata a reader sets to list what the source held and it did not read (a whole bag's
+#: camera and other unsupported topics, as text): every writer names each item lost, since
+#: no motion read from that source has it; it is never written on.
+NOT_READ_META = "not_read"
 #: Track attributes that are model facts, not data: ``orientation`` (position_only covers
 #: it), ``derived_from`` (a track computed from another one) and ``layout`` (how columns
 #: are laid out, which the track's own format restates).
@@ -128,6 +132,9 @@ def lost_items(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozen
     if motion.terrain is not None and not holds.terrain:
         lost.append("the terrain")
     lost.extend(_meta_losses(motion.meta, holds, namespaces))
+    unread = motion.meta.get(NOT_READ_META)
+    if isinstance(unread, list | tuple):
+        lost.extend(f"{item} (not read from the source)" for item in unread)
     return lost
 
 
@@ -238,8 +245,8 @@ def keep_held(motion: Motion, holds: Holds, namespaces: frozenset[str] = frozens
         if attrs != track.attrs or labels is not track.labels:
             track = Track(name, track.kind, track.data, track.timeline, labels, attrs)
         kept[name] = track
-    meta = {key: value for key, value in motion.meta.items()
-            if _meta_kept(key, value, holds) or _meta_ignored(key, value, namespaces)}
+    meta = {key: value for key, value in motion.meta.items() if key != NOT_READ_META
+            and (_meta_kept(key, value, holds) or _meta_ignored(key, value, namespaces))}
     return Motion(kept, motion.skeleton if holds.skeleton else None,
                   motion.terrain if holds.terrain else None, meta)
 
@@ -323,7 +330,7 @@ def _meta_losses(meta: Mapping[str, Any], holds: Holds, namespaces: frozenset[st
 
 
 def _meta_ignored(key: str, value: Any, namespaces: frozenset[str]) -> bool:
-    return (key in DESCRIPTIVE_META or value is None or (key == "epsg" and not value)
+    return (key in DESCRIPTIVE_META or key == NOT_READ_META or value is None or (key == "epsg" and not value)
             or (key in namespaces and is_plain(key, value)))
 
 

@@ -59,14 +59,48 @@ def resample_track(track: Track, rate: float | None, method: str = "linear") -> 
     start = float(times[0]) if times.size else 0.0
     span = float(times[-1]) - start if times.size else 0.0
     _check_growth(track, span * target_rate + 1)
+    ns = track.timeline.stamps_ns
+    if ns is not None and ns.size:  # exact: the grid and the search in integer ns
+        count = grid_count(int(ns[-1] - ns[0]), target_rate)
+        timeline = Timeline.uniform(target_rate, count, start)
+        return track.with_data(sample(track, grid_offsets(count, target_rate), method,
+                                      origin_ns=int(ns[0])), timeline)
     count = math.floor(span * target_rate + 1e-9) + 1 if times.size else 0
     timeline = Timeline.uniform(target_rate, count, start)
     return track.with_data(sample(track, timeline.times, method), timeline)
 
 
-def sample(track: Track, at: NDArray[np.float64], method: str = "linear") -> NDArray[np.float64]:
-    """The track's values at times ``at`` (clamped to its time range)."""
-    times = track.times
+def grid_count(span_ns: int, fps: float) -> int:
+    """Frames of a grid at ``fps`` over ``span_ns`` ns: every k whose time (see
+    :func:`grid_offsets`) is at most ``span_ns``."""
+    count = max(math.floor(span_ns * fps / 1e9), 0) + 1
+    while count > 1 and (count - 1) * 1e9 / fps > span_ns:
+        count -= 1
+    while count * 1e9 / fps <= span_ns:
+        count += 1
+    return count
+
+
+def grid_offsets(count: int, fps: float) -> NDArray[np.float64]:
+    """Grid times k/fps in ns after the first, k < count, as float64 ``k·1e9/fps``: a grid
+    time that is a whole ns is that integer exactly (one correctly rounded division), so a
+    sample stamped on it in integer ns is found at it, not one period earlier as float
+    seconds a few ulp off would place it; other grid times keep their fraction."""
+    offsets: NDArray[np.float64] = np.arange(count, dtype=np.float64) * 1e9 / fps
+    return offsets
+
+
+def sample(track: Track, at: NDArray[np.float64], method: str = "linear", *,
+           origin_ns: int | None = None) -> NDArray[np.float64]:
+    """The track's values at times ``at`` (clamped to its time range): seconds, or, with
+    ``origin_ns``, ns after it compared with the track's integer ``stamps_ns`` (exact
+    while within 2**53 ns, 104 days, of the origin)."""
+    if origin_ns is not None:
+        if track.timeline.stamps_ns is None:
+            raise MotionkitError(f"track {track.name!r} has no nanosecond stamps")
+        times = (track.timeline.stamps_ns - origin_ns).astype(np.float64)
+    else:
+        times = track.times
     data = np.asarray(track.data, dtype=np.float64)
     if times.size == 1:
         return np.repeat(data, len(at), axis=0)

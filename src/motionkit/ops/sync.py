@@ -17,8 +17,12 @@ The rules (a bag's topics become a training dataset's frames):
   joint's name): each column is sampled from the samples that have it, under the same
   tolerance, so ``hold`` keeps the previous value and ``linear`` bridges a short gap.
 
-Times are taken relative to the earliest sample, from integer nanoseconds where every
-track has them, so 1.7e9 s bag clocks lose no precision in the weights.
+Times are whole nanoseconds after the earliest sample: exact where every track has integer
+ns stamps (bags), else float seconds rounded to the nearest ns (two samples of a track in
+one ns: the later one). The grid is ``k·1e9/fps`` ns after its start (exact where that is
+a whole ns), and the sample search, the weights and the tolerance check all compare in
+these ns, so a sample that lies exactly on a grid time is the one ``hold`` takes and the
+distance 0 the check sees (not the previous one, as float seconds a few ulp off gave).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from numpy.typing import NDArray
 from ..errors import ConversionError, warn
 from ..model import Motion, Timeline, Track
 from ..model.timeline import ns_to_seconds, seconds_to_ns
-from .resample import _check_growth, sample
+from .resample import _check_growth, grid_count, grid_offsets, sample
 
 #: The track attribute a reader sets to name a track's default method.
 METHOD_ATTR = "interpolation"
@@ -44,8 +48,6 @@ SYNC_METHODS = ("linear", "hold", "nearest")
 GAP_ACTIONS = ("fail", "drop")
 #: Default tolerance, in median sample periods of a track.
 TOLERANCE_PERIODS = 1.5
-#: Seconds by which a distance may exceed the tolerance and still count as within it.
-RESOLUTION = 1e-9
 
 
 @dataclass
@@ -53,7 +55,7 @@ class _Column:
     """Some of a track's columns with the same present samples (relative times)."""
 
     index: NDArray[np.intp] | None  # the columns of a value track; None: the whole row
-    times: NDArray[np.float64]
+    times: NDArray[np.int64]  # ns after the clock's origin
     rows: NDArray[np.intp]
 
 
@@ -84,10 +86,10 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
     clock = _clock(tracks)
     columns = {track.name: _columns(track, clock.relative(track)) for track in tracks}
     first, last = _span(columns, clock, start)
-    count = math.floor((last - first) * fps + 1e-9) + 1
     for track in tracks:
-        _check_growth(track, count)
-    grid = first + np.arange(count, dtype=np.float64) / fps
+        _check_growth(track, (last - first) * fps / 1e9 + 1)
+    count = grid_count(last - first, fps)
+    grid = first + grid_offsets(count, fps)
     valid = np.ones(count, dtype=bool)
     sampled: dict[str, NDArray[np.float64]] = {}
     tolerances: dict[str, float] = {}
@@ -97,7 +99,7 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
             _tolerance(tolerance, track.name), on_gap, clock, valid)
     _hold_static(every, count, sampled, chosen)
     start_s = clock.absolute(first)
-    timeline = _timeline(fps, grid - first, 0.0 if zero else start_s, valid)
+    timeline = _timeline(fps, (grid - first) / 1e9, 0.0 if zero else start_s, valid)
     out = Motion(skeleton=motion.skeleton, terrain=motion.terrain, meta=dict(motion.meta))
     for track in every:
         synced = track.with_data(sampled[track.name][valid], timeline)
@@ -108,7 +110,7 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
                                 "frames": int(valid.sum()), "methods": chosen,
                                 "tolerance": tolerances, "dropped": int(count - valid.sum())}
     if clock.origin_ns is not None:
-        facts["start_ns"] = clock.origin_ns + round(first * 1e9)
+        facts["start_ns"] = clock.origin_ns + first
     out.meta["sync"] = facts
     return out
 
@@ -139,14 +141,14 @@ def _hold_static(every: list[Track], count: int, sampled: dict[str, NDArray[np.f
 
 
 def _span(columns: dict[str, list[_Column]], clock: _Clock, start: float | None,
-          ) -> tuple[float, float]:
-    """The grid's first and last relative time: the latest first sample (or ``start``)
-    and the earliest last one."""
+          ) -> tuple[int, int]:
+    """The grid's first and last relative time (ns): the latest first sample (or
+    ``start``) and the earliest last one."""
     empty = [name for name, cols in columns.items() if any(not c.times.size for c in cols)]
     if empty:
         raise ConversionError(f"track(s) {', '.join(empty)} have columns without any sample")
-    first = max(float(c.times[0]) for cols in columns.values() for c in cols)
-    last = min(float(c.times[-1]) for cols in columns.values() for c in cols)
+    first = max(int(c.times[0]) for cols in columns.values() for c in cols)
+    last = min(int(c.times[-1]) for cols in columns.values() for c in cols)
     if start is not None:
         first = clock.relative_start(start)
     if last < first:
@@ -170,7 +172,8 @@ def _on_grid(track: Track, columns: list[_Column], grid: NDArray[np.float64], me
         if on_gap == "fail" and not ok.all():
             raise _gap(track, column, grid, int(np.argmin(ok)), own, clock)
         valid &= ok
-        values = sample(_part(track, column), grid, "linear" if method == "slerp" else method)
+        values = sample(_part(track, column), grid, "linear" if method == "slerp" else method,
+                        origin_ns=0)
         if column.index is None:
             data[:] = values
         else:
@@ -204,31 +207,42 @@ class _Clock:
     origin_ns: int | None
     origin_s: float | None
 
-    def relative(self, track: Track) -> NDArray[np.float64]:
+    def relative(self, track: Track) -> NDArray[np.int64]:
         ns = track.timeline.stamps_ns
         if self.origin_ns is not None and ns is not None:
-            return np.asarray(ns - self.origin_ns, dtype=np.float64) / 1e9
+            return np.asarray(ns - self.origin_ns, dtype=np.int64)
         assert self.origin_s is not None
-        return np.asarray(track.times - self.origin_s, dtype=np.float64)
+        return _to_ns(track.times - self.origin_s)
 
-    def relative_start(self, start: float) -> float:
+    def relative_start(self, start: float) -> int:
         if self.origin_ns is not None:
-            return int(seconds_to_ns(start) - self.origin_ns) / 1e9
+            return int(_to_ns(start)) - self.origin_ns
         assert self.origin_s is not None
-        return start - self.origin_s
+        return int(_to_ns(start - self.origin_s))
 
     def absolute(self, relative: float) -> float:
         if self.origin_ns is not None:
-            return float(ns_to_seconds(np.int64(self.origin_ns))) + relative
+            return float(ns_to_seconds(np.int64(self.origin_ns))) + relative / 1e9
         assert self.origin_s is not None
-        return self.origin_s + relative
+        return self.origin_s + relative / 1e9
 
 
-def _columns(track: Track, times: NDArray[np.float64]) -> list[_Column]:
-    """The track's present samples, sorted by time: per column of a value track holding
-    NaN, else per row (a pose or quaternion is present as a whole)."""
+def _to_ns(seconds: float | NDArray[np.float64]) -> NDArray[np.int64]:
+    """Seconds to whole ns; a time beyond int64 ns is refused."""
+    try:
+        return seconds_to_ns(seconds)
+    except ValueError:
+        raise ConversionError("sync: a time is beyond ±9.2e9 s (int64 nanoseconds)") from None
+
+
+def _columns(track: Track, times: NDArray[np.int64]) -> list[_Column]:
+    """The track's present samples, sorted by time (of samples in one ns the last): per
+    column of a value track holding NaN, else per row (a pose or quaternion is present as
+    a whole)."""
     order = np.argsort(times, kind="stable")
     times = times[order]
+    last = np.append(times[1:] != times[:-1], True)
+    order, times = order[last], times[last]
     data = np.asarray(track.data, dtype=np.float64)[order]
     flat = data.reshape(len(data), -1)
     if track.kind == "value" and data.ndim == 2 and np.isnan(flat).any():
@@ -247,13 +261,12 @@ def _part(track: Track, column: _Column) -> Track:
     data = np.asarray(track.data, dtype=np.float64)[column.rows]
     if column.index is not None:
         data = data[:, column.index]
-    return Track(track.name, track.kind, data, Timeline.stamped(column.times, check=False))
+    return Track(track.name, track.kind, data, Timeline.from_nanoseconds(column.times))
 
 
-def _default_tolerance(times: NDArray[np.float64]) -> float:
+def _default_tolerance(times: NDArray[np.int64]) -> float:
     steps = np.diff(times)
-    steps = steps[steps > 0]
-    return TOLERANCE_PERIODS * float(np.median(steps)) if steps.size else math.inf
+    return TOLERANCE_PERIODS * float(np.median(steps)) / 1e9 if steps.size else math.inf
 
 
 def _tolerance(tolerance: float | Mapping[str, float] | None, name: str) -> float | None:
@@ -263,12 +276,12 @@ def _tolerance(tolerance: float | Mapping[str, float] | None, name: str) -> floa
     return None if value is None else float(value)
 
 
-def _covered(times: NDArray[np.float64], grid: NDArray[np.float64], tol: float,
+def _covered(times: NDArray[np.int64], grid: NDArray[np.float64], tol: float,
              method: str) -> NDArray[np.bool_]:
-    """True where the sample(s) ``method`` uses at a grid time lie within ``tol`` of it
-    (to 1 ns, the resolution of bag stamps: a distance equal to the tolerance is within it
-    however the float seconds round)."""
-    tol = tol + RESOLUTION
+    """True where the sample(s) ``method`` uses at a grid time lie within ``tol`` s of it:
+    the same integer-ns search as the sampling, and the tolerance rounded to whole ns, so a
+    distance equal to it is within it."""
+    tol = float(round(tol * 1e9)) if math.isfinite(tol) else math.inf
     n = times.size
     before = np.searchsorted(times, grid, side="right") - 1  # last sample at or before
     has_before = before >= 0
@@ -299,9 +312,9 @@ def _gap(track: Track, column: _Column, grid: NDArray[np.float64], at: int, tol:
     after = column.times[column.times > t]
     near = []
     if before.size:
-        near.append(f"last sample {t - float(before[-1]):.6g} s before")
+        near.append(f"last sample {(t - float(before[-1])) / 1e9:.6g} s before")
     if after.size:
-        near.append(f"next {float(after[0]) - t:.6g} s after")
+        near.append(f"next {(float(after[0]) - t) / 1e9:.6g} s after")
     return ConversionError(
         f"{where}: no sample within the tolerance {tol:.6g} s of grid time "
         f"{clock.absolute(t):.9f} s (frame {at}; {', '.join(near) or 'no samples'}); "

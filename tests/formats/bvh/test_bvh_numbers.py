@@ -76,6 +76,17 @@ def test_broken_blocks_fail_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     _same(path, monkeypatch)
 
 
+def test_a_huge_exponent_after_a_long_fraction_is_inf_as_float_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the exponent's digits past those the scan gathers once cancelled the shift: 1.0
+    path = tmp_path / "huge.bvh"
+    path.write_text(HEADER + "1 2 3 4 5 6 7 8 9\n1 2 3 4 5 6 7 8 0." + "0" * 99_999
+                    + "1e1000000\n")
+    compiled = _outcome(path, "compiled", monkeypatch)
+    assert compiled == _outcome(path, "numpy", monkeypatch)  # (polars' own parser: 1.0)
+    assert "channel values are NaN or infinite" in compiled
+
+
 _TOKENS = st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
                     st.floats(-400, 400).map(lambda v: f"{v:.4f}"),
                     st.sampled_from(["nan", "-inf", "1_0", "x", "1e", "-", "0x1", "é", "1e999"]))

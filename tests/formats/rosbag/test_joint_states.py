@@ -6,6 +6,7 @@ JointState written back, read by rosbags (the peer) and by us, for any names and
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 import motionkit as mk
 from conftest import corpus_file, require_peer
 from motionkit.errors import ConversionError, FormatError, MotionkitError, MotionkitWarning
+from motionkit.ops import sync
 
 BAGS = ["joint_states_ros1.bag", "joint_states_ros2"]
 NAMES = [f"panda_joint{i}" for i in range(1, 8)]
@@ -261,6 +263,28 @@ def test_unnamed_joints_and_stray_tracks_are_losses(tmp_path: Path) -> None:
         mk.write(tmp_path / "c.bag", named, message="Joints")
 
 
+@pytest.mark.parametrize(("labels", "frames", "shift"), [
+    (["a", "c"], 3, 0),  # other joints
+    (["a", "b", "c"], 3, 0),  # more joints: the main ones' columns once went out
+    (["a", "b"], 2, 0),  # fewer frames
+    (["b", "a"], 3, 5),  # the same frames at other times
+])
+def test_a_lossy_write_leaves_out_the_track_the_loss_names(
+        tmp_path: Path, labels: list[str], frames: int, shift: int) -> None:
+    ns = np.arange(1, 4) * 10**9
+    motion = _joints(["a", "b"], np.arange(6.0).reshape(3, 2), ns)
+    motion.add(mk.Track("joints.velocity", "value", np.ones((frames, len(labels))),
+                        mk.Timeline.from_nanoseconds(ns[:frames] + shift), labels=labels))
+    motion.add(mk.Track("joints.effort", "value", np.full((3, 2), 7.0),
+                        mk.Timeline.from_nanoseconds(ns), labels=["a", "b"]))
+    with pytest.warns(MotionkitWarning, match=r"dropped track 'joints\.velocity' \(its"):
+        mk.write(tmp_path / "a.bag", motion, message="JointState", lossy=True)
+    again = mk.read(f"{tmp_path / 'a.bag'}:/joint_states")
+    assert "joints.velocity" not in again.tracks  # what the warning says: not written
+    np.testing.assert_array_equal(again.tracks["joints"].data, motion.tracks["joints"].data)
+    np.testing.assert_array_equal(again.tracks["joints.effort"].data, np.full((3, 2), 7.0))
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]),
                               min_size=1, max_size=12), min_size=1, max_size=8, unique=True),
@@ -390,3 +414,38 @@ def test_a_static_transform_holds_on_every_synchronised_frame(tmp_path: Path) ->
     np.testing.assert_array_equal(chain.data, [[1, 2, 3, 0, 0, 0, 1]] * 6)
     np.testing.assert_allclose(synced.tracks["/joint_states"].data[:, 0], [0, 2, 4, 6, 8, 10])
     assert synced.meta["sync"]["methods"]["world->base_link"] == "static"
+
+
+def test_a_whole_bag_read_names_the_camera_topics_it_leaves_out(tmp_path: Path) -> None:
+    """Issue 26: where a source has camera topics, the loss rule names them (every writer,
+    the bag's own too: no motion read from the bag holds the images)."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    folder = tmp_path / "cam"
+    with Writer(folder, version=8) as writer:
+        joints = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState",
+                                       typestore=store)
+        image = writer.add_connection("/camera/image_raw", "sensor_msgs/msg/Image",
+                                      typestore=store)
+        for k in range(4):
+            stamp = 10**9 + k * 10**8
+            state = _joint_state(store, {"stamp": stamp, "name": ["a"], "position": [k]})
+            writer.write(joints, stamp, store.serialize_cdr(state, joints.msgtype))
+            frame = store.types["sensor_msgs/msg/Image"](
+                header=_header(store, stamp), height=1, width=1, encoding="mono8",
+                is_bigendian=0, step=1, data=np.zeros(1, np.uint8))
+            writer.write(image, stamp, store.serialize_cdr(frame, image.msgtype))
+    motion = mk.read(folder)
+    unread = "topic /camera/image_raw (sensor_msgs/msg/Image, 4 messages)"
+    assert motion.meta["not_read"] == [unread]
+    assert "not_read" not in mk.read(f"{folder}:/joint_states").meta  # the topic asked for
+    synced = sync(motion, 10)  # what `convert --to lerobot --fps 10` does
+    assert synced.meta["not_read"] == [unread]
+    target = tmp_path / "dataset"
+    with pytest.raises(ConversionError, match=re.escape(unread + " (not read")):
+        mk.write(target, synced, format="lerobot", task="t")
+    with pytest.warns(MotionkitWarning, match=re.escape(f"; {unread} (not read")):
+        mk.write(target, synced, format="lerobot", task="t", lossy=True)
+    assert "not_read" not in mk.read(target).meta  # the loss is not passed on

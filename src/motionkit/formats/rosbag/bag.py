@@ -28,7 +28,7 @@ from ...errors import ConversionError, FormatError, MotionkitError, choices, war
 from ...model import Motion, Timeline, Track
 from ...model.timeline import NS_PER_SECOND, seconds_to_ns
 from ...ops.sync import METHOD_ATTR, STATIC_ATTR
-from ..loss import Holds
+from ..loss import NOT_READ_META, Holds
 from ..shared.poses import build_motion, normalized_quaternions, pose_holds, stamped_timeline
 from . import fastarrays, fastjoint, signals
 from .tf import TfBuffer
@@ -335,9 +335,24 @@ def read(path: PathLike, *, topic: str | None = None, sort: bool = False,
         for name in signal:
             _add_signal(motion, reader, base, [c for c in reader.connections if c.topic == name],
                         sort=sort, dedupe=dedupe, time=time)
+        _record_unread(motion, reader, {c.topic for c in supported} | set(signal))
         return motion
     finally:
         reader.close()
+
+
+def _record_unread(motion: Motion, reader: Any, read: set[str]) -> None:
+    """The topics a whole-bag read leaves out (cameras, TF, types it does not know), each
+    with its type(s) and message count, in ``meta["not_read"]`` for the loss rule to name."""
+    left: dict[str, tuple[set[str], int]] = {}
+    for connection in reader.connections:
+        if connection.topic not in read:
+            types, count = left.get(connection.topic, (set(), 0))
+            types.add(str(connection.msgtype))
+            left[connection.topic] = (types, count + int(connection.msgcount))
+    if left:
+        motion.meta[NOT_READ_META] = [f"topic {topic} ({', '.join(sorted(types))}, {count} "
+                                      "messages)" for topic, (types, count) in sorted(left.items())]
 
 
 def _chain(selector: str) -> str | None:

@@ -290,26 +290,36 @@ def joint_state_losses(obj: Motion) -> list[str]:
     if main.labels is None:
         lost.append(f"joint names for track {main.name!r} (it has no labels: written as "
                     f"joint_0 … joint_{main.part_count - 1})")
-    values = np.stack([np.asarray(t.data, dtype=np.float64) for t in present.values()
-                       if t.data.shape == main.data.shape])
+    kept = [track for track in present.values() if not _unfit(main, track)]
+    values = np.stack([np.asarray(t.data, dtype=np.float64) for t in kept])
     for column in np.flatnonzero(np.isnan(values).all(axis=(0, 1)) & (main.frames > 0)).tolist():
         label = main.labels[column] if main.labels else f"joint_{column}"
         lost.append(f"joint {label!r} of track {main.name!r} (no frame has a value for it: "
                     "no message would name it)")
     for track in present.values():
-        if track is main:
-            continue
-        if not track.timeline.same_as(main.timeline):
-            lost.append(f"the times of track {track.name!r} (a JointState message holds "
-                        f"{main.name!r}'s stamps)")
-        if sorted(track.labels or []) != sorted(main.labels or []) \
-                or track.part_count != main.part_count:
-            lost.append(f"track {track.name!r} (its joints differ from {main.name!r}'s)")
+        lost.extend(_unfit(main, track))
     return lost
 
 
+def _unfit(main: Track, track: Track) -> list[str]:
+    """Why ``track`` cannot go beside ``main``'s positions in the messages (other times,
+    other joints), as its loss; empty for one that can, and for ``main`` itself. The
+    writer leaves out exactly the tracks this names."""
+    if track is main:
+        return []
+    why = []
+    if not track.timeline.same_as(main.timeline) or track.data.shape[:1] != main.data.shape[:1]:
+        why.append("times")
+    if sorted(track.labels or []) != sorted(main.labels or []) \
+            or track.part_count != main.part_count:
+        why.append("joints")
+    return [f"track {track.name!r} (its {' and '.join(why)} differ from {main.name!r}'s: a "
+            "message pairs each value with a position)"] if why else []
+
+
 def joint_state_tracks(obj: Motion) -> dict[str, Track]:
-    """The motion's JointState tracks by message field, each ``(frames, joints)``."""
+    """The motion's JointState tracks by message field, each ``(frames, joints)``,
+    without those :func:`joint_state_losses` names as lost (other times or joints)."""
     present = {field: obj.tracks[name] for field, name in JOINT_TRACKS.items()
                if name in obj.tracks}
     if not present:
@@ -319,7 +329,8 @@ def joint_state_tracks(obj: Motion) -> dict[str, Track]:
         if track.data.ndim != 2:
             raise ConversionError(f"track {track.name!r} has shape {track.data.shape}, not "
                                   "(frames, joints)")
-    return present
+    main = next(iter(present.values()))
+    return {field: track for field, track in present.items() if not _unfit(main, track)}
 
 
 def header(store: object, ros1: bool, seq: int, stamp: int, frame: str) -> object:

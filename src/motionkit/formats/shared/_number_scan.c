@@ -68,6 +68,7 @@ static int number(const unsigned char *p, const unsigned char *end, double *valu
     }
     if (!seen) return 0;
     Py_ssize_t exponent = 0;
+    int huge = 0; /* the exponent has more digits than are gathered: it is no longer exact */
     if (*p == 'e' || *p == 'E') {
         p++;
         int minus = *p == '-';
@@ -75,13 +76,16 @@ static int number(const unsigned char *p, const unsigned char *end, double *valu
         if (!is_digit(*p)) return 0;
         for (; (d = (unsigned)*p - '0') < 10; p++) {
             if (exponent < 100000) exponent = 10 * exponent + (Py_ssize_t)d;
+            else huge = 1;
         }
         if (minus) exponent = -exponent;
     }
     if (p != end && !blank(*p)) return 0;
     *next = p;
     Py_ssize_t e = exponent + shift;
-    if (FAST_PATH && significant <= 19 && w <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
+    /* a huge exponent may cancel a long shift (0.<99999 zeros>1e1000000): only the slow
+     * path, which reads the whole token, knows its value */
+    if (!huge && FAST_PATH && significant <= 19 && w <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
         double v = (double)w;
         v = e < 0 ? v / powers[-e] : v * powers[e];
         *value = negative ? -v : v;
