@@ -384,7 +384,14 @@ def _with_polars(raw: bytes, start: int, frames: int, width: int) -> Array | Non
     # frames × width numbers with exactly one blank or newline between neighbours
     if body.count(b"\n") != frames - 1 or body.count(b" ") != frames * (width - 1):
         return None
+    if _UNUSUAL.search(body):  # digits polars would round otherwise than float()
+        return None
     return _accel.spaced_table(polars, body, frames, width)  # column-major: no second copy
+
+
+#: A run of 40 digits or an exponent of 4: no writer's number, and where polars' parse and
+#: ``float()`` part (``0.000…01e1000000``: polars finite, ``float()`` inf).
+_UNUSUAL = re.compile(rb"\d{40}|[eE][+-]?\d{4}")
 
 
 def _slow_numbers(tokens: _Tokens, start: int, frames: int, width: int, frames_at: int) -> Array:
