@@ -8,7 +8,9 @@ repository). Without it corpus tests skip, unless ``MOTIONKIT_REQUIRE_CORPUS=1``
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,6 +77,18 @@ def require_peer(module: str) -> object:
     if module == "mujoco":  # its warnings to stderr (captured), never a MUJOCO_LOG.TXT in the cwd
         peer.set_mju_user_warning(_mujoco_warning)
     return peer
+
+
+def require_compiled(built: bool, what: str) -> None:
+    """The tests of a compiled module (an optional build, ``setup.py``): where a C compiler
+    is (``$CC``, else Python's own, else ``cc``) the install must have built it, and its
+    absence fails; on a machine without one the tests skip (the pure-Python paths run)."""
+    if built:
+        return
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is not None:
+        pytest.fail(f"{what} is not built, though a C compiler ({compiler}) is here")
+    pytest.skip(f"{what} is not built: no C compiler here (the pure-Python path runs)")
 
 
 def _mujoco_warning(message: str) -> None:

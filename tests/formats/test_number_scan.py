@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import corpus_root
+from conftest import corpus_root, require_compiled
 from motionkit.formats.shared import number_scan
 
 
 def test_the_install_compiled_the_scan() -> None:
-    # setup.py builds it (optional, for machines without a compiler); here it must be there
-    assert number_scan.COMPILED
+    # setup.py builds it (optional, for machines without a compiler)
+    require_compiled(number_scan.COMPILED, "the compiled number scan")
 
 
 def _agree(raw: bytes, start: int = 0, room: int | None = None) -> number_scan.Scan:

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import corpus_file, corpus_names, corpus_root
+from conftest import corpus_file, corpus_names, corpus_root, require_compiled
 from fk_reference import skeletons
 from motionkit.formats.shared.mjcf.character import load_character
 from motionkit.kinematics import _compiled, _engine, character_poses, forward, link_poses
@@ -88,6 +88,12 @@ def random_q(skeleton: Skeleton, seed: int, frames: int) -> np.ndarray:
     lo = np.where(np.isfinite(skeleton.lower), skeleton.lower, -np.pi)
     hi = np.where(np.isfinite(skeleton.upper), skeleton.upper, np.pi)
     return rng.uniform(lo, hi, size=(frames, skeleton.dof_count))
+
+
+@pytest.fixture(autouse=True)
+def _built() -> None:
+    """The kernel's tests need it: built wherever a C compiler is (see require_compiled)."""
+    require_compiled(_compiled.KERNEL is not None, "the compiled FK kernel")
 
 
 def test_the_install_built_the_kernel() -> None:

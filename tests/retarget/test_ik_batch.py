@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_compiled
 from motionkit.retarget import _ik, ik
 from motionkit.retarget.lie import (
     exp3,
@@ -110,8 +110,7 @@ def test_batched_stages_equal_one_by_one_exactly(monkeypatch: pytest.MonkeyPatch
 def test_the_kernels_batch_equals_numpys_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same five slices through ``solve_stage_many`` by the kernel (clip after clip)
     and by NumPy's batched loop: equal steps, states within 1e-10."""
-    if _ik.KERNEL is None:
-        pytest.fail("the IK kernel is not built")
+    require_compiled(_ik.KERNEL is not None, "the compiled IK kernel")
     kernel = _ik.KERNEL
     robot, frames = _clip()
     ours, numpys = _slices(robot), _slices(robot)

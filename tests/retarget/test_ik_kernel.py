@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import motionkit as mk
-from conftest import corpus_file
+from conftest import corpus_file, require_compiled
 from motionkit.formats.mujoco import mjcf
 from motionkit.retarget import _ik, ik
 from motionkit.retarget.maps import _matrix_wxyz, read_map
@@ -22,6 +22,12 @@ from motionkit.retarget.robot import Robot, State
 
 RADIANS, METRES = 1e-10, 1e-12
 RULES = {"gmr": ik.GMR, "converged": ik.CONVERGED}
+
+
+@pytest.fixture(autouse=True)
+def _built() -> None:
+    """The kernel's tests need it: built wherever a C compiler is (see require_compiled)."""
+    require_compiled(_ik.KERNEL is not None, "the compiled IK kernel")
 
 
 def test_the_install_built_the_ik_kernel() -> None:
