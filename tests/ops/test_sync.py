@@ -241,3 +241,12 @@ def test_hold_takes_a_sample_stamped_exactly_on_the_grid(fps: int, offset: int,
     assert resampled.size == (149 * 20 * fps) // 1000 + 1  # the command's 2.98 s
     np.testing.assert_array_equal(resampled,
                                   (np.arange(resampled.size) * 10**9 // fps) // 20_000_000)
+
+
+def test_a_track_without_samples_is_one_clear_error() -> None:
+    """An empty track (a TUM file of its header only) has no time to start the clock at."""
+    empty = mk.Motion()
+    empty.add(mk.Track("a", "value", np.zeros((3, 2)), mk.Timeline.uniform(10.0, 3)))
+    empty.add(mk.Track("b", "value", np.zeros((0, 2)), mk.Timeline.uniform(10.0, 0)))
+    with pytest.raises(ConversionError, match="'b' has no samples"):
+        mk.ops.sync(empty, 10.0)

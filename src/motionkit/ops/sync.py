@@ -83,6 +83,10 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
     if unknown:
         raise ConversionError(f"methods name no track: {', '.join(unknown)} (tracks: "
                               f"{', '.join(chosen)})")
+    empty = [track.name for track in tracks if not track.frames]
+    if empty:
+        raise ConversionError(f"nothing to put on the clock: {', '.join(map(repr, empty))} "
+                              "has no samples")
     clock = _clock(tracks)
     columns = {track.name: _columns(track, clock.relative(track)) for track in tracks}
     first, last = _span(columns, clock, start)

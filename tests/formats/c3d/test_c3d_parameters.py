@@ -96,3 +96,28 @@ def test_analog_samples_the_channels_do_not_cover_are_named(tmp_path: Path) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mk.read(fine).tracks["analog/channel#1"].data[:, 0].tolist() == [6.0] * 10
+
+
+def test_without_analog_rate_each_channel_runs_at_its_own_samples_per_frame(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """2 channels × 2 samples a frame at 100 Hz and no ANALOG:RATE: 200 Hz each (the header
+    word counts the samples of all channels), so the analog span equals the markers'."""
+    data = _c3d(1, 4, [("POINT", "USED", 2, [], _i16(1)), ("ANALOG", "USED", 2, [], _i16(2))],
+                (_f32(1, 2, 3, 0) + _f32(5, 6, 7, 8)) * 10)
+    (tmp_path / "an.c3d").write_bytes(data)
+    motion = mk.read(tmp_path / "an.c3d")
+    assert motion.meta["c3d"]["analog_rate"] == 200.0
+
+
+def test_a_parameter_offset_before_the_section_is_refused() -> None:
+    import struct
+
+    from motionkit.formats.c3d.parse import parse
+
+    data = bytearray(1024)
+    data[0], data[1] = 2, 0x50
+    struct.pack_into("<H", data, 2, 1)
+    data[512 + 2], data[512 + 3] = 1, 84
+    data[516], data[517], data[518] = 1, 0xFF, ord("A")
+    struct.pack_into("<h", data, 519, -523)  # back before byte 516
+    with pytest.raises(mk.FormatError, match="points before the parameter section"):
+        parse(bytes(data), "h.c3d")

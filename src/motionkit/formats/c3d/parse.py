@@ -132,7 +132,11 @@ def _parameters(data: bytes, at: int, end: int, order: str, header: C3D,
                 path: PathLike) -> None:
     groups: dict[int, str] = {}
     pending: list[tuple[int, str, Parameter]] = []
+    first = at
     for _ in range(MAX_ITEMS):
+        if at < first:
+            raise FormatError(f"a parameter offset points before the parameter section "
+                              f"(byte {at})", path)
         if at + 2 > end:
             raise FormatError(f"the parameter section is truncated at byte {at}", path)
         length, ident = abs(_signed(data[at])), _signed(data[at + 1])

@@ -66,7 +66,9 @@ def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
     if names:
         motion.add(Track("marker_residuals", "value", residuals, timeline, names))
     if analog is not None:
-        analog_rate = c3d.number("ANALOG:RATE", rate * c3d.analog_per_frame)
+        # without ANALOG:RATE: each channel's samples per point frame, at the point rate
+        per_channel = c3d.analog_per_frame // max(len(analog), 1)
+        analog_rate = c3d.number("ANALOG:RATE", rate * per_channel)
         if analog_rate is None or not (np.isfinite(analog_rate) and analog_rate > 0):
             raise FormatError(f"ANALOG:RATE is {analog_rate!r}; expected a positive number of "
                               "samples per second", path)
