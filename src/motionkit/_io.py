@@ -6,6 +6,7 @@ import contextlib
 import errno
 import io
 import os
+import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -64,7 +65,7 @@ def _atomic(target: Path, mode: str) -> Iterator[IO[Any]]:
                                   "(it would be replaced)")
         else:
             permissions = stat.S_IMODE(info.st_mode)
-    _remove_stale(target)
+    remove_stale(target)
     try:
         handle_fd, tmp = _create_beside(target)
     except OSError as exc:
@@ -105,9 +106,10 @@ def _create_beside(target: Path) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, f"cannot create a temporary file in {folder}")
 
 
-def _remove_stale(target: Path) -> None:
+def remove_stale(target: Path, folders: bool = False) -> None:
     """Remove temporaries of ``target`` a killed writer left: older than this process and
-    written by a process that is gone (a live writer's file is never touched)."""
+    written by a process that is gone (a live writer's is never touched); files, or with
+    ``folders`` the temporary folders of a folder writer (a dataset)."""
     prefix = f".{target.name}."
     try:
         names = [name for name in os.listdir(target.parent)
@@ -121,7 +123,11 @@ def _remove_stale(target: Path) -> None:
         path = target.parent / name
         with contextlib.suppress(OSError):
             info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode) and info.st_mtime < _STARTED:
+            if info.st_mtime >= _STARTED:
+                continue
+            if folders and stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(path)
+            elif not folders and stat.S_ISREG(info.st_mode):
                 os.unlink(path)
 
 

@@ -170,3 +170,5 @@ def parse_int(text: str) -> int | None:
         return None
     return int(body, 10)
 
+#: The frame rates a file may state (per second): beyond these it is not a motion's rate.
+MIN_FPS, MAX_FPS = 1e-3, 1e6

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write
-from ..._limits import Budget, array_budget
+from ..._limits import MAX_FPS, MIN_FPS, Budget, array_budget
 from ...errors import FormatError
 
 PathLike = str | os.PathLike[str]
@@ -131,6 +131,15 @@ def _check_header(handle: io.BufferedIOBase | object, info: zipfile.ZipInfo, key
         raise FormatError(f"array {key!r} declares {declared} bytes but its member holds "
                           f"{info.file_size}", path)
     return declared + (count * 8 if dtype.kind in "biuf" else 0)  # and its float64 copy
+
+
+def rate(arrays: Mapping[str, NDArray[np.generic]], key: str, path: PathLike) -> float:
+    """The frame rate stored under ``key``: one number within ``MIN_FPS``–``MAX_FPS``."""
+    value = scalar(arrays, key, path)
+    if not MIN_FPS <= value <= MAX_FPS:
+        raise FormatError(f"{key} must be between {MIN_FPS:g} and {MAX_FPS:g}, got {value:g}",
+                          path)
+    return value
 
 
 def scalar(arrays: Mapping[str, NDArray[np.generic]], key: str, path: PathLike) -> float:

@@ -63,7 +63,6 @@ SPLIT = (("root_orient", 3), ("pose_body", 63), ("pose_jaw", 3), ("pose_eye", 6)
 FPS_KEYS = {"smplh": "mocap_framerate", "smplx": "mocap_frame_rate"}
 #: ProtoMotions' re-framing of every world rotation: extrinsic xyz Euler (−90°, −90°, 0).
 REFRAME = Rotation.from_quat([-0.5, -0.5, -0.5, 0.5])
-MIN_FPS, MAX_FPS = 1e-3, 1e6
 HELD = tracks(root="pose", joint_rotations="quaternion")
 #: Conventions of the file, stated in ``info`` and in the root track's attrs.
 CONVENTIONS = "axis-angle per joint, Z-up world (SMPL body frame Y-up), metres, fps as stored"
@@ -107,10 +106,7 @@ def read(path: str | os.PathLike[str], character: CharacterSource | None = None)
     fps_key = next((k for k in ("mocap_framerate", "mocap_frame_rate") if k in arrays), None)
     if fps_key is None:
         raise FormatError("no frame rate (mocap_framerate or mocap_frame_rate)", path)
-    rate = _npz.scalar(arrays, fps_key, path)
-    if not MIN_FPS <= rate <= MAX_FPS:
-        raise FormatError(f"{fps_key} must be between {MIN_FPS:g} and {MAX_FPS:g}, got {rate:g}",
-                          path)
+    rate = _npz.rate(arrays, fps_key, path)
     keys = [key for key in arrays if key != _npz.CONVENTIONS_KEY]
     meta: dict[str, Any] = {"layout": layout, "fps_key": fps_key, "keys": keys, "frames": frames,
                             "filled": filled, "conventions": CONVENTIONS}

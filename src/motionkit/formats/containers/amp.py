@@ -53,7 +53,6 @@ HELD = tracks(root="pose", joints="value", joint_rotations="quaternion", links="
 CONVENTIONS = {"format": "isaaclab-amp", "quaternion_order": "wxyz", "up_axis": "z",
                "units": "m, rad, s", "spherical_dofs": "rotation vector per 3-DOF group",
                "velocities": "world frame; central differences (one-sided at the ends)"}
-MIN_FPS, MAX_FPS = 1e-3, 1e6
 
 
 def holds(character: CharacterSource | None = None) -> Holds:
@@ -80,9 +79,7 @@ def read(path: str | os.PathLike[str], character: CharacterSource | None = None)
     missing = [key for key in KEYS if key not in arrays]
     if missing:
         raise FormatError(f"not an Isaac Lab AMP motion: no {', '.join(missing)}", path)
-    rate = _npz.scalar(arrays, "fps", path)
-    if not MIN_FPS <= rate <= MAX_FPS:
-        raise FormatError(f"fps must be between {MIN_FPS:g} and {MAX_FPS:g}, got {rate:g}", path)
+    rate = _npz.rate(arrays, "fps", path)
     dofs = _npz.numbers(arrays, "dof_positions", 2, path)
     frames, width = dofs.shape
     positions = _npz.numbers(arrays, "body_positions", 3, path)

@@ -46,7 +46,6 @@ KEYS = ("fps", "joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_
 ORDERS = ("mujoco", "isaac")
 HELD = tracks(root="pose", joints="value", links="pose", joint_velocities="value",
               link_linear_velocities="vector3", link_angular_velocities="vector3")
-MIN_FPS, MAX_FPS = 1e-3, 1e6
 
 
 def holds(character: CharacterSource | None = None, order: str = "mujoco") -> Holds:
@@ -96,9 +95,7 @@ def read(path: str | os.PathLike[str], character: CharacterSource | None = None,
     missing = [key for key in KEYS if key not in arrays]
     if missing:
         raise FormatError(f"not a BeyondMimic/mjlab motion: no {', '.join(missing)}", path)
-    rate = _npz.scalar(arrays, "fps", path)
-    if not MIN_FPS <= rate <= MAX_FPS:
-        raise FormatError(f"fps must be between {MIN_FPS:g} and {MAX_FPS:g}, got {rate:g}", path)
+    rate = _npz.rate(arrays, "fps", path)
     joints = _npz.numbers(arrays, "joint_pos", 2, path)
     frames, width = joints.shape
     positions = _npz.numbers(arrays, "body_pos_w", 3, path)

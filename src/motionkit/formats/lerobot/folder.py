@@ -10,7 +10,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..._io import _STARTED, TMP_SUFFIX, _alive
+from ..._io import TMP_SUFFIX, remove_stale
 from ...errors import ConversionError, MotionkitError
 from . import layout
 
@@ -40,7 +40,7 @@ def building(target: Path) -> Iterator[Path]:
     parent = target.parent
     if not parent.is_dir():
         raise MotionkitError(f"cannot write {target}: the folder {parent} does not exist")
-    _remove_stale(target)
+    remove_stale(target, folders=True)
     tmp = parent / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{TMP_SUFFIX}"
     try:
         tmp.mkdir()
@@ -51,25 +51,6 @@ def building(target: Path) -> Iterator[Path]:
         if isinstance(exc, OSError):
             raise MotionkitError(f"cannot write {target}: {exc.strerror or exc}") from None
         raise
-
-
-def _remove_stale(target: Path) -> None:
-    """Remove the temporary folders of ``target`` a killed writer left: older than this
-    process and written by a process that is gone (as ``_io.atomic_write`` does for files)."""
-    prefix = f".{target.name}."
-    try:
-        names = [name for name in os.listdir(target.parent)
-                 if name.startswith(prefix) and name.endswith(TMP_SUFFIX)]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(prefix):].split(".")[0]
-        path = target.parent / name
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            if pid.isdigit() and not _alive(int(pid)) and stat.S_ISDIR(info.st_mode) \
-                    and info.st_mtime < _STARTED:
-                shutil.rmtree(path)
 
 
 def _swap(new: Path, target: Path) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
+from ..._limits import MAX_FPS, MIN_FPS
 from ...errors import ConversionError, FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
@@ -33,7 +34,7 @@ from ...spatial import quaternion as quat
 from ..loss import Holds, tracks
 from ..shared.mjcf.character import load_character
 from ..shared.pickles import safepickle, writepickle
-from .motion import MAX_FPS, MIN_FPS, rotations_beside_joints
+from .motion import rotations_beside_joints
 
 #: The keys in the order GMR's SMPL-X scripts write them.
 KEYS = ("fps", "root_pos", "root_rot", "dof_pos", "local_body_pos", "link_body_list")

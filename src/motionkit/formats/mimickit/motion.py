@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
+from ..._limits import MAX_FPS, MIN_FPS
 from ...errors import ConversionError, FormatError, format_hint, warn
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
@@ -39,8 +40,6 @@ from ..shared.pickles import safepickle
 KEYS = ("loop_mode", "fps", "frames")
 LOOP_MODES = ("CLAMP", "WRAP")  # index = MimicKit's int value
 #: Frame rates accepted on reading (Hz).
-MIN_FPS = 1e-3
-MAX_FPS = 1e6
 #: Protocols the writer uses (MimicKit's files are 3 or 4; 4 by default).
 PROTOCOLS = (2, 3, 4, 5)
 DEFAULT_PROTOCOL = 4

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._io import read_bytes
+from ..._limits import MAX_FPS, MIN_FPS
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
@@ -31,8 +32,6 @@ OWN_META = ("name", "source_format", "loop_mode", "parc")
 #: Tracks written to the file (``joints`` through a character) whose labels and attrs are kept.
 EXTRA_TRACKS = ("root", "joint_rotations", "contacts", "joints")
 #: Frame rates accepted on reading (Hz).
-MIN_FPS = 1e-3
-MAX_FPS = 1e6
 
 
 # ============================================================================ reading
