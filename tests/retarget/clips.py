@@ -29,6 +29,24 @@ def gmr_g1_motion() -> tuple[mk.Motion, Skeleton, np.lib.npyio.NpzFile]:
     return source, robot, gmr
 
 
+def gmr_targets(case: str) -> list[dict[str, np.ndarray]]:
+    """Per frame, the target poses GMR fed its solver in a corpus case (``corrected`` or
+    ``raw``), by human body name."""
+    from motionkit.retarget.maps import _matrix_wxyz
+
+    human = np.load(corpus_file("retarget", f"freebvh_{case}_human.npz"))
+    out = []
+    for frame in range(len(human["target_pos"])):
+        targets = {}
+        for k, name in enumerate(human["human_bodies"]):
+            pose = np.eye(4)
+            pose[:3, :3] = _matrix_wxyz(human["target_quat_wxyz"][frame, k])
+            pose[:3, 3] = human["target_pos"][frame, k]
+            targets[str(name)] = pose
+        out.append(targets)
+    return out
+
+
 def frames(motion: mk.Motion, start: int, stop: int | None = None) -> mk.Motion:
     """The motion's frames ``start:stop``, on a uniform timeline from 0."""
     out = mk.Motion(meta=dict(motion.meta))

@@ -9,11 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
+from clips import gmr_targets
 
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.retarget import ik
-from motionkit.retarget.maps import _matrix_wxyz, read_map
+from motionkit.retarget.maps import read_map
 from motionkit.retarget.robot import Robot
 
 #: spec §6: joints 1e-3°, root position 1e-6 m.
@@ -30,17 +31,12 @@ def _robot() -> Robot:
 def test_gmr_targets_give_gmr_output_step_for_step(case: str) -> None:
     robot = _robot()
     body_map = read_map(corpus_file("retarget", "bvh_to_g1.json"))
-    human = np.load(corpus_file("retarget", f"freebvh_{case}_human.npz"))
+    fed = gmr_targets(case)
     gmr = np.load(corpus_file("retarget", f"freebvh_{case}_gmr.npz"))
     assert list(gmr["dof_names"]) == robot.joint_names
     state = robot.rest.copy()
     for frame in range(len(gmr["dof_pos"])):
-        targets = {}
-        for k, name in enumerate(human["human_bodies"]):
-            pose = np.eye(4)
-            pose[:3, :3] = _matrix_wxyz(human["target_quat_wxyz"][frame, k])
-            pose[:3, 3] = human["target_pos"][frame, k]
-            targets[str(name)] = pose
+        targets = fed[frame]
         steps = []
         for stage in body_map.stages:
             state, count = ik.solve_stage(robot, state, ik.goals(robot, stage, targets))

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from clips import gmr_targets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -26,7 +27,7 @@ from motionkit.retarget.lie import (
     log6,
     log6_many,
 )
-from motionkit.retarget.maps import _matrix_wxyz, read_map
+from motionkit.retarget.maps import read_map
 from motionkit.retarget.robot import Robot, State
 
 finite = st.floats(-3.0, 3.0, allow_nan=False)
@@ -62,17 +63,8 @@ def _clip() -> tuple[Robot, list[list[list[ik.Goal]]]]:
         warnings.simplefilter("ignore")  # the model's floor geom belongs to no body
         robot = Robot.of(mk.read(corpus_file("retarget", "g1_mocap_29dof_nomesh.xml")))
     body_map = read_map(corpus_file("retarget", "bvh_to_g1.json"))
-    human = np.load(corpus_file("retarget", "freebvh_raw_human.npz"))
-    names, position, turn = human["human_bodies"], human["target_pos"], human["target_quat_wxyz"]
-    frames = []
-    for frame in range(len(position)):
-        targets = {}
-        for k, name in enumerate(names):
-            pose = np.eye(4)
-            pose[:3, :3], pose[:3, 3] = _matrix_wxyz(turn[frame, k]), position[frame, k]
-            targets[str(name)] = pose
-        frames.append([ik.goals(robot, stage, targets) for stage in body_map.stages])
-    return robot, frames
+    return robot, [[ik.goals(robot, stage, targets) for stage in body_map.stages]
+                   for targets in gmr_targets("raw")]
 
 
 def _slices(robot: Robot) -> list[State]:

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clips import gmr_targets
 
 import motionkit as mk
 from conftest import corpus_file, require_compiled
 from motionkit.formats.mujoco import mjcf
 from motionkit.retarget import _ik, ik
-from motionkit.retarget.maps import _matrix_wxyz, read_map
+from motionkit.retarget.maps import read_map
 from motionkit.retarget.robot import Robot, State
 
 RADIANS, METRES = 1e-10, 1e-12
@@ -43,17 +44,8 @@ def _g1() -> tuple[Robot, list[list[list[ik.Goal]]], list[list[list[ik.Goal]]]]:
     body_map = read_map(corpus_file("retarget", "bvh_to_g1.json"))
     cases = []
     for case in ("corrected", "raw"):
-        human = np.load(corpus_file("retarget", f"freebvh_{case}_human.npz"))
-        frames = []
-        for frame in range(len(human["target_pos"])):
-            targets = {}
-            for k, name in enumerate(human["human_bodies"]):
-                pose = np.eye(4)
-                pose[:3, :3] = _matrix_wxyz(human["target_quat_wxyz"][frame, k])
-                pose[:3, 3] = human["target_pos"][frame, k]
-                targets[str(name)] = pose
-            frames.append([ik.goals(robot, stage, targets) for stage in body_map.stages])
-        cases.append(frames)
+        cases.append([[ik.goals(robot, stage, targets) for stage in body_map.stages]
+                      for targets in gmr_targets(case)])
     return robot, cases[0], cases[1]
 
 
