@@ -28,7 +28,7 @@ from ..model.terrain import Terrain
 from ..spatial import quaternion
 from .lie import exp3
 from .maps import BodyMap
-from .robot import Robot, State
+from .robot import Robot
 from .source import SourceFrames, measured_body
 
 Array = NDArray[np.float64]
@@ -142,15 +142,17 @@ def stances(frames: SourceFrames, point: int, height: float = PLANTED_FOR_HEIGHT
     return out
 
 
-def stance_targets(robot: Robot, foot: Foot, states: list[State],
+def stance_targets(robot: Robot, foot: Foot, root: Array, q: Array,
                    runs: list[tuple[int, int]], ground: float,
                    terrain: Terrain | None = None) -> dict[int, Array]:
     """Per planted frame, the foot's world target: each stance at the mean position the
-    foot had over it in ``states``, its lowest point at ``ground`` (above ``terrain`` there,
-    if any), and for a sole the mean orientation turned level (the orientation of a point
-    foot's target is not used)."""
+    foot had over it in the clip ``root`` (x y z qx qy qz qw), ``q``, its lowest point at
+    ``ground`` (above ``terrain`` there, if any), and for a sole the mean orientation
+    turned level (the orientation of a point foot's target is not used)."""
     out: dict[int, Array] = {}
-    bodies = np.array([robot.poses(state).bodies[foot.body] for state in states])
+    bodies = np.concatenate([robot.poses_many(
+        root[part, :3], quaternion.to_matrix(root[part, 3:]), q[part])[0][:, foot.body]
+        for part in (slice(start, start + CHUNK) for start in range(0, len(q), CHUNK))])
     for start, stop in runs:
         target = np.eye(4)
         target[:3, :3] = _mean_turn(bodies[start:stop, :3, :3])

@@ -278,10 +278,9 @@ class _Clip:
         """The clip solved again with each foot held through its stances (``runs``),
         placed where ``solved`` had it on average, its lowest point ``ground`` above the
         terrain (the steps counted are both solves')."""
-        placed = solved.states()
         for foot, run in zip(feet, runs, strict=True):
-            self.goals.hold(foot, stance_targets(self.robot, foot, placed, run, ground,
-                                                 terrain))
+            self.goals.hold(foot, stance_targets(self.robot, foot, solved.root, solved.q, run,
+                                                 ground, terrain))
         again = self.solve(solved.state(0))
         again.steps += solved.steps
         return again
@@ -317,9 +316,6 @@ class _Solved:
     def state(self, frame: int) -> State:
         return State(self.root[frame, :3].copy(), quaternion.to_matrix(self.root[frame, 3:]),
                      self.q[frame].copy())
-
-    def states(self) -> list[State]:
-        return [self.state(frame) for frame in range(len(self.q))]
 
 
 @contextlib.contextmanager
