@@ -139,6 +139,10 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
     ratio = size_ratio(body_map, height, like_gmr=options.like_gmr)
     names, poses = targets(frames, body_map, ratio, fix)
     _check_finite(names, poses)
+    if source.terrain is not None and not np.isfinite(source.terrain.heights).all():
+        raise ConversionError("the source's terrain has heights that are not numbers")
+    terrain = None if source.terrain is None else \
+        scaled_terrain(source.terrain, body_map.scales[body_map.source_root] * ratio)
     state = robot.rest.copy()
     if not options.like_gmr:
         state = _start_at_root(robot, body_map, names, poses[0], state)
@@ -147,10 +151,6 @@ def retarget(source: Motion, robot_skeleton: Skeleton, body_map: BodyMap, *,
                  progress)
     solved, shift = clip.solve(state), 0.0
     held: dict[str, int] = {}
-    if source.terrain is not None and not np.isfinite(source.terrain.heights).all():
-        raise ConversionError("the source's terrain has heights that are not numbers")
-    terrain = None if source.terrain is None else \
-        scaled_terrain(source.terrain, body_map.scales[body_map.source_root] * ratio)
     if not options.like_gmr and options.ground_clearance is not None and robot.floating:
         ground = _Ground(robot_skeleton, options.ground_clearance, terrain)
         solved, shift, held = ground.put(clip, solved, frames, source, rename, height)
