@@ -22,7 +22,7 @@ Examples:
   motionkit convert SR1WalkPattern1.seq waist.traj --model SR1.body --lossy
   motionkit convert walk.seq foot.tum --model SR1.body -O link=RLEG_ANKLE_R --lossy""")
 @click.argument("source", type=click.Path(dir_okay=True))
-@click.argument("target", type=click.Path(dir_okay=False))
+@click.argument("target", type=click.Path())
 @click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
 @click.option("--to", "to_format", metavar="FORMAT", help="Write TARGET as this format.")
 @click.option("--rate", type=float, help="Resample every track to this rate (Hz).")

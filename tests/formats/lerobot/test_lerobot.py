@@ -181,7 +181,8 @@ def _datasets(draw: st.DrawFn) -> tuple[int, list[Motion]]:
     motions = []
     for number in range(draw(st.integers(1, 4))):
         frames = draw(st.integers(1, 12))
-        timeline = Timeline.uniform(fps, frames)
+        start = draw(st.one_of(st.just(0.0), st.floats(-1e10, 1e10, allow_nan=False)))
+        timeline = Timeline.uniform(fps, frames, start)
         state = np.array(draw(st.lists(floats, min_size=frames * width, max_size=frames * width)),
                          dtype=np.float32).reshape(frames, width)
         root = np.zeros((frames, 7))
@@ -215,10 +216,45 @@ def test_write_read_round_trip(tmp_path: Path, drawn: tuple[int, list[Motion]]) 
             got = motion.tracks[name]
             assert got.kind == track.kind and got.labels == track.labels
             assert got.timeline.rate == fps and got.frames == track.frames
+            assert got.timeline.start == track.timeline.start  # motionkit/start_time
             assert np.array_equal(got.data, track.data.astype(got.data.dtype))
     info = json.loads((out / "meta/info.json").read_text())
     assert info["features"]["base"]["names"] == ["x", "y", "z", "qx", "qy", "qz", "qw"]
     assert info["total_frames"] == sum(m.frames for m in motions)
+
+
+def test_start_times_are_kept_beside_lerobots_timestamps(tmp_path: Path) -> None:
+    """lerobot's ``timestamp`` restarts at 0 in every episode; an episode's start on its
+    source's clock goes to ``meta/episodes`` (only where some episode does not start at 0,
+    so a lerobot-made dataset written back has lerobot's columns alone)."""
+    first, second = _motion(["a", "b"], task="t"), _motion(["a", "b"], frames=3, task="t")
+    second.tracks["joints"] = second.tracks["joints"].with_data(
+        second.tracks["joints"].data, Timeline.uniform(30.0, 3, 1_700_000_000.005))
+    lerobot.write_episodes(tmp_path / "ds", [first, second])
+    episodes = pq.read_table(tmp_path / "ds" / EPISODES)
+    assert episodes.column("motionkit/start_time").to_pylist() == [0.0, 1_700_000_000.005]
+    np.testing.assert_array_equal(pq.read_table(tmp_path / "ds" / DATA).column("timestamp")
+                                  .to_numpy(), np.float32([0, 1, 2, 3, 4, 0, 1, 2]) / 30)
+    back = lerobot.read_episodes(tmp_path / "ds")
+    assert [m.tracks["joints"].timeline.start for m in back] == [0.0, 1_700_000_000.005]
+    lerobot.write_episodes(tmp_path / "zero", [first])
+    assert "motionkit/start_time" not in pq.read_schema(tmp_path / "zero" / EPISODES).names
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_start_time_that_is_not_a_finite_number_is_one_error(tmp_path: Path,
+                                                               value: float) -> None:
+    moved = _motion(["a"], task="t")
+    moved.tracks["joints"] = moved.tracks["joints"].with_data(
+        moved.tracks["joints"].data, Timeline.uniform(30.0, 5, 2.5))
+    lerobot.write_episodes(tmp_path / "ds", [moved])
+    path = tmp_path / "ds" / EPISODES
+    table = pq.read_table(path)
+    table = table.set_column(table.schema.get_field_index("motionkit/start_time"),
+                             "motionkit/start_time", pa.array([value]))
+    pq.write_table(table, path)
+    with pytest.raises(FormatError, match="start_time must be a finite number"):
+        lerobot.read(tmp_path / "ds")
 
 
 def test_float64_precision_is_kept_when_asked(tmp_path: Path) -> None:

@@ -38,6 +38,11 @@ KIND_NAMES: dict[TrackKind, list[str]] = {
 #: The track that ``observation.state`` becomes (joint values by name).
 STATE = "observation.state"
 STATE_TRACK = "joints"
+#: motionkit's own column of ``meta/episodes``: the episode's first frame time in seconds
+#: on its source's clock (a bag's Unix time), since lerobot's ``timestamp`` restarts at 0 in
+#: every episode. Written only where some episode does not start at 0; lerobot loads the
+#: episodes table whole and ignores columns it does not use.
+START_COLUMN = "motionkit/start_time"
 #: The track of a multi-task episode that gives each frame's position in ``meta["tasks"]``.
 TASK_TRACK = "task"
 #: The fields of a path template (``data_path``, ``video_path``): ``{name}`` or

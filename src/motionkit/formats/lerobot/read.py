@@ -1,13 +1,15 @@
 """Reading a LeRobot v3.0 dataset folder: one Motion per episode.
 
-``info.json`` gives the fps, the features and the totals; ``meta/episodes`` says which data
-file holds each episode; the data files hold the frames. Every part is checked against the
-others (totals, columns, frame indices), and a disagreement is one FormatError naming the
-file. ``observation.state`` becomes the ``joints`` track; every other numeric feature a
-track of its own name. Video, image and text features are listed, never decoded. The
-frames one read decodes, summed over its data files, are charged to one byte budget tied
-to those files' size (:func:`motionkit._limits.array_budget`); the path templates of
-``info.json`` are filled by hand, never by ``str.format``.
+``info.json`` gives the fps, the features and the totals; ``meta/episodes`` says which
+data file holds each episode (and, where motionkit wrote it, its start time on the
+source's clock: ``layout.START_COLUMN``; else episodes start at 0); the data files hold
+the frames. Every part is checked against the others (totals, columns, frame indices), and
+a disagreement is one FormatError naming the file. ``observation.state`` becomes the
+``joints`` track; every other numeric feature a track of its own name. Video, image and
+text features are listed, never decoded. The frames one read decodes, summed over its data
+files, are charged to one byte budget tied to those files' size
+(:func:`motionkit._limits.array_budget`); the path templates of ``info.json`` are filled
+by hand, never by ``str.format``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Episode:
     tasks: list[str]
     data_file: Path
     start: int  # dataset_from_index
+    start_time: float = 0.0  # layout.START_COLUMN, where motionkit wrote it
 
 
 @dataclass
@@ -195,7 +198,8 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
         missing = [name for name in _EPISODE_COLUMNS if name not in names]
         if missing:
             raise FormatError(f"lacks the column(s) {', '.join(missing)}", file)
-        rows.extend(pq.read_table(file, columns=list(_EPISODE_COLUMNS)).to_pylist())
+        wanted = list(_EPISODE_COLUMNS) + [layout.START_COLUMN] * (layout.START_COLUMN in names)
+        rows.extend(pq.read_table(file, columns=wanted).to_pylist())
     if not all(isinstance(row["episode_index"], int) for row in rows):
         raise FormatError("episode_index must be an integer in every row", files[0])
     rows.sort(key=lambda row: int(row["episode_index"]))  # type: ignore[call-overload]
@@ -224,8 +228,19 @@ def _episodes(root: Path, info: Mapping[str, object]) -> list[Episode]:
                                         "data_path", root / layout.INFO)
         tasks = row["tasks"]
         episodes.append(Episode(number, length, [str(t) for t in tasks or []],  # type: ignore[attr-defined]
-                                _inside(root, relative), start))
+                                _inside(root, relative), start,
+                                _start_time(row.get(layout.START_COLUMN), index, files[0])))
     return episodes
+
+
+def _start_time(value: object, index: object, path: Path) -> float:
+    """An episode's ``motionkit/start_time``: a finite number of seconds (0 where absent)."""
+    if value is None:
+        return 0.0
+    if not isinstance(value, float | int) or isinstance(value, bool) or not np.isfinite(value):
+        raise FormatError(f"episode {index}: {layout.START_COLUMN} must be a finite number of "
+                          f"seconds, not {value!r}", path)
+    return float(value)
 
 
 def _inside(root: Path, relative: str) -> Path:
@@ -389,7 +404,7 @@ def _motion(dataset: Dataset, episode: Episode, columns: Mapping[str, NDArray[np
     if not np.array_equal(index, episode.start + np.arange(episode.length)):
         raise FormatError(f"episode {episode.index}: index is not dataset_from_index "
                           f"{episode.start} onwards in row order", file)
-    timeline = Timeline.uniform(float(dataset.fps), episode.length)
+    timeline = Timeline.uniform(float(dataset.fps), episode.length, episode.start_time)
     stamps = columns["timestamp"].astype(np.float64)
     expected = (np.arange(episode.length) / dataset.fps).astype(np.float32)
     if np.max(np.abs(stamps - expected)) > 1e-4:  # lerobot's own tolerance_s

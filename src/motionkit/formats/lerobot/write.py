@@ -8,7 +8,9 @@ its name (see :class:`Naming`); element names come from the track's labels (pose
 quaternion tracks are named ``x y z qx qy qz qw``, quaternions x-y-z-w). Floats are written
 as float32 (lerobot's convention; ``precision="float64"`` keeps them), integers as int64.
 The fps is the motions' common rate, which must be an integer; the task of an episode is
-``task=...`` or the motion's ``meta["task"]``.
+``task=...`` or the motion's ``meta["task"]``. ``timestamp`` is ``frame_index / fps`` as
+lerobot writes it; an episode's start time (a bag's Unix time after ``sync``) is kept in
+``meta/episodes`` as ``motionkit/start_time`` (``layout.START_COLUMN``).
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from . import layout
 from .folder import building
 from .stats import STAT_NAMES, Stats, aggregate, as_json, episode_stats
 
-#: What an episode holds: uniform tracks on one timeline from 0, their labels, a task and
-#: the robot type; no skeleton, terrain, attributes or time stamps.
-HOLDS = Holds(skeleton=False, terrain=False, stamps=False, start=False, one_timeline=True,
+#: What an episode holds: uniform tracks on one timeline (its start in ``meta/episodes``),
+#: their labels, a task and the robot type; no skeleton, terrain, attributes or time stamps.
+HOLDS = Holds(skeleton=False, terrain=False, stamps=False, one_timeline=True,
               empty_tracks=False, attrs=False, position_only=False,
               meta=frozenset({"task", "tasks", "robot_type"}), namespace="lerobot")
 PRECISIONS = ("float32", "float64")
@@ -302,6 +304,8 @@ class _Writer:
         size = 0.0
         writer: pq.ParquetWriter | None = None
         start = 0
+        starts = [_start_time(motion) for motion in motions]
+        self.starts = starts if any(starts) else None
         try:
             for number, (motion, own) in enumerate(zip(motions, tasks, strict=True)):
                 indices = np.array([task_index[text] for text in own.texts], dtype=np.int64)
@@ -382,6 +386,8 @@ class _Writer:
                 row[f"stats/{column.name}/{key}"] = np.asarray(value).tolist()
         row["meta/episodes/chunk_index"] = 0
         row["meta/episodes/file_index"] = 0
+        if self.starts is not None:
+            row[layout.START_COLUMN] = self.starts[number]
         return row
 
     def _metadata(self, rows: list[dict[str, object]], per_episode: list[dict[str, Stats]],
@@ -400,6 +406,8 @@ class _Writer:
                 fields.append(pa.field(f"stats/{column.name}/{key}", pa.list_(element)))
         fields += [pa.field("meta/episodes/chunk_index", pa.int64()),
                    pa.field("meta/episodes/file_index", pa.int64())]
+        if self.starts is not None:
+            fields.append(pa.field(layout.START_COLUMN, pa.float64()))
         pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(fields)), episodes,
                        compression="snappy")
         _write_tasks(meta / "tasks.parquet", task_index)
@@ -422,6 +430,12 @@ class _Writer:
             "splits": {"train": f"0:{len(rows)}"},
         }
         (meta / "info.json").write_text(json.dumps(info, indent=4, ensure_ascii=False))
+
+
+def _start_time(motion: Motion) -> float:
+    """The episode's first frame time (its tracks share one timeline)."""
+    main = motion.main_track
+    return float(main.timeline.start) if main is not None else 0.0
 
 
 def _check_finite(values: NDArray[np.generic], track: str, number: int) -> None:
