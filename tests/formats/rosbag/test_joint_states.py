@@ -446,6 +446,6 @@ def test_a_whole_bag_read_names_the_camera_topics_it_leaves_out(tmp_path: Path) 
     target = tmp_path / "dataset"
     with pytest.raises(ConversionError, match=re.escape(unread + " (not read")):
         mk.write(target, synced, format="lerobot", task="t")
-    with pytest.warns(MotionkitWarning, match=re.escape(f"; {unread} (not read")):
+    with pytest.warns(MotionkitWarning, match=re.escape(f"dropped {unread} (not read")):
         mk.write(target, synced, format="lerobot", task="t", lossy=True)
     assert "not_read" not in mk.read(target).meta  # the loss is not passed on
