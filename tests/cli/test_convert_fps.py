@@ -10,7 +10,7 @@ import pytest
 
 import motionkit as mk
 from conftest import corpus_file
-from motionkit.ops import sync
+from motionkit.ops import action_from_state, sync
 from test_cli import run_cli
 
 ADDRESS = ":/joint_states,/tf:world->base_link,/cmd"
@@ -74,3 +74,70 @@ def test_gaps_fail_or_drop_and_the_tolerance_is_asked(
     code, _, err = run_cli(["convert", source, str(tmp_path / "y.seq"), "--on-gap", "drop"],
                            capsys)
     assert code == 2 and "belong to --fps" in err
+
+
+def test_the_sync_options_reach_ops_sync(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--start/--end, --sync-method and --tolerance (for all or per track) give what
+    ops.sync gives with the same arguments."""
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}{ADDRESS}"
+    target = tmp_path / "run.seq"
+    code, out, err = run_cli(["convert", source, str(target), "--fps", "30", "--start", "+0.5",
+                              "--end", "+1.5", "--sync-method", "hold", "--sync-method",
+                              "/cmd=nearest", "--tolerance", "/cmd=0.05"], capsys)
+    assert code == 0, err
+    assert "(31 frames)" in out
+    expected = sync(mk.read(source), 30, start="+0.5", end="+1.5", method="hold",
+                    methods={"/cmd": "nearest"}, tolerance={"/cmd": 0.05})
+    written = mk.read(target)
+    for name in ("/joint_states", "/cmd", "world->base_link"):
+        np.testing.assert_allclose(written.tracks[name].data, expected.tracks[name].data,
+                                   rtol=0, atol=1e-12)
+    assert not np.array_equal(expected.tracks["/cmd"].data,
+                              sync(mk.read(source), 30, start="+0.5", end="+1.5",
+                                   method="hold").tracks["/cmd"].data)  # nearest ≠ hold
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--start", "soon"], "'soon' is not a time"),
+    (["--sync-method", "/cmd=cubic"], "method must be one of"),
+    (["--sync-method", "/nope=hold"], "methods name no track: /nope"),
+    (["--tolerance", "0.1", "--tolerance", "/cmd=0.2"], "one for all tracks or one per"),
+    (["--tolerance", "/cmd=wide"], "'wide' is not a number of seconds"),
+    (["--action", "later"], "an action is one of next, delta"),
+    (["--action", "next"], "no state track 'joints'"),
+    (["--action", "next:/joint_states", "-O", "action=/cmd"], "--action and -O action="),
+])
+def test_sync_options_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          args: list[str], message: str) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}{ADDRESS}"
+    target = tmp_path / "out"
+    code, _, err = run_cli(["convert", source, str(target), "--to", "lerobot", "--fps", "30",
+                            "-O", "task=t", *args], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("how", ["next", "delta"])
+def test_an_action_derived_from_the_state_goes_into_the_dataset(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros2')}:/joint_states"
+    target = tmp_path / "out"
+    code, _, err = run_cli(["convert", source, str(target), "--to", "lerobot", "--fps", "30",
+                            "-O", "task=reach", "--action", how], capsys)
+    assert code == 0, err
+    state = sync(mk.read(source), 30).tracks["joints"].data
+    following = np.concatenate([state[1:], state[-1:]])
+    expected = following if how == "next" else following - state
+    episode = mk.read(target)
+    np.testing.assert_array_equal(episode.tracks["action"].data, expected.astype(np.float32))
+    assert episode.tracks["action"].labels == episode.tracks["joints"].labels
+    code, _, err = run_cli(["convert", f"{corpus_file('episodes', 'bags', 'joint_states_ros2')}"
+                            f"{ADDRESS}", str(tmp_path / "two"), "--to", "lerobot", "--fps",
+                            "30", "-O", "task=reach", "-O", "state=/joint_states",
+                            "--action", how], capsys)  # the state option names the track
+    assert code == 0, err
+    two = mk.read(tmp_path / "two")
+    derived = action_from_state(sync(mk.read(f"{corpus_file('episodes', 'bags', 'joint_states_ros2')}"
+                                             f"{ADDRESS}"), 30).tracks["/joint_states"], how)
+    np.testing.assert_array_equal(two.tracks["action"].data, derived.data.astype(np.float32))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.errors import ConversionError, MotionkitWarning
-from motionkit.ops import action_from_state, resample_track, sync
+from motionkit.ops import action_from_state, resample_track, sync, with_action
 
 T0 = 1_700_000_000  # s: header stamp of the first /joint_states message
 
@@ -250,3 +250,49 @@ def test_a_track_without_samples_is_one_clear_error() -> None:
     empty.add(mk.Track("b", "value", np.zeros((0, 2)), mk.Timeline.uniform(10.0, 0)))
     with pytest.raises(ConversionError, match="'b' has no samples"):
         mk.ops.sync(empty, 10.0)
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_start_and_end_choose_the_grid_on_the_bags_clock_or_after_the_common_start(
+        name: str) -> None:
+    motion = mk.read(f"{_bag(name)}{ADDRESS}")
+    common = T0 + 0.005  # the latest first sample (the first /cmd log time)
+    relative = sync(motion, 30, start="+0.5", end="+1.5").tracks["/joint_states"].timeline
+    assert relative.count == 31 and relative.start == common + 0.5
+    absolute = sync(motion, 30, start=T0 + 0.51, end=T0 + 1.51, tolerance=0.03)
+    assert absolute.tracks["/joint_states"].timeline.count == 31
+    np.testing.assert_allclose(absolute.tracks["/joint_states"].data,
+                               closed_form(0.51 + np.arange(31) / 30), rtol=0, atol=9e-5)
+    for bad in ("0.5", "+x", "+-1", "+inf"):
+        with pytest.raises(ConversionError, match="start must be seconds on the tracks' clock"):
+            sync(motion, 30, start=bad)
+    with pytest.raises(ConversionError, match="share no time span"):
+        sync(motion, 30, start="+1", end="+0.5")
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_one_method_for_every_track_and_one_per_track(name: str) -> None:
+    motion = mk.read(f"{_bag(name)}{ADDRESS}")
+    held = sync(motion, 30, method="hold", methods={"/cmd": "nearest"})
+    assert held.meta["sync"]["methods"] == {
+        "/joint_states": "hold", "/joint_states.velocity": "hold",
+        "/joint_states.effort": "hold", "world->base_link": "hold", "/cmd": "nearest"}
+    # frame 3 is T0 + 0.105 s: hold takes /joint_states k = 10 (T0 + 0.1 s)
+    raw = mk.read(f"{_bag(name)}:/joint_states").tracks["joints"].data
+    np.testing.assert_array_equal(held.tracks["/joint_states"].data[3], raw[10])
+    with pytest.raises(ConversionError, match="tolerances name no track: /nope"):
+        sync(motion, 30, tolerance={"/nope": 1.0})
+    with pytest.raises(ConversionError, match="methods name no track: /nope"):
+        sync(motion, 30, methods={"/nope": "hold"})
+
+
+def test_with_action_adds_the_derived_track_and_refuses_to_replace_one() -> None:
+    motion = mk.Motion()
+    motion.add(_track("joints", [0.0, 0.1, 0.2], [1.0, 2.0, 4.0]))
+    out = with_action(motion, "delta", "joints")
+    np.testing.assert_array_equal(out.tracks["action"].data[:, 0], [1.0, 2.0, 0.0])
+    assert "action" not in motion.tracks  # the input is left as it was
+    with pytest.raises(ConversionError, match="has a track 'action' already"):
+        with_action(out, "next", "joints")
+    with pytest.raises(ConversionError, match="no state track 'arm'"):
+        with_action(motion, "next", "arm")

@@ -8,7 +8,7 @@ from .. import api
 from ..errors import ConversionError
 from ..formats import registry
 from ..ops import METHODS
-from ..ops.sync import GAP_ACTIONS
+from . import _sync
 from ._common import busy, clean, parse_options, read_option, refuse_source_as_output
 
 
@@ -20,7 +20,9 @@ Examples:
   motionkit convert run.pkl run.seq --character humanoid.xml
   motionkit convert SR1WalkPattern1.seq links.seq --model SR1.body      (every link's pose)
   motionkit convert SR1WalkPattern1.seq waist.traj --model SR1.body --lossy
-  motionkit convert walk.seq foot.tum --model SR1.body -O link=RLEG_ANKLE_R --lossy""")
+  motionkit convert walk.seq foot.tum --model SR1.body -O link=RLEG_ANKLE_R --lossy
+Several topics on one clock (--fps; motionkit.ops.sync):
+""" + _sync.EXAMPLES)
 @click.argument("source", type=click.Path(dir_okay=True))
 @click.argument("target", type=click.Path())
 @click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
@@ -32,11 +34,7 @@ Examples:
               help="Put all tracks (several bag topics: run.mcap:/joint_states,/cmd) on one "
                    "clock at this rate over their common span (hold for commands, else "
                    "linear/slerp); a topic's gap is refused naming it (motionkit.ops.sync).")
-@click.option("--tolerance", type=float, metavar="SECONDS",
-              help="With --fps: how far a sample used may lie from a frame (default 1.5 of "
-                   "each topic's median period).")
-@click.option("--on-gap", type=click.Choice(GAP_ACTIONS), default="fail", show_default=True,
-              help="With --fps: a frame in a topic's gap fails the conversion, or is dropped.")
+@_sync.options
 @click.option("--character", type=click.Path(exists=True, dir_okay=False),
               help="Character/model file that gives joints their meaning.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
@@ -51,7 +49,9 @@ Examples:
 def command(source: str, target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
             lossy: bool, options: tuple[str, ...], read_options: tuple[str, ...],
-            in_place: bool, fps: float | None, tolerance: float | None, on_gap: str) -> None:
+            in_place: bool, fps: float | None, start: str | None, end: str | None,
+            sync_methods: tuple[str, ...], tolerances: tuple[str, ...], on_gap: str,
+            action: str | None) -> None:
     """Convert SOURCE to TARGET (formats from the extensions unless named).
 
     What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
@@ -59,14 +59,15 @@ def command(source: str, target: str, from_format: str | None, to_format: str | 
     for each format's extensions and -R/-O options.
     """
     run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
-        in_place, read_options, fps, tolerance, on_gap)
+        in_place, read_options, fps,
+        _sync.SyncOptions(start, end, sync_methods, tolerances, on_gap, action))
 
 
 def run(source: str, target: str, from_format: str | None, to_format: str | None,
         rate: float | None, method: str, character: str | None, lossy: bool,
         options: tuple[str, ...], model: str | None = None, in_place: bool = False,
         read_options: tuple[str, ...] = (), fps: float | None = None,
-        tolerance: float | None = None, on_gap: str = "fail") -> None:
+        synced_as: _sync.SyncOptions = _sync.NONE) -> None:
     """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
     import os
 
@@ -83,9 +84,10 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
         if fps is not None:
             motion, writer = _synced(reader, source, target, to_format, rate, model, lossy,
                                      parse_options(read_options), extra, fps=fps,
-                                     tolerance=tolerance, on_gap=on_gap)
-        elif tolerance is not None or on_gap != "fail":
-            raise ConversionError("--tolerance and --on-gap belong to --fps")
+                                     synced_as=synced_as)
+        elif synced_as.given:
+            raise ConversionError("--start, --end, --sync-method, --tolerance, --on-gap and "
+                                  "--action belong to --fps")
         else:
             obj, writer, writing = api.read_for_writing(reader, source, target, to_format, extra,
                                                         parse_options(read_options))
@@ -102,11 +104,10 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
 def _synced(reader: registry.Format, source: str, target: str, to_format: str | None,
             rate: float | None, model: str | None, lossy: bool,
             read_options: dict[str, object], extra: dict[str, object], *, fps: float,
-            tolerance: float | None, on_gap: str) -> tuple[object, registry.Format]:
+            synced_as: _sync.SyncOptions) -> tuple[object, registry.Format]:
     """``convert`` with the tracks read put on one clock (``ops.sync``) before writing;
     what was written, and the writer."""
     from ..model import Motion
-    from ..ops import sync
 
     if rate is not None:
         raise ConversionError("--fps and --rate both set a rate: give one")
@@ -115,7 +116,10 @@ def _synced(reader: registry.Format, source: str, target: str, to_format: str | 
     if not isinstance(obj, Motion):
         raise ConversionError("--fps applies to motions only")
     zero = not writer.holds(**writing).start  # frames from 0 where the target has no start
-    synced = sync(obj, fps, tolerance=tolerance, on_gap=on_gap, zero=zero)
+    state = writing.get("state")
+    if synced_as.action is not None and writing.get("action") is not None:
+        raise ConversionError("--action and -O action= both name the action: give one")
+    synced = synced_as.apply(obj, fps, zero, state if isinstance(state, str) else None)
     return api.finish_conversion(synced, target, writer, model=model, lossy=lossy,
                                  write_options=writing), writer
 

@@ -29,9 +29,10 @@ DESCRIPTIVE_META = frozenset({"name", "source_format", "nframe", "body_frame", "
 #: no motion read from that source has it; it is never written on.
 NOT_READ_META = "not_read"
 #: Track attributes that are model facts, not data: ``orientation`` (position_only covers
-#: it), ``derived_from`` (a track computed from another one) and ``layout`` (how columns
-#: are laid out, which the track's own format restates).
-MODEL_ATTRS = frozenset({"orientation", "derived_from", "layout"})
+#: it), ``derived_from`` and ``action`` (a track computed from another one, and how: an
+#: action as the next state or the step to it) and ``layout`` (how columns are laid out,
+#: which the track's own format restates).
+MODEL_ATTRS = frozenset({"orientation", "derived_from", "action", "layout"})
 #: Track attributes that restate the data as the source file held it (``matrices``: KITTI's
 #: rotation matrices, digit for digit): never written, and not a loss, since the data says
 #: the same to rounding.

@@ -4,11 +4,13 @@ sampled on it by its own rule, and a refusal where a track has no recent enough 
 The rules (a bag's topics become a training dataset's frames):
 
 - grid ``t_k = t_start + k / fps``, ``k = 0 … ⌊(t_end − t_start)·fps⌋``; ``t_start`` is the
-  latest first sample time of all tracks (or ``start``), ``t_end`` the earliest last one;
+  latest first sample time of all tracks (or ``start``), ``t_end`` the earliest last one (or
+  ``end``); ``start`` and ``end`` are seconds on the tracks' clock, or text ``"+S"``: S
+  seconds after the latest first sample (``start="+0.5", end="+1.5"``: one second of it);
 - per track ``hold`` (the last sample at or before ``t_k``; never a newer one), ``linear``
   (lerp, slerp for rotations; ``slerp`` is accepted as its name for them) or ``nearest``;
-  a track's default is its ``interpolation`` attribute (readers set ``hold`` for commands),
-  else ``linear``;
+  a track's method is the one ``methods`` names for it, else ``method``, else its
+  ``interpolation`` attribute (readers set ``hold`` for commands), else ``linear``;
 - a grid point is valid for a track only if the sample(s) used lie within the tolerance of
   it: by default 1.5 × the median sample period; outside it the sync fails naming the
   track, its topic and the time (``on_gap="fail"``) or drops that grid point from every
@@ -60,36 +62,36 @@ class _Column:
 
 
 def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None,
-         start: float | None = None, tolerance: float | Mapping[str, float] | None = None,
+         method: str | None = None, start: float | str | None = None,
+         end: float | str | None = None,
+         tolerance: float | Mapping[str, float] | None = None,
          on_gap: str = "fail", zero: bool = False) -> Motion:
     """Every track of ``motion`` on one grid at ``fps`` over their common span (see the
-    module's rules). ``start`` (seconds, on the tracks' clock) replaces the latest first
-    sample; ``tolerance`` (seconds, one for all or per track name) the 1.5-period default.
+    module's rules). ``start`` and ``end`` (seconds on the tracks' clock, or ``"+S"`` after
+    the latest first sample) replace the span's ends; ``methods`` (per track name) and
+    ``method`` (every other track) the tracks' own methods; ``tolerance`` (seconds, one for
+    all or per track name) the 1.5-period default.
     The result is uniform (stamped at the kept grid times if frames were dropped), from the
     grid's start or, with ``zero``, from 0 (frame times k/fps, as LeRobot writes them);
     ``meta["sync"]`` records fps, the start, methods and tolerances. The ``interpolation``
     attribute, used, is not kept."""
-    if not (fps > 0 and math.isfinite(fps)):
-        raise ConversionError(f"fps must be a positive number, not {fps!r}")
-    if on_gap not in GAP_ACTIONS:
-        raise ConversionError(f"on_gap must be one of {', '.join(GAP_ACTIONS)}, not {on_gap!r}")
+    _check_rate_and_gap(fps, on_gap)
     every = list(motion.tracks.values())
     tracks = [track for track in every if not track.attrs.get(STATIC_ATTR)]
     if not tracks:
         raise ConversionError("nothing to synchronise: the motion has no tracks that change "
                               "in time")
-    chosen = {track.name: _method(track, (methods or {}).get(track.name)) for track in tracks}
-    unknown = sorted(set(methods or {}) - {track.name for track in every})
-    if unknown:
-        raise ConversionError(f"methods name no track: {', '.join(unknown)} (tracks: "
-                              f"{', '.join(chosen)})")
+    chosen = {track.name: _method(track, (methods or {}).get(track.name, method))
+              for track in tracks}
+    _known(methods, every, "methods")
+    _known(tolerance if isinstance(tolerance, Mapping) else None, every, "tolerances")
     empty = [track.name for track in tracks if not track.frames]
     if empty:
         raise ConversionError(f"nothing to put on the clock: {', '.join(map(repr, empty))} "
                               "has no samples")
     clock = _clock(tracks)
     columns = {track.name: _columns(track, clock.relative(track)) for track in tracks}
-    first, last = _span(columns, clock, start)
+    first, last = _span(columns, clock, start, end)
     for track in tracks:
         _check_growth(track, (last - first) * fps / 1e9 + 1)
     count = grid_count(last - first, fps)
@@ -119,6 +121,13 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
     return out
 
 
+def _check_rate_and_gap(fps: float, on_gap: str) -> None:
+    if not (fps > 0 and math.isfinite(fps)):
+        raise ConversionError(f"fps must be a positive number, not {fps!r}")
+    if on_gap not in GAP_ACTIONS:
+        raise ConversionError(f"on_gap must be one of {', '.join(GAP_ACTIONS)}, not {on_gap!r}")
+
+
 def _timeline(fps: float, grid: NDArray[np.float64], origin: float,
               valid: NDArray[np.bool_]) -> Timeline:
     """Uniform from ``origin``; stamped at the kept grid times (``grid`` from 0) when some
@@ -144,22 +153,49 @@ def _hold_static(every: list[Track], count: int, sampled: dict[str, NDArray[np.f
             chosen[track.name] = "static"
 
 
-def _span(columns: dict[str, list[_Column]], clock: _Clock, start: float | None,
-          ) -> tuple[int, int]:
+def _known(asked: Mapping[str, object] | None, every: list[Track], what: str) -> None:
+    """ConversionError where ``asked`` names a track the motion does not have."""
+    unknown = sorted(set(asked or {}) - {track.name for track in every})
+    if unknown:
+        raise ConversionError(f"{what} name no track: {', '.join(unknown)} "
+                              f"(tracks: {', '.join(track.name for track in every)})")
+
+
+def _span(columns: dict[str, list[_Column]], clock: _Clock, start: float | str | None,
+          end: float | str | None) -> tuple[int, int]:
     """The grid's first and last relative time (ns): the latest first sample (or
-    ``start``) and the earliest last one."""
+    ``start``) and the earliest last one (or ``end``)."""
     empty = [name for name, cols in columns.items() if any(not c.times.size for c in cols)]
     if empty:
         raise ConversionError(f"track(s) {', '.join(empty)} have columns without any sample")
-    first = max(int(c.times[0]) for cols in columns.values() for c in cols)
+    common = max(int(c.times[0]) for cols in columns.values() for c in cols)
+    first = common if start is None else _bound(start, "start", clock, common)
     last = min(int(c.times[-1]) for cols in columns.values() for c in cols)
-    if start is not None:
-        first = clock.relative_start(start)
+    if end is not None:
+        last = _bound(end, "end", clock, common)
     if last < first:
         raise ConversionError(f"the tracks share no time span (latest first sample "
                               f"{clock.absolute(first):.9f} s, earliest last sample "
                               f"{clock.absolute(last):.9f} s)")
     return first, last
+
+
+def _bound(value: float | str, name: str, clock: _Clock, common: int) -> int:
+    """A grid end (relative ns) from seconds on the tracks' clock or ``"+S"`` after the
+    latest first sample (``common``)."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            after = float(text[1:]) if text.startswith("+") else math.nan
+        except ValueError:
+            after = math.nan
+        if not (math.isfinite(after) and after >= 0):
+            raise ConversionError(f"{name} must be seconds on the tracks' clock or '+S' (S "
+                                  f"seconds after their latest first sample), not {value!r}")
+        return common + int(_to_ns(after))
+    if not math.isfinite(value):
+        raise ConversionError(f"{name} must be a finite number of seconds, not {value!r}")
+    return clock.relative_start(value)
 
 
 def _on_grid(track: Track, columns: list[_Column], grid: NDArray[np.float64], method: str,
@@ -334,8 +370,7 @@ def action_from_state(track: Track, how: str, name: str = "action") -> Track:
     (``action[k] = state[k+1]``, the last frame repeated) or ``delta`` = the step to it
     (``state[k+1] − state[k]``, so 0 on the last frame; Azure #224's current-to-next
     deltas). ``attrs`` say which (``action``) and from what (``derived_from``)."""
-    if how not in ACTIONS:
-        raise ConversionError(f"an action is one of {', '.join(ACTIONS)}, not {how!r}")
+    _check_action(how)
     if track.kind != "value":
         raise ConversionError(f"actions come from a value track, not the {track.kind} track "
                               f"{track.name!r}")
@@ -345,3 +380,23 @@ def action_from_state(track: Track, how: str, name: str = "action") -> Track:
     return Track(name, "value", values, track.timeline,
                  list(track.labels) if track.labels else None,
                  {"derived_from": track.name, "action": how})
+
+
+def with_action(motion: Motion, how: str, state: str, name: str = "action") -> Motion:
+    """``motion`` with an action track ``name`` derived from its state track ``state``
+    (:func:`action_from_state`); refused where ``name`` is taken or ``state`` is missing."""
+    _check_action(how)
+    if state not in motion.tracks:
+        raise ConversionError(f"no state track {state!r} to derive the action from (tracks: "
+                              f"{', '.join(motion.tracks)})")
+    if name in motion.tracks:
+        raise ConversionError(f"the motion has a track {name!r} already; an action derived "
+                              "from the state would replace it")
+    out = Motion(dict(motion.tracks), motion.skeleton, motion.terrain, dict(motion.meta))
+    out.add(action_from_state(motion.tracks[state], how, name))
+    return out
+
+
+def _check_action(how: str) -> None:
+    if how not in ACTIONS:
+        raise ConversionError(f"an action is one of {', '.join(ACTIONS)}, not {how!r}")
