@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..errors import FormatError
+from ..errors import ConversionError, FormatError
 from ..formats import registry
 from ..formats.loss import RESTATED_ATTRS
 from ..model import Motion, Skeleton, World
@@ -25,22 +25,36 @@ MAX_DRAWN_DEPTH = 16
 Examples:
   motionkit info walk.seq
   motionkit info --json walk.seq
-  motionkit info robot.skel""")
+  motionkit info robot.skel
+  motionkit info dataset/                       (a LeRobot dataset: episodes and features)
+  motionkit info dataset/ -R episode=1 --model robot.urdf     (episode 1's link poses too)
+  motionkit info f.npz --character g1.xml -O order=mujoco   (an unnamed BeyondMimic file)""")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--from", "from_format", metavar="FORMAT", help="Read as this format.")
+@click.option("--character", type=click.Path(exists=True, dir_okay=False),
+              help="Character/model file that gives joints their meaning (for the reader).")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False),
+              help="Body model (URDF, MJCF, .body, .skel): add every link's pose (FK).")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A reader option (as -R), e.g. -O order=mujoco.")
 @read_option
 def command(files: tuple[str, ...], as_json: bool, from_format: str | None,
+            character: str | None, model: str | None, options: tuple[str, ...],
             read_options: tuple[str, ...]) -> None:
-    """Show format, timing and tracks of motion files, or the structure of models."""
+    """Show format, timing and tracks of motion files, or the structure of models; the
+    episodes and features of a dataset."""
     results: list[tuple[str, str, object]] = []
-    options = parse_options(read_options)
+    reading = {**parse_options(read_options), **parse_options(options)}
+    if character:
+        reading["character"] = character
     for path in files:
         entry = registry.for_reading(path, from_format)
         with busy(f"reading {path}"):
-            results.append((path, entry.name, _read_or_survey(entry, path, options)))
+            obj = _read_or_survey(entry, path, reading)
+            results.append((path, entry.name, _with_links(obj, model) if model else obj))
     if as_json:
-        docs = [{"format": name, "survey": obj} if isinstance(obj, list) else describe(name, obj)
+        docs = [{"format": name, "survey": obj} if isinstance(obj, list) else _document(name, obj)
                 for _, name, obj in results]
         echo_json(docs[0] if len(docs) == 1 else docs)
         return
@@ -60,6 +74,27 @@ def _read_or_survey(entry: registry.Format, path: str, options: dict[str, object
         if not lines:
             raise
         return lines
+
+
+def _document(fmt: str, obj: object) -> dict[str, object]:
+    """``info --json``'s document, with a dataset's fps, episodes and features."""
+    doc = describe(fmt, obj)
+    found = registry.by_name(fmt).dataset_contents(obj) if isinstance(obj, Motion) else None
+    if found is not None:
+        doc["dataset"] = found
+    return doc
+
+
+def _with_links(obj: object, model: str) -> Motion:
+    """The motion with every link's pose through ``model`` (its ``links`` track)."""
+    from .. import api
+    from ..kinematics.motion import link_motion, model_skeleton
+
+    if not isinstance(obj, Motion):
+        raise ConversionError("--model derives link poses of motions only")
+    derived = link_motion(model_skeleton(api.read(model), model), obj)
+    return Motion({**obj.tracks, **derived.tracks}, derived.skeleton or obj.skeleton,
+                  obj.terrain, dict(obj.meta))
 
 
 def render(path: str, fmt: str, obj: object) -> str:

@@ -122,6 +122,13 @@ class Describing(Protocol):
     def describe(self, obj: Loaded) -> list[str]: ...
 
 
+class Containing(Protocol):
+    """``dataset_contents``: the structured episodes and features of the dataset what
+    ``read`` returned came from (``info --json``, ``catalog``), or None."""
+
+    def dataset_contents(self, obj: Loaded) -> dict[str, object] | None: ...
+
+
 class Claiming(Protocol):
     """``claims``: addresses of this format that are not plain files (``run.bag:/topic``)."""
 
@@ -346,6 +353,12 @@ class Format:
         """Lines only this format knows to show about ``obj`` (``info``)."""
         module = self._part("describe")
         return cast(Describing, module).describe(obj) if module is not None else []
+
+    def dataset_contents(self, obj: Loaded) -> dict[str, object] | None:
+        """The episodes and features of the dataset ``obj`` was read from, where the
+        format has several episodes per source (else None)."""
+        module = self._part("dataset_contents")
+        return cast(Containing, module).dataset_contents(obj) if module is not None else None
 
     # -- helpers ----------------------------------------------------------------------
     def _part(self, name: str) -> ModuleType | None:

@@ -89,8 +89,9 @@ def test_a_dataset_folder_reads_through_the_registry() -> None:
     with pytest.raises(FormatError, match="no episode 2"):
         mk.read(path, episode=2)
     lines = mk.formats.registry.by_name("lerobot").describe(second)
-    assert lines[0].startswith("episode 1 of 2")
-    assert "observation.state 7×float32" in lines[1]
+    assert lines[0].startswith("episode 1 of 2 read")
+    assert lines[2] == "  episode 1: 47 frames, 1.53333 s, task 'place the cube in the bin'"
+    assert lines[3].startswith("feature observation.state: float32 [7]: joint1")
 
 
 def test_strip_pos_drops_motor_suffixes(tmp_path: Path) -> None:

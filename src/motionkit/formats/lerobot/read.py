@@ -103,6 +103,22 @@ def read_episodes(path: PathLike, *, strip_pos: bool = False) -> list[Motion]:
     return episode_motions(dataset, range(len(dataset.episodes)), strip_pos)
 
 
+def contents(path: PathLike) -> dict[str, object]:
+    """What a dataset holds, from its metadata alone (no frame is read): fps, the episodes
+    (index, length, duration in s as ``(length − 1)/fps``, tasks, start time) and the
+    features (name, dtype, shape, names; the listed-only ones with their dtype)."""
+    dataset = open_dataset(path)
+    episodes = [{"index": e.index, "length": e.length, "duration": (e.length - 1) / dataset.fps,
+                 "tasks": list(e.tasks), "start_time": e.start_time} for e in dataset.episodes]
+    features: list[dict[str, object]] = [
+        {"name": f.name, "dtype": f.dtype, "shape": [f.width], "names": f.names}
+        for f in dataset.features]
+    features += [{"name": name, "dtype": dtype, "shape": None, "names": None, "read": False}
+                 for name, dtype in dataset.skipped.items()]
+    return {"fps": dataset.fps, "robot_type": dataset.robot_type, "episodes": episodes,
+            "features": features}
+
+
 # -- the metadata ----------------------------------------------------------------------
 def open_dataset(path: PathLike) -> Dataset:
     """Read and check a dataset's metadata (``info.json``, episodes, tasks)."""
