@@ -57,3 +57,37 @@ def test_patterns_reaching_out_of_their_folder_are_refused(tmp_path: Path) -> No
     (tmp_path / "x" / "m.seq").write_text("")
     with pytest.raises(MotionkitError, match="outside the folder it starts from"):
         expand([str(tmp_path / "a" / "*" / ".." / ".." / "x" / "*.seq")])
+
+
+def test_a_lerobot_dataset_is_one_item_and_one_catalog_row_per_episode(tmp_path: Path) -> None:
+    """``catalog data/`` with a dataset folder in it: the folder is one item (its Parquet
+    and JSON files are not catalogued one by one) and gives a row per episode."""
+    import shutil
+
+    from conftest import corpus_file
+    from motionkit.dataset.catalog import read_file, write_catalog
+    from motionkit.formats.lerobot import dataset as lerobot
+
+    arm = tmp_path / "data" / "arm"
+    shutil.copytree(corpus_file("episodes", "lerobot", "arm7_tiny"), arm)
+    (tmp_path / "data" / "walk.tum").write_text("0 0 0 0 0 0 0 1\n1 1 0 0 0 0 0 1\n")
+    items = expand([str(tmp_path / "data")])
+    assert [str(item.relative) for item in items] == ["arm", "walk.tum"]
+    assert [str(item.relative) for item in expand([str(arm)])] == ["arm"]
+    rows = [read_file(item.source)[0] for item in items]
+    assert rows[0]["status"] == "ok" and rows[0]["format"] == "lerobot"
+    target = write_catalog(rows, tmp_path / "catalog.parquet")
+    table = pl.read_parquet(target)
+    assert table.columns == list(COLUMNS) and table.height == 3
+    episodes = table.filter(pl.col("format") == "lerobot")
+    motions = lerobot.read_episodes(arm)
+    assert episodes["episode"].to_list() == [0, 1]
+    assert episodes["frames"].to_list() == [m.frames for m in motions]
+    assert episodes["duration"].to_list() == [m.duration for m in motions]
+    assert episodes["task"].to_list() == [m.meta["task"] for m in motions]
+    assert episodes["shapes"].to_list()[1][0] == [47, 7]
+    assert set(episodes["path"]) == {str(arm)} and (episodes["rate"] == 30.0).all()
+    size = sum(p.stat().st_size for p in arm.rglob("*") if p.is_file())
+    assert (episodes["size"] == size).all()
+    other = table.filter(pl.col("format") != "lerobot")
+    assert other["episode"].to_list() == [None] and other["task"].to_list() == [None]

@@ -1,4 +1,6 @@
-"""The catalog: one row per file (identity, format, timing, tracks, status), as Parquet.
+"""The catalog: one row per file (identity, format, timing, tracks, status), as Parquet;
+a dataset folder (LeRobot) gives one row per episode (``episode``, ``task``), under the
+folder's path, size and hash.
 
 Rows are built from the same document as ``motionkit info --json``, so the two never
 disagree; the table is written with polars and reads in polars, pandas or DuckDB.
@@ -21,9 +23,11 @@ COLUMNS = {
     "path": "str", "size": "int", "mtime_ns": "int", "sha256": "str", "format": "str", "frames": "int",
     "duration": "float", "rate": "float", "stamped": "bool", "tracks": "list[str]",
     "shapes": "list[list[int]]", "skeleton": "str", "terrain": "bool", "status": "str",
-    "error": "str",
+    "error": "str", "episode": "int", "task": "str",
 }
 Row = dict[str, object]
+#: The key of a dataset folder's row that holds its per-episode rows until written.
+EPISODE_ROWS = "episode_rows"
 
 
 def one_line(exc: BaseException) -> str:
@@ -45,10 +49,12 @@ def read_file(path: Path, from_format: str | None = None,
     row.update(path=str(path), tracks=[], shapes=[], terrain=False, status="failed")
     try:
         row["mtime_ns"] = path.stat().st_mtime_ns
-        row["size"], row["sha256"] = sha256(path)
+        row["size"], row["sha256"] = _folder_digest(path) if path.is_dir() else sha256(path)
         fmt = registry.for_reading(path, from_format)
         row["format"] = fmt.name
-        obj = fmt.read(path, **(options or {}))
+        episodic = path.is_dir() and registry.episode_folder(path)
+        reading = {"episode": 0, **(options or {})} if episodic else dict(options or {})
+        obj = fmt.read(path, **reading)
     except MemoryError:
         raise  # a batch's sandbox reports its limit (dataset/sandbox.py)
     except Exception as exc:  # any failure belongs to this file's row, never to the batch
@@ -57,7 +63,34 @@ def read_file(path: Path, from_format: str | None = None,
     row.update(_summary(info_document(fmt.name, obj)), status="ok")
     if row["skeleton"] is None:
         row["skeleton"] = skeleton_name(obj)
+    found = fmt.dataset_contents(obj)
+    if found is not None:
+        row[EPISODE_ROWS] = _episode_rows(row, found)
     return row, obj
+
+
+def _folder_digest(folder: Path) -> tuple[int, str]:
+    """Size and SHA-256 of a folder: of its files' relative paths and hashes, sorted."""
+    import hashlib
+
+    digest, size = hashlib.sha256(), 0
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        length, own = sha256(file)
+        size += length
+        digest.update(f"{file.relative_to(folder).as_posix()}\0{own}\n".encode())
+    return size, digest.hexdigest()
+
+
+def _episode_rows(row: Row, found: dict[str, Any]) -> list[Row]:
+    """One row per episode of a dataset, from episode 0's row (every episode has the same
+    features) and the dataset's metadata (lengths, durations, tasks)."""
+    rows = []
+    for episode in found["episodes"]:
+        shapes = [[episode["length"], *shape[1:]] for shape in row["shapes"]]  # type: ignore[attr-defined]
+        rows.append({**row, "frames": episode["length"], "duration": episode["duration"],
+                     "shapes": shapes, "episode": episode["index"],
+                     "task": " | ".join(episode["tasks"])})
+    return rows
 
 
 def info_document(fmt: str, obj: Loaded) -> dict[str, object]:
@@ -97,7 +130,10 @@ def write_catalog(rows: list[Row], path: str | os.PathLike[str]) -> Path:
         "str": pl.Utf8, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean,
         "list[str]": pl.List(pl.Utf8), "list[list[int]]": pl.List(pl.List(pl.Int64))}
     schema = {name: types[kind] for name, kind in COLUMNS.items()}
-    frame = pl.DataFrame(sorted(rows, key=lambda r: str(r["path"])), schema=schema)
+    flat = [{key: value for key, value in each.items() if key in COLUMNS}
+            for row in rows for each in (row.get(EPISODE_ROWS) or [row])]  # type: ignore[attr-defined]
+    frame = pl.DataFrame(sorted(flat, key=lambda r: (str(r["path"]), r["episode"] or 0)),
+                         schema=schema)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(target) as handle:

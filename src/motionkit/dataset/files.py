@@ -36,6 +36,24 @@ def _base(pattern: str) -> Path:
     return Path(*fixed) if fixed else Path(".")
 
 
+def _episode_folder(path: Path) -> bool:
+    from ..formats.registry import episode_folder
+
+    return episode_folder(path)
+
+
+def _files(folder: Path) -> list[Path]:
+    """The files under ``folder``; a dataset folder inside it stands for its own files."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        datasets = [name for name in dirs if _episode_folder(here / name)]
+        found.extend(here / name for name in datasets)
+        dirs[:] = [name for name in dirs if name not in datasets]
+        found.extend(here / name for name in files if (here / name).is_file())
+    return found
+
+
 def expand(patterns: list[str] | tuple[str, ...]) -> list[Item]:
     """Files matched by ``patterns`` (globs with ``**``, folders taken whole, plain files).
 
@@ -46,8 +64,10 @@ def expand(patterns: list[str] | tuple[str, ...]) -> list[Item]:
     seen: set[str] = set()
     for pattern in patterns:
         path = Path(pattern)
-        if path.is_dir():
-            base, found = path, [p for p in path.rglob("*") if p.is_file()]
+        if path.is_dir() and _episode_folder(path):  # a dataset folder is one item
+            base, found = path.parent, [path]
+        elif path.is_dir():
+            base, found = path, _files(path)
         elif path.is_file():
             base, found = path.parent, [path]
         else:

@@ -498,6 +498,14 @@ _BY_NAME = {info.name: info for info in FORMATS}
 _ADDRESSED = ("lerobot", "rosbag")  # a dataset folder before any bag folder
 
 
+def episode_folder(path: PathLike) -> bool:
+    """True for a folder that a format reads as a dataset of several episodes (a LeRobot
+    dataset): a catalog or a batch takes it whole, never its files one by one."""
+    return os.path.isdir(path) and any(
+        _BY_NAME[name].claims(path) and _BY_NAME[name]._part("dataset_contents") is not None
+        for name in _ADDRESSED)
+
+
 def formats() -> tuple[Format, ...]:
     """Every registered format, in sniffing order."""
     return FORMATS
