@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,9 +35,24 @@ from . import layout
 PathLike = str | os.PathLike[str]
 
 
+#: ``DATASET:episode=N``: one episode of a dataset, as an address any command takes.
+_ADDRESS = re.compile(r"(?P<folder>.+):episode=(?P<number>[0-9]{1,9})")
+
+
+def split_address(path: PathLike) -> tuple[Path, int | None]:
+    """The dataset folder and the episode an address ``DATASET:episode=N`` names (None for
+    a plain folder)."""
+    text = os.fspath(path)
+    match = _ADDRESS.fullmatch(text)
+    if match is not None and (Path(match["folder"]) / layout.INFO).is_file():
+        return Path(match["folder"]), int(match["number"])
+    return Path(text), None
+
+
 def claims(path: str) -> bool:
-    """True for a folder with ``meta/info.json`` (a LeRobot dataset of any version)."""
-    return (Path(path) / layout.INFO).is_file()
+    """True for a folder with ``meta/info.json`` (a LeRobot dataset of any version), or an
+    address ``DATASET:episode=N`` of one."""
+    return (split_address(path)[0] / layout.INFO).is_file()
 
 
 @dataclass
@@ -80,10 +96,18 @@ class Dataset:
         return os.fspath(self.root.resolve())
 
 
-def read(path: PathLike, *, episode: int | None = None, strip_pos: bool = False) -> Motion:
+def read(path: PathLike, *, episode: int | None = None, strip_pos: bool = False,
+         root: str | None = None) -> Motion:
     """One episode of a LeRobot v3.0 dataset: ``episode`` N, else the first (with a
     warning naming how many there are; :func:`read_episodes` gives them all).
-    ``strip_pos`` drops a ``.pos`` suffix from element names (lerobot's motor names)."""
+    ``strip_pos`` drops a ``.pos`` suffix from element names (lerobot's motor names).
+    ``path`` may be an address ``DATASET:episode=N``, which names the episode. ``root``
+    names a pose feature read as the ``root`` track (what ``eval``, ``view`` and the
+    trajectory writers take: ``-E root=world->base_link``)."""
+    path, addressed = split_address(path)
+    if addressed is not None and episode is not None and episode != addressed:
+        raise FormatError(f"names episode {addressed} but episode={episode} was asked", path)
+    episode = addressed if addressed is not None else episode
     dataset = open_dataset(path)
     count = len(dataset.episodes)
     if episode is None:
@@ -94,13 +118,31 @@ def read(path: PathLike, *, episode: int | None = None, strip_pos: bool = False)
     if not 0 <= episode < count:
         raise FormatError(f"no episode {episode}: the dataset has {count} (0 … {count - 1})",
                           path)
-    return episode_motions(dataset, [episode], strip_pos)[0]
+    return _with_root(episode_motions(dataset, [episode], strip_pos)[0], root, path)
 
 
-def read_episodes(path: PathLike, *, strip_pos: bool = False) -> list[Motion]:
+def read_episodes(path: PathLike, *, strip_pos: bool = False,
+                  root: str | None = None) -> list[Motion]:
     """Every episode of a LeRobot v3.0 dataset, in episode order, one Motion each."""
     dataset = open_dataset(path)
-    return episode_motions(dataset, range(len(dataset.episodes)), strip_pos)
+    return [_with_root(motion, root, path)
+            for motion in episode_motions(dataset, range(len(dataset.episodes)), strip_pos)]
+
+
+def _with_root(motion: Motion, root: str | None, path: PathLike) -> Motion:
+    """``motion`` with its pose track ``root`` renamed ``root`` (first)."""
+    if root is None:
+        return motion
+    track = motion.tracks.get(root)
+    poses = [name for name, t in motion.tracks.items() if t.kind == "pose"]
+    if track is None or track.kind != "pose":
+        raise FormatError(f"root={root!r} names no pose feature (pose features: "
+                          f"{', '.join(poses) or 'none'})", path)
+    if root != "root" and "root" in motion.tracks:
+        raise FormatError(f"root={root!r}: the dataset has a feature 'root' already", path)
+    tracks = {"root": Track("root", "pose", track.data, track.timeline, None, track.attrs)}
+    tracks.update((name, t) for name, t in motion.tracks.items() if name != root)
+    return Motion(tracks, motion.skeleton, motion.terrain, motion.meta)
 
 
 def contents(path: PathLike) -> dict[str, object]:
