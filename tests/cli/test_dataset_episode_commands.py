@@ -54,7 +54,7 @@ def test_view_of_an_episode_through_a_model(tmp_path: Path,
     pages = []
     for episode in (0, 1):
         page = tmp_path / f"{episode}.html"
-        code, out, err = run_cli(["view", f"{HUMANOID}:episode={episode}", "--model", str(model),
+        code, _, err = run_cli(["view", f"{HUMANOID}:episode={episode}", "--model", str(model),
                                   "--html", str(page)], capsys)
         assert code == 0, err
         pages.append(page.read_text())
@@ -76,7 +76,7 @@ def test_eval_of_the_pose_feature_against_the_bag_it_came_from(
     assert code == 0, err
     result = json.loads(out)
     assert result["pairs"] == 58 and result["stats"]["max"] < 1e-6
-    with pytest.raises(FormatError, match="root='cmd' names no pose feature .*world->base_link"):
+    with pytest.raises(FormatError, match=r"root='cmd' names no pose feature .*world->base_link"):
         lerobot.read(dataset, root="cmd")
     episode = lerobot.read(dataset, root="world->base_link")
-    assert list(episode.tracks)[0] == "root" and "world->base_link" not in episode.tracks
+    assert next(iter(episode.tracks)) == "root" and "world->base_link" not in episode.tracks
