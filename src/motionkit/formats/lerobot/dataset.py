@@ -1,6 +1,6 @@
 """The ``lerobot`` format: a LeRobot v3.0 dataset folder, one Motion per episode (see
 ``read`` and ``write`` for the mapping; ``read_episodes`` and ``write_episodes`` take them
-all at once)."""
+all at once; ``Frames`` gives ``LeRobotDataset[i]``'s items, with ``delta_timestamps``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any, cast
 
 from ...model import Motion
 from ..registry import Loaded
+from .frames import Frames
 from .read import claims, contents, read, read_episodes
 from .write import HOLDS, losses, write, write_episodes
 
-__all__ = ["HOLDS", "claims", "contents", "dataset_contents", "describe", "losses", "read",
+__all__ = ["HOLDS", "Frames", "claims", "contents", "dataset_contents", "describe", "losses", "read",
            "read_episodes", "write", "write_episodes"]
 
 
