@@ -25,6 +25,7 @@ def test_info_lists_every_episode_and_feature(capsys: pytest.CaptureFixture[str]
     assert ("feature observation.state: float32 [7]: joint1, joint2, joint3, joint4, joint5, "
             "joint6, gripper") in out
     assert "feature next.done: bool [1]" in out
+    assert "warning" not in err  # it lists the episodes: no warning that it read one
 
 
 def test_info_json_has_the_same_episodes_and_features(

@@ -50,8 +50,9 @@ def command(files: tuple[str, ...], as_json: bool, from_format: str | None,
         reading["character"] = character
     for path in files:
         entry = registry.for_reading(path, from_format)
-        with busy(f"reading {path}"):
-            obj = _read_or_survey(entry, path, reading)
+        own = {"episode": 0, **reading} if registry.episode_folder(path) else reading
+        with busy(f"reading {path}"):  # a dataset: its first episode (info lists them all)
+            obj = _read_or_survey(entry, path, own)
             results.append((path, entry.name, _with_links(obj, model) if model else obj))
     if as_json:
         docs = [{"format": name, "survey": obj} if isinstance(obj, list) else _document(name, obj)
