@@ -3,7 +3,8 @@
 
 * the pickle pre-scan (see src/motionkit/formats/shared/pickles/pickle_scan.py);
 * the forward-kinematics kernel (see src/motionkit/kinematics/_compiled.py);
-* the IK stage kernel (see src/motionkit/retarget/_ik.py).
+* the IK stage kernel (see src/motionkit/retarget/_ik.py);
+* the C3D frame decode (see src/motionkit/formats/c3d/decode.py).
 """
 
 import sys
@@ -21,6 +22,8 @@ setup(ext_modules=[
               ["src/motionkit/formats/shared/pickles/_pickle_scan.c"], optional=True),
     Extension("motionkit.formats.shared._number_scan",
               ["src/motionkit/formats/shared/_number_scan.c"], optional=True),
+    Extension("motionkit.formats.c3d._decode", ["src/motionkit/formats/c3d/_decode.c"],
+              extra_compile_args=FAST_MATH, optional=True),
     Extension("motionkit.kinematics._fk_kernel", ["src/motionkit/kinematics/_fk_kernel.c"],
               extra_compile_args=FAST_MATH, optional=True),
     Extension("motionkit.retarget._ik_kernel", ["src/motionkit/retarget/_ik_kernel.c"],

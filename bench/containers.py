@@ -9,10 +9,13 @@ bench/RESULTS.md with ``make bench``. Files are generated here (nothing licensed
   re-framing by C, the reorder by name), as ProtoMotions' converter is written per motion;
 * C3D: the corpus Vicon file's frames repeated past 100,000 (header count saturated, as
   real long files are), motionkit.read against ezc3d and c3d where installed;
-* Isaac Lab AMP: motionkit.read against ``np.load`` of every array (what the MotionLoader
-  does before its tensors) — there is no per-frame conversion to beat.
+* Isaac Lab AMP: motionkit.read against what Isaac Lab's ``MotionLoader.__init__`` does
+  (``np.load``, then one float32 tensor per array: ``torch.tensor`` where torch is
+  installed, else a float32 NumPy copy, the same memory copy on the CPU). The loader has
+  no per-frame conversion (its sampling is vectorised), so there is no 10× to win: the
+  goal recorded is motionkit's overhead, at most 2× that load.
 
-CPU seconds of this process, best of ``rounds`` interleaved rounds.
+CPU seconds of this process (wall beside), best of ``rounds`` interleaved rounds.
 """
 
 from __future__ import annotations
@@ -107,6 +110,31 @@ def make_amp(path: Path, frames: int) -> None:
     np.savez(path, **arrays)
 
 
+def _motion_loader(report: Report) -> Callable[[Path], object]:
+    """Isaac Lab's MotionLoader.__init__ without the class: np.load, names as lists, one
+    float32 tensor per numeric array."""
+    keys = ("dof_positions", "dof_velocities", "body_positions", "body_rotations",
+            "body_linear_velocities", "body_angular_velocities")
+    if importlib.util.find_spec("torch"):
+        import torch
+        report.peer("torch", f"{torch.__version__} torch.tensor(array, dtype=float32), CPU")
+
+        def tensor(array: np.ndarray) -> object:
+            return torch.tensor(array, dtype=torch.float32)
+    else:
+        report.note("torch is not installed: the loader's tensors are float32 NumPy copies "
+                    "(torch.tensor on the CPU copies the same bytes).")
+
+        def tensor(array: np.ndarray) -> object:
+            return np.array(array, dtype=np.float32)
+
+    def load(path: Path) -> object:
+        data = np.load(path)
+        return (data["dof_names"].tolist(), data["body_names"].tolist(),
+                [tensor(data[key]) for key in keys], 1.0 / data["fps"])
+    return load
+
+
 def _c3d_readers(report: Report, path: Path,
                  count: int) -> tuple[dict[str, Callable[[], Timing]], list[str]]:
     """motionkit and the peers that are installed and read all ``count`` frames."""
@@ -137,12 +165,13 @@ def _c3d_readers(report: Report, path: Path,
 
 def rows(report: Report, work: str, runs: dict[str, list[Timing]], ours: str,
          theirs: list[str], goal: float | None) -> None:
-    mine = best(runs[ours]).cpu
+    mine = best(runs[ours])
     for name in theirs:
-        ratio = best(runs[name]).cpu / mine
-        report.row(f"{work}: {ours} vs {name}", f"{mine:.3f} s vs {best(runs[name]).cpu:.3f} s "
-                   f"= {ratio:.1f}×", f"≥ {goal:g}×" if goal else "none", ratio >= goal
-                   if goal else None)
+        other = best(runs[name])
+        ratio = other.cpu / mine.cpu
+        report.row(f"{work}: {ours} vs {name}", f"CPU {mine.cpu:.3f} s vs {other.cpu:.3f} s "
+                   f"= {ratio:.1f}× (wall {mine.wall:.3f} s vs {other.wall:.3f} s)",
+                   f"≥ {goal:g}×" if goal else "none", ratio >= goal if goal else None)
 
 
 def main() -> None:
@@ -173,14 +202,18 @@ def main() -> None:
                            f"{best(c3d_runs['motionkit.read']).cpu:.3f} s", "≥ 10× ezc3d / c3d",
                            None)
         make_amp(base / "m.npz", frames)
+        loader = _motion_loader(report)
         amp_runs = interleaved({
             "motionkit.read": lambda: timed(lambda: mk.read(base / "m.npz")),
-            "np.load (all arrays)": lambda: timed(lambda: dict(np.load(base / "m.npz")))},
-            rounds)
-        rows(report, f"AMP {frames}+ frames", amp_runs, "motionkit.read",
-             ["np.load (all arrays)"], None)
-    report.note("AMP: Isaac Lab's loader is np.load itself; motionkit adds the checks, the "
-                "w x y z → x y z w reorder and the tracks, so the ratio is below 1 by design.")
+            "MotionLoader's load": lambda: timed(lambda: loader(base / "m.npz"))}, rounds)
+        mine, theirs = best(amp_runs["motionkit.read"]), best(amp_runs["MotionLoader's load"])
+        report.row(f"AMP {frames}+ frames: motionkit.read vs MotionLoader's load",
+                   f"CPU {mine.cpu:.3f} s vs {theirs.cpu:.3f} s = {mine.cpu / theirs.cpu:.2f}× "
+                   f"its time (wall {mine.wall:.3f} s vs {theirs.wall:.3f} s)",
+                   "≤ 2× its time", mine.cpu <= 2 * theirs.cpu)
+    report.note("AMP: the loader is np.load and a tensor copy; motionkit adds the checks "
+                "(finite numbers, shapes, names), the float64 tracks and the w x y z → "
+                "x y z w reorder, so the goal is an overhead bound, not a speed-up.")
     report.finish()
 
 

@@ -19,7 +19,24 @@ from motionkit.formats.loss import Holds
 FORMATS = registry.formats()
 MOTION_WRITERS = {"seq": ".seq", "parc": ".pkl", "traj": ".traj", "tum": ".tum",
                   "kitti": ".kitti", "euroc": ".csv", "rosbag": ".bag", "mimickit": ".pkl",
-                  "gmr": ".pkl", "bvh": ".bvh"}
+                  "gmr": ".pkl", "bvh": ".bvh", "amass": ".npz", "isaaclab-amp": ".npz",
+                  "beyondmimic": ".npz", "g1csv": ".g1csv", "g1csv-lafan": ".g1csv",
+                  "g1csv-kimodo": ".g1csv", "g1csv-seed": ".g1csv", "lerobot": ""}
+#: Writers whose files hold more than a root pose: the first five frames of a corpus file
+#: of theirs (read with these options) are the base motion.
+TEMPLATES: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+    "amass": (("containers", "amass", "amass_smplh_120fps.npz"), {}),
+    "isaaclab-amp": (("containers", "isaaclab", "humanoid_run.npz"), {}),
+    "beyondmimic": (("containers", "isaaclab", "g1_walk_bm_mujoco_order.npz"), {
+        "character": ("containers", "characters", "g1_bm_no_mesh_box_feet.xml"),
+        "order": "mujoco"}),
+    **{name: (("containers", "isaaclab", "g1_kimodo_walk.csv"), {"format": "g1csv-kimodo"})
+       for name in ("g1csv", "g1csv-lafan", "g1csv-kimodo", "g1csv-seed")},
+}
+#: Options a writer needs, and the reader of its file.
+WRITE_OPTIONS: dict[str, dict[str, object]] = {
+    "g1csv": {"quat": "wxyz"}, "amass": {"layout": "smplh"}, "lerobot": {"task": "walk"}}
+READ_OPTIONS: dict[str, dict[str, object]] = {"g1csv": {"quat": "wxyz"}}
 
 
 # ----------------------------------------------------------------------- the contract
@@ -86,13 +103,18 @@ def test_stray_exceptions_stay_in_the_family(tmp_path: Path, monkeypatch: pytest
 
 # ----------------------------------------------------------------------- the loss matrix
 def _timeline(writer: str) -> mk.Timeline:
-    # KITTI without a times file holds frame numbers only
-    return mk.Timeline.frame_numbers(5) if writer == "kitti" else mk.Timeline.uniform(10.0, 5)
+    # KITTI without a times file holds frame numbers only; BONES-SEED files are 120 fps
+    if writer == "kitti":
+        return mk.Timeline.frame_numbers(5)
+    return mk.Timeline.uniform(120.0 if writer == "g1csv-seed" else 10.0, 5)
 
 
 def _base(writer: str, timeline: mk.Timeline | None = None) -> mk.Motion:
-    """A motion every writer takes: a root pose (+ joint rotations for PARC)."""
+    """A motion every writer takes: a root pose (+ joint rotations for PARC), or five
+    frames of a corpus file for the writers of :data:`TEMPLATES`."""
     timeline = timeline or _timeline(writer)
+    if writer in TEMPLATES:
+        return _template(writer, timeline)
     root = np.zeros((5, 7))
     root[:, 0] = np.arange(5)
     root[:, 6] = 1.0
@@ -102,6 +124,19 @@ def _base(writer: str, timeline: mk.Timeline | None = None) -> mk.Motion:
         rotations = np.zeros((5, 14, 4))  # the humanoid character's joints
         rotations[..., 3] = 1.0
         motion.add(mk.Track("joint_rotations", "quaternion", rotations, timeline))
+    return motion
+
+
+def _template(writer: str, timeline: mk.Timeline) -> mk.Motion:
+    parts, options = TEMPLATES[writer]
+    options = {key: corpus_file(*value) if isinstance(value, tuple) else value
+               for key, value in options.items()}
+    source = mk.read(corpus_file(*parts), **options)
+    assert isinstance(source, mk.Motion)
+    motion = mk.Motion(meta={"name": "m"})  # the source file's layout is not the five frames'
+    for track in source.tracks.values():
+        motion.add(mk.Track(track.name, track.kind, track.data[:5], timeline, track.labels,
+                            dict(track.attrs)))
     return motion
 
 
@@ -126,7 +161,8 @@ def _with(item: str, writer: str) -> mk.Motion:
         motion.meta["epsg"] = 25832
     elif item == "labels":
         root = motion.tracks["root"]
-        motion.add(mk.Track("root", "pose", root.data, timeline, labels=["base"]))
+        motion.add(mk.Track("root", "pose", root.data, timeline, labels=["base"],
+                            attrs=dict(root.attrs)))
     elif item == "non-plain metadata":
         motion.meta["blob"] = object()
     return motion
@@ -167,25 +203,33 @@ def _kept(item: str, before: mk.Motion, after: mk.Motion, target: Path) -> bool:
     return False
 
 
-@pytest.mark.parametrize("item", list(NAMED))
-@pytest.mark.parametrize("writer", list(MOTION_WRITERS))
+#: Cells the matrix found that the LeRobot writer (formats/lerobot/, another part) still
+#: fails: a quaternion track read back in float32, and stamps under lossy refused.
+GAPS = {("lerobot", "quaternion track"), ("lerobot", "ns stamps")}
+
+
+@pytest.mark.parametrize(("writer", "item"), [
+    pytest.param(writer, item, marks=[pytest.mark.xfail(strict=True, reason="a known gap")]
+                 if (writer, item) in GAPS else [])
+    for writer in MOTION_WRITERS for item in NAMED])
 def test_loss_matrix(tmp_path: Path, writer: str, item: str) -> None:
     """Every writer keeps each item (read back equal) or refuses it by name; with lossy it
     warns with the same name — never a silent drop."""
     motion = _with(item, writer)
     target = tmp_path / ("out" + MOTION_WRITERS[writer])
+    options = WRITE_OPTIONS.get(writer, {})
     try:
-        mk.write(target, motion, format=writer)
+        mk.write(target, motion, format=writer, **options)
     except mk.ConversionError as exc:
         assert NAMED[item] in str(exc), str(exc)
         with pytest.warns(mk.MotionkitWarning, match=re.escape(NAMED[item])):
-            mk.write(target, motion, format=writer, lossy=True)
+            mk.write(target, motion, format=writer, lossy=True, **options)
         return
     if (writer, item) in BY_REFERENCE:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = mk.read(target, format=writer)
+        again = mk.read(target, format=writer, **READ_OPTIONS.get(writer, {}))
     assert isinstance(again, mk.Motion)
     assert _kept(item, motion, again, target), f"{writer} dropped the {item} silently"
 

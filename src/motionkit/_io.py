@@ -159,9 +159,8 @@ def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
     """Read a whole file (OS errors become a FormatError that names the file).
 
     With ``limit``, only a regular file of at most ``limit`` bytes is read (else a
-    FormatError): the file is opened without blocking and checked on its descriptor, so a
-    FIFO cannot hang the read nor a link to ``/dev/zero`` fill the memory, and at most
-    ``limit + 1`` bytes are read whatever the size said.
+    FormatError, see :func:`open_regular`), and at most ``limit + 1`` bytes are read
+    whatever the size said.
     """
     if limit is None:
         with open_binary(path) as handle:
@@ -169,6 +168,21 @@ def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
                 return handle.read()
             except OSError as exc:
                 raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    with open_regular(path, limit) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    if len(data) > limit:  # grew since fstat
+        raise FormatError(f"larger than {limit:,} bytes; not read", path)
+    return data
+
+
+def open_regular(path: PathLike, limit: int | None = None) -> io.BufferedReader:
+    """Open a regular file for reading (else a FormatError): opened without blocking and
+    checked on its descriptor, so that a FIFO cannot hang the read nor a link to
+    ``/dev/zero`` fill the memory; with ``limit``, one larger than ``limit`` bytes is
+    refused."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -180,20 +194,12 @@ def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             kind = _KIND.get(stat.S_IFMT(info.st_mode), "a special file")
             raise FormatError(f"is {kind}, not a regular file; not read", path)
-        if info.st_size > limit:
+        if limit is not None and info.st_size > limit:
             raise FormatError(f"larger than {limit:,} bytes; not read", path)
-        handle = os.fdopen(descriptor, "rb")
+        return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
-    with handle:
-        try:
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
-    if len(data) > limit:  # grew since fstat
-        raise FormatError(f"larger than {limit:,} bytes; not read", path)
-    return data
 
 
 def file_identity(path: PathLike) -> tuple[object, ...] | None:

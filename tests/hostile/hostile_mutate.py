@@ -2,12 +2,16 @@
 
 Seeds are corpus files (text files cut to their first few kilobytes at a line end), each
 paired with the format module that reads it. Mutations are byte flips, inserted YAML/XML/
-number tokens, deleted or duplicated spans and truncations, stacked one to three deep.
+number tokens, deleted or duplicated spans and truncations, stacked one to three deep. A
+``.npz`` seed is most often mutated inside one of its arrays and zipped again (with a
+right checksum, so that the readers' own checks are reached, not only the zip's).
 """
 
 from __future__ import annotations
 
+import io
 import random
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +34,15 @@ SEEDS: tuple[tuple[str, str, str, int | None], ...] = (
     ("evo/ROS_example.bag", "rosbag.bag", ".bag", None),
     ("episodes/bags/joint_states_ros1.bag", "rosbag.bag", ".bag", None),
     ("episodes/bags/joint_states_ros2/joint_states_ros2.mcap", "rosbag.bag", ".mcap", None),
+    ("containers/amass/amass_smplh_120fps.npz", "containers.amass", ".npz", None),
+    ("containers/amass/amass_smplx_60fps.npz", "containers.amass", ".npz", None),
+    ("containers/isaaclab/humanoid_run.npz", "containers.amp", ".npz", None),
+    ("containers/isaaclab/g1_walk_bm_mujoco_order.npz", "containers.beyondmimic", ".npz", None),
+    ("containers/isaaclab/g1_kimodo_walk.csv", "containers.g1csv_kimodo", ".csv", 3000),
+    ("containers/isaaclab/g1_walk_lafan_layout.csv", "containers.g1csv_lafan", ".csv", 3000),
+    ("containers/c3d/Optotrak.c3d", "c3d.read", ".c3d", None),
+    ("containers/c3d/Qualisys.c3d", "c3d.read", ".c3d", None),
+    ("containers/c3d/Vicon.c3d", "c3d.read", ".c3d", None),
 )
 LIST_SEED = (b"motions:\n  - file: $DATA_DIR/walk.seq\n    weight: 2\n  - file: run.seq\n"
              b"    weight: 1\n    name: run\nterrain: {size: [1, 2]}\n")
@@ -65,6 +78,18 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
+def mutate_archive(data: bytes, rng: random.Random) -> bytes:
+    """One member of a zip archive mutated, the archive written again (stored)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    chosen = rng.randrange(len(members))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for index, (name, body) in enumerate(members):
+            archive.writestr(name, mutate(body, rng) if index == chosen else body)
+    return out.getvalue()
+
+
 def inputs(corpus: Path, folder: Path, per_seed: int, seed: int = 12) -> Iterator[tuple[str, str]]:
     """Write mutated files into ``folder``; yield (format module, path) for each."""
     rng = random.Random(seed)
@@ -75,5 +100,6 @@ def inputs(corpus: Path, folder: Path, per_seed: int, seed: int = 12) -> Iterato
         count = per_seed if len(data) < 100_000 else max(per_seed // 10, 5)
         for index in range(count):
             path = folder / f"m{number}_{index}{suffix}"
-            path.write_bytes(mutate(data, rng))
+            inside = suffix == ".npz" and rng.random() < 0.7
+            path.write_bytes(mutate_archive(data, rng) if inside else mutate(data, rng))
             yield module, str(path)

@@ -341,3 +341,19 @@ def _meta_kept(key: str, value: Any, holds: Holds) -> bool:
     if holds.meta is None:
         return holds.plain(key, value)
     return key in holds.meta
+
+
+def written_rate(timeline: Timeline) -> float:
+    """The frame rate a fixed-rate writer states: the timeline's, or for time stamps (which
+    the loss check has refused, or named under lossy) their mean rate (1 for one frame)."""
+    if timeline.is_uniform and timeline.rate is not None:
+        return float(timeline.rate)
+    frames = timeline.count
+    return (frames - 1) / timeline.duration if frames > 1 and timeline.duration > 0 else 1.0
+
+
+def root_labels(obj: Motion) -> list[str]:
+    """The loss of the root track's labels, for writers whose files name no root part."""
+    root = obj.tracks.get("root")
+    return ["the labels of track 'root' (the file names no root part)"] \
+        if root is not None and root.labels else []

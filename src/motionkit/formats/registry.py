@@ -481,16 +481,16 @@ FORMATS: tuple[Format, ...] = (
     Format("c3d", "C3D motion capture (markers, analog channels)", (".c3d",), "c3d.read"),
     Format("beyondmimic", "BeyondMimic / mjlab motion (.npz; names or robot + order)",
            (".npz",), "containers.beyondmimic", "beyondmimic", writes_by_extension=False),
-    # G1 CSVs: read and written only when named (--from/--to); ".g1csv" stands in until the
-    # .csv sniffing (the trajectories') can hand 36-column rows to g1csv's hint
+    # G1 CSVs: read and written only when named (--from/--to; no sniff: the quaternion order
+    # cannot be told); a .csv no format claims gets g1csv's hint naming the dialects
     Format("g1csv", "Unitree G1 motion CSV (36 columns; quat=wxyz|xyzw required)",
-           (".g1csv",), "containers.g1csv", "g1csv", writes_by_extension=False),
+           (".csv", ".g1csv"), "containers.g1csv", "g1csv", writes_by_extension=False),
     Format("g1csv-lafan", "G1 CSV, Unitree LAFAN1 retarget dialect (quaternion xyzw)",
-           (".g1csv",), "containers.g1csv_lafan", "g1csv", writes_by_extension=False),
+           (".csv", ".g1csv"), "containers.g1csv_lafan", "g1csv", writes_by_extension=False),
     Format("g1csv-kimodo", "G1 CSV, Kimodo generator dialect (quaternion wxyz)",
-           (".g1csv",), "containers.g1csv_kimodo", "g1csv", writes_by_extension=False),
+           (".csv", ".g1csv"), "containers.g1csv_kimodo", "g1csv", writes_by_extension=False),
     Format("g1csv-seed", "G1 CSV, BONES-SEED dialect (header, cm, Euler degrees)",
-           (".g1csv",), "containers.g1csv_seed", "g1csv", writes_by_extension=False),
+           (".csv", ".g1csv"), "containers.g1csv_seed", "g1csv", writes_by_extension=False),
 )
 
 _BY_NAME = {info.name: info for info in FORMATS}

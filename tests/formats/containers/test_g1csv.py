@@ -3,6 +3,7 @@ dialect's conventions stated; round trips."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +150,39 @@ def test_seed_dialect_round_trip_and_units(tmp_path: Path) -> None:
     assert any("120 fps: assumed" in line for line in seed.describe(default))
     with pytest.raises(mk.FormatError, match="header"):
         mk.read(_kimodo(), format="g1csv-seed")
+
+
+def test_a_csv_of_36_numbers_a_row_names_the_g1_dialects_never_picks_one(
+        tmp_path: Path) -> None:
+    path = tmp_path / "walk.csv"
+    shutil.copy(corpus_file("containers", "isaaclab", "g1_kimodo_walk.csv"), path)
+    with pytest.raises(mk.FormatError) as caught:
+        mk.read(path)
+    message = str(caught.value)
+    for named in ("format='g1csv-lafan'", "format='g1csv-kimodo'", "format='g1csv'",
+                  "quat='wxyz|xyzw'"):
+        assert named in message
+    lafan = tmp_path / "lafan.csv"  # the xyzw dialect: the same hint, the order not guessed
+    shutil.copy(corpus_file("containers", "isaaclab", "g1_walk_lafan_layout.csv"), lafan)
+    with pytest.raises(mk.FormatError, match="g1csv-lafan"):
+        mk.read(lafan)
+
+
+def test_the_hint_on_the_command_line_and_for_the_seed_header(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from motionkit.cli import main
+
+    path = tmp_path / "walk.csv"
+    shutil.copy(corpus_file("containers", "isaaclab", "g1_kimodo_walk.csv"), path)
+    with pytest.raises(SystemExit) as caught:
+        main(["info", str(path)])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "--from g1csv-lafan" in err and "--from g1csv-kimodo" in err
+    assert "--from g1csv -R quat=wxyz|xyzw" in err
+    seed = tmp_path / "seed.csv"
+    mk.write(tmp_path / "seed.g1csv", mk.read(path, format="g1csv-kimodo", fps=120.0),
+             format="g1csv-seed")
+    seed.write_bytes((tmp_path / "seed.g1csv").read_bytes())
+    with pytest.raises(mk.FormatError, match="format='g1csv-seed'"):
+        mk.read(seed)

@@ -32,7 +32,7 @@ from ..._io import atomic_write
 from ...errors import ConversionError
 from ...model import Motion, Skeleton
 from ...spatial import quaternion
-from ..loss import Holds, tracks
+from ..loss import Holds, tracks, written_rate
 from ..shared.textcolumns import Fixed, exact, shortest, write_rows
 from ._axes import AXES, RADIANS, invert, rate_of, to_file, unit_scale
 
@@ -166,9 +166,7 @@ def write(path: str | os.PathLike[str], obj: Motion, *, unit: str | float = "cm"
     if hinge_channels != 1:
         _pad(nodes, file_axes, order)
     columns, header = _channels(nodes, skeleton, q, root_pose, frames, scale, file_axes, order)
-    rate = timeline.rate
-    if not timeline.is_uniform:  # stamps dropped under lossy: their mean rate
-        rate = (frames - 1) / timeline.duration if frames > 1 and timeline.duration > 0 else 1.0
+    rate = written_rate(timeline)
     frame_time = _frame_time(obj, rate)
     with atomic_write(path, "w") as handle:
         handle.write(_hierarchy(nodes, header, scale, file_axes, skeleton))

@@ -7,7 +7,7 @@ halves and dividing by 4.
 
 Everything is bounded by the file's own size: a parameter section or a frame block that
 runs past the end of the file is a FormatError, parameter dimensions are checked against
-the bytes that hold them, and the frames are read with one NumPy view (no per-sample loop).
+the bytes that hold them, and the frames are streamed a slab at a time (decode.py).
 """
 
 from __future__ import annotations

@@ -15,23 +15,24 @@ world axes — on the frames where at least three of them are valid (stamped tim
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._io import read_bytes
+from ..._io import open_regular
 from ...errors import FormatError, warn
 from ...model import Motion, Timeline, Track
 from ...spatial import quaternion as quat
-from .parse import BLOCK, C3D, floats, parse
+from .decode import Frames, Layout, decode
+from .parse import BLOCK, C3D, parse
 
 Array = NDArray[np.float64]
 UNITS = {"mm": 1e-3, "cm": 1e-2, "m": 1.0, "dm": 0.1}
-#: Point frames converted at a time for the analog channels (bounded temporaries).
-CHUNK_FRAMES = 4096
+#: Bytes of frames read and decoded at a time (a slab that stays in cache).
+CHUNK_BYTES = 1 << 20
 #: Most markers and analog channels accepted (real systems have hundreds).
 MAX_CHANNELS = 65536
 
@@ -43,13 +44,14 @@ def sniff(head: bytes) -> bool:
 
 def read(path: str | os.PathLike[str], rigid: str | None = None) -> Motion:
     """Read a C3D file; ``rigid="A,B,C"`` adds the rigid pose of those markers as ``root``."""
-    data = read_bytes(path)
-    c3d = parse(data, path)
-    units = (c3d.texts("POINT:UNITS") or ["mm"])[0].strip().lower()
-    if units not in UNITS:
-        raise FormatError(f"POINT:UNITS {units!r} is not a length unit this reader knows "
-                          f"({', '.join(UNITS)})", path)
-    labels, positions, residuals, analog, analog_labels = frames(c3d, data, path, UNITS[units])
+    with open_regular(path) as handle:
+        c3d = parse(_head(handle, path), path)
+        units = (c3d.texts("POINT:UNITS") or ["mm"])[0].strip().lower()
+        if units not in UNITS:
+            raise FormatError(f"POINT:UNITS {units!r} is not a length unit this reader knows "
+                              f"({', '.join(UNITS)})", path)
+        labels, positions, residuals, analog, analog_labels = frames(c3d, handle, path,
+                                                                     UNITS[units])
     rate = c3d.number("POINT:RATE", c3d.rate) or c3d.rate
     if not (np.isfinite(rate) and rate > 0):
         raise FormatError(f"the point rate {rate!r} is not a positive number", path)
@@ -103,12 +105,32 @@ def _track_names(labels: list[str], blank: str = "marker") -> list[str]:
     return names
 
 
-def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 1.0
+def _head(handle: io.BufferedReader, path: str | os.PathLike[str]) -> bytes:
+    """The file's bytes through the end of its parameter section (or the whole file, when
+    it ends before that: :func:`parse` then names what is missing)."""
+    data = _read(handle, BLOCK, path)
+    if len(data) < BLOCK or data[1] != 0x50 or data[0] < 2:
+        return data
+    start = (data[0] - 1) * BLOCK
+    data += _read(handle, start + 4 - len(data), path)
+    if len(data) < start + 4:
+        return data
+    return data + _read(handle, max(data[start + 2] * BLOCK - 4, 0), path)
+
+
+def _read(handle: io.BufferedReader, size: int, path: str | os.PathLike[str]) -> bytes:
+    try:
+        return handle.read(size)
+    except OSError as exc:
+        raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def frames(c3d: C3D, handle: io.BufferedReader, path: str | os.PathLike[str], metres: float = 1.0
            ) -> tuple[list[str], Array, Array, NDArray[np.float32] | None, list[str]]:
     """Labels, positions ``(markers, frames, 3)`` (file units × ``metres``, NaN where
     invalid), residuals ``(frames, markers)`` (the same units, −1 where invalid), analog
     samples (scaled, float32: what 16- and 32-bit samples carry; one row per channel) and
-    analog labels."""
+    analog labels; the frames are read from ``handle`` a slab at a time."""
     used = _count(c3d, "POINT:USED", c3d.points, "markers", path)
     if used != c3d.points:
         raise FormatError(f"POINT:USED is {used} but the header's marker count is "
@@ -123,39 +145,78 @@ def frames(c3d: C3D, data: bytes, path: str | os.PathLike[str], metres: float = 
     if left:
         warn(f"{os.fspath(path)}: the header has {per_frame} analog samples per frame, "
              f"ANALOG:USED {channels} channels; the last {left} of each frame are not read")
-    width = 4 if c3d.scale < 0 else 2
-    frame_bytes = (4 * used + per_frame) * width
+    layout = _layout(c3d, used, channels, samples, metres)
     stated = _frame_count(c3d)
     start = (c3d.data_block - 1) * BLOCK
-    if c3d.data_block < 1 or start > len(data) or (stated is not None and stated < 0):
+    size = os.fstat(handle.fileno()).st_size
+    if c3d.data_block < 1 or start > size or (stated is not None and stated < 0):
         raise FormatError("the data section lies beyond the file", path)
-    available = (len(data) - start) // frame_bytes if frame_bytes else (stated or 0)
+    frame_bytes = layout.frame_bytes
+    available = (size - start) // frame_bytes if frame_bytes else (stated or 0)
     # the header's 16-bit count is full and nothing else says: every complete frame
     count = available if stated is None else stated
     if available < count:
         warn(f"{os.fspath(path)}: the file ends after {available} of {count} frames")
         count = available
-    raw = memoryview(data)[start:start + count * frame_bytes]
-    order = ">" if c3d.processor == "mips" else "<"
-    if width == 4 and c3d.processor == "dec":
-        values: NDArray[np.generic] = floats(bytes(raw), "dec")
-    else:
-        values = np.frombuffer(raw, dtype=f"{order}{'f4' if width == 4 else 'i2'}")
-    table = values.reshape(count, 4 * used + per_frame)  # a view: nothing copied yet
-    points = table[:, :4 * used].reshape(count, used, 4)  # still a view
-    word = points[..., 3].astype(np.float64)
-    invalid = word < 0
-    residual = np.where(invalid, -1.0, (np.trunc(word).astype(np.int64) & 0xFF)
-                        * (abs(c3d.scale) * metres))
-    factor = np.float64((c3d.scale if width == 2 else 1.0) * metres)  # floats are not scaled
-    xyz = np.empty((used, count, 3))  # marker-major: one contiguous block per track
-    for first in range(0, count, CHUNK_FRAMES):
-        last = min(first + CHUNK_FRAMES, count)
-        np.multiply(points[first:last, :, :3].transpose(1, 0, 2), factor,
-                    out=xyz[:, first:last])
-    xyz[invalid.T] = np.nan
-    analog, analog_labels = _analog(c3d, table, 4 * used, count, channels, samples)
-    return labels, xyz, residual, analog, analog_labels
+    out = Frames.empty(layout, count)
+    done = _stream(handle, start, count, layout, out, path) if frame_bytes else count
+    if done < count:  # the file shrank while it was read
+        warn(f"{os.fspath(path)}: the file ends after {done} of {count} frames")
+        out = Frames(out.xyz[:, :done], out.residual[:done],
+                     None if out.analog is None else out.analog[:, :done * samples])
+    analog_labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
+    analog_labels += [""] * (channels - len(analog_labels))
+    if out.analog is None:
+        analog_labels = []
+    return labels, out.xyz, out.residual, out.analog, analog_labels
+
+
+def _layout(c3d: C3D, used: int, channels: int, samples: int, metres: float) -> Layout:
+    """How a frame's words become numbers: the word format, the point and residual scale
+    and the analog channels' offset and gain."""
+    floating = c3d.scale < 0
+    kind = {"intel": "<", "dec": "<", "mips": ">"}[c3d.processor] + ("f4" if floating else "i2")
+    if floating and c3d.processor == "dec":
+        kind = "dec"
+    offsets = _per_channel(c3d.numbers("ANALOG:OFFSET"), channels, 0.0)
+    gains = _per_channel(c3d.numbers("ANALOG:SCALE"), channels, 1.0)
+    general = c3d.number("ANALOG:GEN_SCALE", 1.0) or 1.0
+    return Layout(used, 4 * used + c3d.analog_per_frame, kind, channels, samples,
+                  (1.0 if floating else c3d.scale) * metres,  # floats are not scaled
+                  abs(c3d.scale) * metres, offsets, general * gains)
+
+
+def _stream(handle: io.BufferedReader, start: int, count: int, layout: Layout, out: Frames,
+            path: str | os.PathLike[str]) -> int:
+    """Read and decode ``count`` frames from byte ``start``, a slab at a time; the frames
+    read (fewer only when the file ends early)."""
+    slab = max(1, CHUNK_BYTES // layout.frame_bytes)
+    buffer = bytearray(min(slab, count) * layout.frame_bytes)
+    handle.seek(start)
+    done = 0
+    while done < count:
+        want = min(slab, count - done)
+        got = _fill(handle, memoryview(buffer)[:want * layout.frame_bytes], path)
+        whole = got // layout.frame_bytes
+        decode(buffer, whole, layout, out, done)
+        done += whole
+        if whole < want:
+            break
+    return done
+
+
+def _fill(handle: io.BufferedReader, view: memoryview, path: str | os.PathLike[str]) -> int:
+    """Fill ``view`` from the file; the bytes read (fewer at the end of the file)."""
+    filled = 0
+    while filled < len(view):
+        try:
+            got = handle.readinto(view[filled:])
+        except OSError as exc:
+            raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+        if not got:
+            break
+        filled += got
+    return filled
 
 
 def _count(c3d: C3D, key: str, default: int, what: str, path: str | os.PathLike[str]) -> int:
@@ -181,25 +242,6 @@ def _frame_count(c3d: C3D) -> int | None:
         last = int(end[0]) % 65536 + int(end[1]) % 65536 * 65536
         return last - first + 1
     return None
-
-
-def _analog(c3d: C3D, table: NDArray[Any], at: int, count: int, channels: int,
-            samples: int) -> tuple[NDArray[np.float32] | None, list[str]]:
-    """The analog channels (one float32 row each, scaled) and their labels."""
-    if not (channels and samples):
-        return None, []
-    offset = _per_channel(c3d.numbers("ANALOG:OFFSET"), channels, 0.0)
-    gains = _per_channel(c3d.numbers("ANALOG:SCALE"), channels, 1.0)
-    general = c3d.number("ANALOG:GEN_SCALE", 1.0) or 1.0
-    # channel-major, one row per track; float32 holds what 16- and 32-bit samples carry
-    analog = np.empty((channels, count * samples), dtype=np.float32)
-    factor = (general * gains)[:, None]
-    for first in range(0, count, CHUNK_FRAMES):  # one pass over the file, in slabs
-        last = min(first + CHUNK_FRAMES, count)
-        rows = table[first:last, at:at + samples * channels].reshape(-1, channels).T
-        analog[:, first * samples:last * samples] = (rows - offset[:, None]) * factor
-    labels = (c3d.texts("ANALOG:LABELS") + c3d.texts("ANALOG:LABELS2"))[:channels]
-    return analog, labels + [""] * (channels - len(labels))
 
 
 def _per_channel(values: Array, channels: int, default: float) -> Array:

@@ -179,14 +179,20 @@ def names(arrays: Mapping[str, NDArray[np.generic]], key: str, count: int,
 def numbers(arrays: Mapping[str, NDArray[np.generic]], key: str, ndim: int,
             path: PathLike) -> NDArray[np.float64]:
     """A finite numeric array of ``ndim`` axes as float64."""
+    return checked(arrays, key, ndim, path).astype(np.float64)
+
+
+def checked(arrays: Mapping[str, NDArray[np.generic]], key: str, ndim: int,
+            path: PathLike) -> NDArray[np.generic]:
+    """A finite numeric array of ``ndim`` axes, as stored (checked before any conversion:
+    a float32 array is finite exactly when its float64 copy is)."""
     value = arrays[key]
     if value.dtype.kind not in "iuf" or value.ndim != ndim:
         raise FormatError(f"{key} must be a numeric array of {ndim} axes, got {value.dtype} "
                           f"of shape {value.shape}", path)
-    out = value.astype(np.float64)
-    if not np.isfinite(out).all():
+    if value.dtype.kind == "f" and not np.isfinite(value).all():
         raise FormatError(f"{key} holds non-finite numbers", path)
-    return out
+    return value
 
 
 def save(path: PathLike, arrays: Mapping[str, NDArray[np.generic]],

@@ -38,7 +38,7 @@ from scipy.spatial.transform import Rotation
 from ...errors import ConversionError, FormatError
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
-from ..loss import Holds, tracks
+from ..loss import Holds, root_labels, tracks, written_rate
 from ..shared.mjcf.character import load_character
 from . import _npz
 
@@ -261,7 +261,7 @@ def losses(obj: Motion, character: CharacterSource | None = None,
     arrays = [key for key, value in (meta.get("extra") or {}).items()
               if frames != meta.get("frames", frames) and np.ndim(value)
               and np.shape(value)[0] == meta["frames"]]
-    lost = []
+    lost = root_labels(obj)
     for what, names in (("rotations of joints the model lacks", joints),
                         ("per-frame arrays", arrays)):
         if names:
@@ -303,8 +303,7 @@ def encode(obj: Motion, layout: str | None = None) -> dict[str, NDArray[np.gener
         raise ConversionError("name the AMASS layout: layout=smplh (156 wide) or smplx (165 wide)")
     root = obj.tracks["root"]
     timeline = root.timeline
-    if not timeline.is_uniform or timeline.rate is None:
-        raise ConversionError("AMASS files hold a fixed frame rate; resample the motion first")
+    rate = written_rate(timeline)  # stamps: named by the loss check, their mean rate
     axes = root.attrs.get("axes")
     if axes not in ("smpl", "mjcf"):
         raise ConversionError("the root's axes are not known (SMPL body frame or ProtoMotions "
@@ -344,6 +343,6 @@ def encode(obj: Motion, layout: str | None = None) -> dict[str, NDArray[np.gener
             if key not in meta.get("filled", []):
                 out[key] = np.ascontiguousarray(flat[:, at:at + width])
             at += width
-    out.update(_kept(meta, layout, float(timeline.rate), frames, set(out)))
+    out.update(_kept(meta, layout, rate, frames, set(out)))
     order = {key: i for i, key in enumerate(keys)}
     return dict(sorted(out.items(), key=lambda item: order.get(item[0], len(order))))

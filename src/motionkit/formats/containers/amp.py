@@ -37,7 +37,7 @@ from ...kinematics import character_poses
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
 from ...spatial import quaternion as quat
-from ..loss import Holds, tracks
+from ..loss import Holds, root_labels, tracks, written_rate
 from ..shared.mjcf.character import load_character
 from . import _derive, _npz
 
@@ -82,36 +82,37 @@ def read(path: str | os.PathLike[str], character: CharacterSource | None = None)
     rate = _npz.rate(arrays, "fps", path)
     dofs = _npz.numbers(arrays, "dof_positions", 2, path)
     frames, width = dofs.shape
-    positions = _npz.numbers(arrays, "body_positions", 3, path)
-    bodies = positions.shape[1]
     dof_names = _npz.names(arrays, "dof_names", width, path)
+    bodies = _npz.checked(arrays, "body_positions", 3, path).shape[1]
     body_names = _npz.names(arrays, "body_names", bodies, path)
     shapes = {"dof_velocities": (frames, width), "body_positions": (frames, bodies, 3),
               "body_rotations": (frames, bodies, 4),
               "body_linear_velocities": (frames, bodies, 3),
               "body_angular_velocities": (frames, bodies, 3)}
-    got = {key: _npz.numbers(arrays, key, len(shape), path) for key, shape in shapes.items()}
+    got = {key: _npz.checked(arrays, key, len(shape), path) for key, shape in shapes.items()}
     for key, shape in shapes.items():
         if got[key].shape != shape:
             raise FormatError(f"{key} must be {shape}, got {got[key].shape}", path)
     if bodies == 0:
         raise FormatError("no bodies: the root pose is body 0", path)
-    rotations = quat.wxyz_to_xyzw(got["body_rotations"])
+    links = np.empty((frames, bodies, 7))  # x y z, then w x y z → x y z w, as float64
+    links[..., :3] = got["body_positions"]
+    links[..., 3:6] = got["body_rotations"][..., 1:4]
+    links[..., 6] = got["body_rotations"][..., 0]
     timeline = Timeline.uniform(rate, frames)
     fps = arrays["fps"]
     motion = Motion(meta={"name": Path(path).stem, "isaaclab_amp": {
         "fps_dtype": str(fps.dtype), "fps_shape": list(fps.shape),
         "dtype": str(arrays["dof_positions"].dtype)}})
-    motion.add(Track("root", "pose", np.concatenate([positions[:, 0], rotations[:, 0]], 1),
-                     timeline))
+    motion.add(Track("root", "pose", links[:, 0].copy(), timeline))
     motion.add(Track("joints", "value", dofs, timeline, dof_names,
                      {"spherical": "rotation vector per 3-DOF group"}))
-    motion.add(Track("links", "pose", np.concatenate([positions, rotations], 2), timeline,
-                     body_names))
-    motion.add(Track("joint_velocities", "value", got["dof_velocities"], timeline, dof_names))
+    motion.add(Track("links", "pose", links, timeline, body_names))
+    motion.add(Track("joint_velocities", "value", got["dof_velocities"].astype(np.float64),
+                     timeline, dof_names))
     for name in ("link_linear_velocities", "link_angular_velocities"):
-        motion.add(Track(name, "vector3", got[VELOCITIES[name]], timeline, body_names,
-                         {"frame": "world"}))
+        motion.add(Track(name, "vector3", got[VELOCITIES[name]].astype(np.float64), timeline,
+                         body_names, {"frame": "world"}))
     if character is not None:
         char = load_character(character)
         motion.add(Track("joint_rotations", "quaternion",
@@ -142,6 +143,12 @@ def describe(obj: object) -> list[str]:
 # ============================================================================ writing
 
 
+def losses(obj: Motion, **_: object) -> list[str]:
+    """The root's labels (the file names bodies and joints, never the root part)."""
+    return root_labels(obj)
+
+
+
 def write(path: str | os.PathLike[str], obj: Motion,
           character: CharacterSource | None = None) -> None:
     """Write an Isaac Lab AMP motion (float32 arrays, int64 ``fps`` when whole)."""
@@ -156,9 +163,7 @@ def encode(obj: Motion, character: CharacterSource | None = None
     char = load_character(character) if character is not None else None
     root = obj.tracks["root"]
     timeline = root.timeline
-    if not timeline.is_uniform or timeline.rate is None:
-        raise ConversionError("AMP files hold a fixed frame rate; resample the motion first")
-    rate = float(timeline.rate)
+    rate = written_rate(timeline)  # stamps: named by the loss check, their mean rate
     dt = 1.0 / rate
     dofs, dof_names = _dofs(obj, char)
     links = obj.tracks.get("links")

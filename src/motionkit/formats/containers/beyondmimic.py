@@ -36,7 +36,7 @@ from ...kinematics import link_poses
 from ...model import Motion, Timeline, Track
 from ...model.character import Character, CharacterSource
 from ...spatial import quaternion as quat
-from ..loss import Holds, tracks
+from ..loss import Holds, root_labels, tracks, written_rate
 from ..shared.mjcf.character import load_character
 from . import _derive, _npz
 
@@ -168,6 +168,12 @@ def describe(obj: object) -> list[str]:
 # ============================================================================ writing
 
 
+def losses(obj: Motion, **_: object) -> list[str]:
+    """The root's labels (the file names bodies and joints, never the root part)."""
+    return root_labels(obj)
+
+
+
 def write(path: str | os.PathLike[str], obj: Motion, character: CharacterSource | None = None,
           order: str = "mujoco") -> None:
     """Write a BeyondMimic/mjlab motion, names always included. Joints (and, by FK through
@@ -185,9 +191,7 @@ def encode(obj: Motion, character: CharacterSource | None = None,
     char = load_character(character) if character is not None else None
     root = obj.tracks["root"]
     timeline = root.timeline
-    if not timeline.is_uniform or timeline.rate is None:
-        raise ConversionError("BeyondMimic files hold a fixed frame rate; resample first")
-    rate = float(timeline.rate)
+    rate = written_rate(timeline)  # stamps: named by the loss check, their mean rate
     dt = 1.0 / rate
     joints = obj.tracks.get("joints")
     if joints is None or not joints.labels:

@@ -32,11 +32,11 @@ from numpy.typing import NDArray
 
 from ..._io import atomic_write, read_bytes
 from ..._limits import Budget
-from ...errors import ConversionError, FormatError
+from ...errors import ConversionError, FormatError, format_hint, option_hint
 from ...model import Motion, Timeline, Track
 from ...model.character import CharacterSource
 from ...spatial import quaternion as quat
-from ..loss import Holds, tracks
+from ..loss import Holds, root_labels, tracks
 from ..shared.mjcf.character import load_character
 from ..shared.textcolumns import exact
 
@@ -102,6 +102,45 @@ def read_dialect(path: str | os.PathLike[str], order: str | None, fps: float | N
             raise FormatError(f"character {char.name!r} has no joints {missing[:4]}", path)
         motion.skeleton = char.to_skeleton()
     return motion
+
+
+def hint(head: bytes) -> str | None:
+    """For a ``.csv`` no format claimed: rows of 36 numbers, or the BONES-SEED header, are
+    a G1 CSV's; the hint names the dialects (the quaternion order cannot be told from the
+    numbers, so none is picked)."""
+    row = _first_row(head)
+    if row is None:
+        return None
+    fields = [field for field in re.split(rb"[,;\s]+", row) if field]
+    if [field.decode("latin-1") for field in fields[:7]] == list(SEED_HEADER):
+        return f"its header is a BONES-SEED G1 CSV's: read it with {format_hint('g1csv-seed')}"
+    if len(fields) != COLUMNS or not all(_is_number(field) for field in fields):
+        return None
+    return (f"its rows hold {COLUMNS} numbers, as a G1 CSV's (root x y z, a root quaternion, "
+            f"{len(G1_JOINTS)} joint angles), whose quaternion order the numbers cannot tell: "
+            f"read it with {format_hint('g1csv-lafan')} (x y z w), "
+            f"{format_hint('g1csv-kimodo')} (w x y z), or {format_hint('g1csv')} "
+            f"{option_hint('quat', 'wxyz|xyzw')}")
+
+
+#: The first columns of the BONES-SEED dialect's header (g1csv_seed reads it).
+SEED_HEADER = ("Frame", "root_translateX", "root_translateY", "root_translateZ",
+               "root_rotateX", "root_rotateY", "root_rotateZ")
+
+
+def _first_row(head: bytes) -> bytes | None:
+    for line in head.lstrip(b"\xef\xbb\xbf").split(b"\n")[:50]:
+        text = line.strip()
+        if text and not text.startswith(b"#"):
+            return text
+    return None
+
+
+def _is_number(field: bytes) -> bool:
+    try:
+        return bool(np.isfinite(float(field)))
+    except ValueError:
+        return False
 
 
 def _stated_line(path: str | os.PathLike[str]) -> bytes | None:
@@ -184,14 +223,16 @@ def write_dialect(path: str | os.PathLike[str], obj: Motion, order: str, dialect
 
 
 def losses(obj: Motion, **_: object) -> list[str]:
-    """Joints of the motion that are not G1 joints (a G1 CSV has only the 29 columns)."""
+    """Joints of the motion that are not G1 joints (a G1 CSV has only the 29 columns), and
+    the root's labels."""
     joints = obj.tracks.get("joints")
     extra = [name for name in (joints.labels or []) if name not in G1_JOINTS] \
         if joints is not None else []
     if not extra:
-        return []
-    return [f"joints {', '.join(extra[:5])}{' …' if len(extra) > 5 else ''} (not G1 joints; "
-            f"a G1 CSV holds the 29 G1 joints only)"]
+        return root_labels(obj)
+    more = " …" if len(extra) > 5 else ""
+    return [*root_labels(obj), f"joints {', '.join(extra[:5])}{more} (not G1 joints; a G1 CSV "
+            "holds the 29 G1 joints only)"]
 
 
 def joint_values(joints: Track) -> NDArray[np.float64]:

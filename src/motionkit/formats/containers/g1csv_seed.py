@@ -27,11 +27,9 @@ from ...model.character import CharacterSource
 from ..shared.mjcf.character import load_character
 from ..shared.textcolumns import exact
 from . import g1csv
-from .g1csv import G1_JOINTS, HOLDS, describe, joint_values
+from .g1csv import G1_JOINTS, HOLDS, SEED_HEADER, describe, joint_values
 
 __all__ = ["HOLDS", "describe", "losses", "read", "write"]
-ROOT_COLUMNS = ("Frame", "root_translateX", "root_translateY", "root_translateZ",
-                "root_rotateX", "root_rotateY", "root_rotateZ")
 DEFAULT_FPS = 120.0
 
 
@@ -51,9 +49,9 @@ def read(path: str | os.PathLike[str], *, fps: float | None = None,
     Budget("CSV cell", path, len(raw)).charge(raw.count(b",") + raw.count(b"\n"))
     head, _, body = raw.partition(b"\n")
     names = [name.strip() for name in head.decode("utf-8", "replace").split(",")]
-    if tuple(names[:7]) != ROOT_COLUMNS or len(names) != 7 + len(G1_JOINTS):
+    if tuple(names[:7]) != SEED_HEADER or len(names) != 7 + len(G1_JOINTS):
         raise FormatError(f"expected a header of {7 + len(G1_JOINTS)} columns starting "
-                          f"{','.join(ROOT_COLUMNS)}", path, 1, 1)
+                          f"{','.join(SEED_HEADER)}", path, 1, 1)
     try:
         rows = np.loadtxt(io.BytesIO(body), delimiter=",", ndmin=2, dtype=np.float64)
     except ValueError as exc:
@@ -103,6 +101,6 @@ def write(path: str | os.PathLike[str], obj: Motion) -> None:
     rows = np.concatenate([np.arange(len(root))[:, None], root[:, :3] * 100.0, euler,
                            np.degrees(joint_values(joints))], axis=1)
     with atomic_write(path, "w") as handle:
-        handle.write(",".join([*ROOT_COLUMNS, *map(_joint_column, G1_JOINTS)]) + "\n")
+        handle.write(",".join([*SEED_HEADER, *map(_joint_column, G1_JOINTS)]) + "\n")
         handle.writelines(str(int(row[0])) + "," + ",".join(exact(v) for v in row[1:]) + "\n"
                           for row in rows.tolist())
