@@ -1,0 +1,257 @@
+"""A model's primitive shapes in the world: their lowest points, its feet, and the gaps
+between its collision shapes (self-penetration), vectorised over frames.
+
+A capsule is a segment (its local z axis, ``height`` long) swept by a ball of ``radius``,
+a sphere a point swept by one, a cylinder is taken as the capsule around it (a little
+larger at its rims: a gap it reports is never too large). Between two swept segments the
+gap is the clamped closest-point distance less both radii; between a swept segment and a
+box, the least of the box's signed distance along the segment (a convex function of the
+segment's parameter, found by golden-section search) less the radius; between two boxes,
+the separating-axis gap over their 15 axes (the exact depth when they overlap, a lower
+bound of the distance otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..model.skeleton import Shape, Skeleton
+
+Array = NDArray[np.float64]
+
+PRIMITIVES = ("sphere", "capsule", "cylinder", "box")
+#: Feet: bodies whose lowest shape point at rest is this close (m) to the lowest.
+FOOT_BAND = 0.02
+#: Sole points: corners and end centres this close (m) to a foot's lowest one at rest.
+SOLE_BAND = 0.01
+#: Golden-section steps for a segment against a box (0.618**28 of its length: < 1e-5).
+SEARCH_STEPS = 28
+_GOLDEN = (np.sqrt(5.0) - 1) / 2
+
+
+def primitives(skeleton: Skeleton) -> list[tuple[int, Shape]]:
+    """Every sphere, capsule, cylinder and box of the skeleton, with its body's index."""
+    return [(index, shape) for index, body in enumerate(skeleton.bodies)
+            for shape in body.shapes if shape.kind in PRIMITIVES]
+
+
+def collision_shapes(skeleton: Skeleton) -> list[tuple[int, Shape]]:
+    """The primitives that collide: those marked ``collision`` (and collidable), or every
+    primitive when the model marks none."""
+    shapes = primitives(skeleton)
+    marked = [(i, s) for i, s in shapes if s.role == "collision" and s.collidable]
+    return marked or shapes
+
+
+def bottoms(shape: Shape, bodies: Array) -> Array:
+    """The lowest z of a primitive shape on each body pose ``(frames, 4, 4)``."""
+    pose = bodies @ shape.transform
+    centre, turn = pose[:, 2, 3], pose[:, 2, :3]  # z of the centre; the z row of the turn
+    size = shape.params
+    if shape.kind == "sphere":
+        return centre - float(size["radius"])
+    if shape.kind == "box":
+        return centre - np.abs(turn) @ (np.asarray(size["size"]) / 2)
+    radius, half_height = float(size["radius"]), float(size.get("height", 0.0)) / 2
+    axis_z = np.abs(turn[:, 2])
+    rim = radius if shape.kind == "capsule" else radius * np.sqrt(np.maximum(0.0, 1 - axis_z**2))
+    out: Array = centre - axis_z * half_height - rim
+    return out
+
+
+def feet(skeleton: Skeleton, names: tuple[str, ...] | None = None) -> list[int]:
+    """The feet: the bodies called ``names``, else those whose lowest primitive point at
+    rest lies within :data:`FOOT_BAND` of the lowest (else whose origin does)."""
+    if names is not None:
+        return [skeleton.body_index(name) for name in names]
+    rest = skeleton.rest_poses()
+    lowest: dict[int, float] = {}
+    for index, shape in primitives(skeleton):
+        low = float(bottoms(shape, rest[None, index])[0])
+        lowest[index] = min(lowest.get(index, np.inf), low)
+    if not lowest:
+        lowest = {index: float(rest[index, 2, 3]) for index in range(len(skeleton.bodies))}
+    floor = min(lowest.values(), default=0.0)
+    return sorted(index for index, low in lowest.items() if low <= floor + FOOT_BAND)
+
+
+def sole_points(skeleton: Skeleton, body: int) -> tuple[Array, Array]:
+    """The points a body stands on, in its frame ``(P, 3)``, and the radius around each
+    ``(P,)``: of a box's corners, capsules' or cylinders' end centres and spheres' centres,
+    those within :data:`SOLE_BAND` of the lowest at rest (a box's bottom face; the body's
+    origin when it has no primitive)."""
+    points: list[Array] = []
+    radii: list[float] = []
+    for index, shape in primitives(skeleton):
+        if index != body:
+            continue
+        if shape.kind == "box":
+            half = np.asarray(shape.params["size"], dtype=float) / 2
+            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
+            points += list(corners @ shape.transform[:3, :3].T + shape.transform[:3, 3])
+            radii += [0.0] * 8
+            continue
+        half_height = 0.0 if shape.kind == "sphere" else float(shape.params.get("height", 0.0)) / 2
+        for end in ((0.0,) if half_height == 0 else (-half_height, half_height)):
+            points.append(shape.transform[:3, 3] + shape.transform[:3, 2] * end)
+            radii.append(float(shape.params["radius"]))
+    if not points:
+        return np.zeros((1, 3)), np.zeros(1)
+    local, radius = np.array(points), np.array(radii)
+    rest = skeleton.rest_poses()[body]
+    low = (local @ rest[:3, :3].T + rest[:3, 3])[:, 2] - radius
+    keep = low <= low.min() + SOLE_BAND
+    return local[keep], radius[keep]
+
+
+@dataclass(frozen=True)
+class Collider:
+    """The collision shapes of a model as arrays: per shape its body, kind (0 swept
+    segment, 1 box), pose in the body, half length along z (segments), radius, half sizes
+    (boxes)."""
+
+    body: NDArray[np.intp]
+    box: NDArray[np.bool_]
+    transform: Array  # (S, 4, 4)
+    half: Array  # (S,)
+    radius: Array  # (S,)
+    half_size: Array  # (S, 3)
+
+    @classmethod
+    def of(cls, skeleton: Skeleton, kinds: tuple[str, ...] = PRIMITIVES) -> Collider:
+        """The collision shapes of ``kinds``."""
+        shapes = [(i, s) for i, s in collision_shapes(skeleton) if s.kind in kinds]
+        count = len(shapes)
+        half, radius, half_size = np.zeros(count), np.zeros(count), np.zeros((count, 3))
+        for k, (_, shape) in enumerate(shapes):
+            if shape.kind == "box":
+                half_size[k] = np.asarray(shape.params["size"], dtype=float) / 2
+            else:
+                radius[k] = float(shape.params["radius"])
+                if shape.kind != "sphere":
+                    half[k] = float(shape.params.get("height", 0.0)) / 2
+        return cls(np.array([i for i, _ in shapes], dtype=np.intp),
+                   np.array([s.kind == "box" for _, s in shapes], dtype=bool),
+                   np.array([s.transform for _, s in shapes], dtype=float).reshape(count, 4, 4),
+                   half, radius, half_size)
+
+    def world(self, bodies: Array) -> Array:
+        """Shape poses ``(frames, S, 4, 4)`` from body poses ``(frames, B, 4, 4)``."""
+        out: Array = bodies[:, self.body] @ self.transform
+        return out
+
+
+def pair_gaps(collider: Collider, poses: Array, pairs: NDArray[np.intp]) -> Array:
+    """The gap (m; negative = penetration depth) of each shape pair ``(P, 2)`` on each
+    frame of shape poses ``(frames, S, 4, 4)``: ``(frames, P)``."""
+    frames = poses.shape[0]
+    out = np.empty((frames, len(pairs)))
+    a, b = pairs[:, 0], pairs[:, 1]
+    box_a, box_b = collider.box[a], collider.box[b]
+    round_round = ~box_a & ~box_b
+    if round_round.any():
+        i, j = a[round_round], b[round_round]
+        p1, q1 = _segment(collider, poses, i)
+        p2, q2 = _segment(collider, poses, j)
+        out[:, round_round] = (segment_distance(p1, q1, p2, q2)
+                               - collider.radius[i] - collider.radius[j])
+    mixed = box_a ^ box_b
+    if mixed.any():
+        boxes = np.where(box_a[mixed], a[mixed], b[mixed])
+        rounds = np.where(box_a[mixed], b[mixed], a[mixed])
+        p, q = _segment(collider, poses, rounds)
+        out[:, mixed] = _segment_box(p, q, poses[:, boxes], collider.half_size[boxes]) \
+            - collider.radius[rounds]
+    both = box_a & box_b
+    if both.any():
+        i, j = a[both], b[both]
+        out[:, both] = _box_box(poses[:, i], collider.half_size[i], poses[:, j],
+                                collider.half_size[j])
+    return out
+
+
+def _segment(collider: Collider, poses: Array, index: NDArray[np.intp]) -> tuple[Array, Array]:
+    chosen = poses[:, index]
+    centre, axis = chosen[..., :3, 3], chosen[..., :3, 2]
+    reach = axis * collider.half[index][:, None]
+    return centre - reach, centre + reach
+
+
+def _dot(u: Array, v: Array) -> Array:
+    out: Array = np.einsum("...i,...i->...", u, v)
+    return out
+
+
+def segment_distance(p1: Array, q1: Array, p2: Array, q2: Array) -> Array:
+    """The least distance between segments ``p1 q1`` and ``p2 q2`` (``(..., 3)`` each;
+    a segment may be a point), by the clamped closest-point rule."""
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
+    c, b = _dot(d1, r), _dot(d1, d2)
+    tiny = 1e-12
+    safe_a, safe_e = np.where(a > tiny, a, 1.0), np.where(e > tiny, e, 1.0)
+    denom = a * e - b * b
+    s = np.where(denom > tiny * np.maximum(a * e, tiny),
+                 np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0.0, 1.0), 0.0)
+    t = (b * s + f) / safe_e
+    s = np.where(t < 0, np.clip(-c / safe_a, 0.0, 1.0), np.where(t > 1, np.clip((b - c) / safe_a,
+                                                                             0.0, 1.0), s))
+    t = np.clip(t, 0.0, 1.0)
+    s = np.where(a > tiny, s, 0.0)  # the first segment is a point
+    t = np.where(e > tiny, np.where(a > tiny, t, np.clip(f / safe_e, 0.0, 1.0)), 0.0)
+    gap = (p1 + d1 * s[..., None]) - (p2 + d2 * t[..., None])
+    out: Array = np.sqrt(_dot(gap, gap))
+    return out
+
+
+def _box_distance(points: Array, boxes: Array, half: Array) -> Array:
+    """Signed distance of points ``(F, P, 3)`` to boxes (poses ``(F, P, 4, 4)``)."""
+    local = np.einsum("fpji,fpj->fpi", boxes[..., :3, :3], points - boxes[..., :3, 3])
+    excess = np.abs(local) - half
+    outside = np.sqrt(_dot(np.maximum(excess, 0.0), np.maximum(excess, 0.0)))
+    out: Array = outside + np.minimum(excess.max(axis=-1), 0.0)
+    return out
+
+
+def _segment_box(p: Array, q: Array, boxes: Array, half: Array) -> Array:
+    """The least signed distance from segment ``p q`` to a box (golden-section search)."""
+    low, high = np.zeros(p.shape[:-1]), np.ones(p.shape[:-1])
+    d = q - p
+
+    def at(t: Array) -> Array:
+        return _box_distance(p + d * t[..., None], boxes, half)
+
+    c, e = high - _GOLDEN * (high - low), low + _GOLDEN * (high - low)
+    fc, fe = at(c), at(e)
+    for _ in range(SEARCH_STEPS):
+        left = fc < fe  # the least lies in [low, e]
+        low, high = np.where(left, low, c), np.where(left, e, high)
+        span = _GOLDEN * (high - low)
+        c, e = np.where(left, high - span, e), np.where(left, c, low + span)
+        fresh = at(np.where(left, c, e))
+        fc, fe = np.where(left, fresh, fe), np.where(left, fc, fresh)
+    ends = np.minimum(at(np.zeros_like(low)), at(np.ones_like(low)))
+    out: Array = np.minimum(np.minimum(fc, fe), ends)
+    return out
+
+
+def _box_box(a: Array, half_a: Array, b: Array, half_b: Array) -> Array:
+    """The separating-axis gap of boxes ``a`` and ``b`` (poses ``(F, P, 4, 4)``)."""
+    axes_a, axes_b = a[..., :3, :3], b[..., :3, :3]  # columns are the box axes
+    centre = b[..., :3, 3] - a[..., :3, 3]
+    candidates = [axes_a[..., :, k] for k in range(3)] + [axes_b[..., :, k] for k in range(3)]
+    candidates += [np.cross(axes_a[..., :, i], axes_b[..., :, j])
+                   for i in range(3) for j in range(3)]
+    best = np.full(centre.shape[:-1], -np.inf)
+    for axis in candidates:
+        size = np.sqrt(_dot(axis, axis))
+        usable = size > 1e-9
+        unit = axis / np.where(usable, size, 1.0)[..., None]
+        reach_a = np.abs(np.einsum("fpji,fpj->fpi", axes_a, unit))
+        reach_b = np.abs(np.einsum("fpji,fpj->fpi", axes_b, unit))
+        gap = (np.abs(_dot(centre, unit)) - _dot(reach_a, half_a) - _dot(reach_b, half_b))
+        best = np.where(usable, np.maximum(best, gap), best)
+    return best
