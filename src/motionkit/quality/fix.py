@@ -22,10 +22,12 @@ from ..kinematics.motion import coordinates
 from ..model.character import Character
 from ..model.motion import Motion
 from ..model.skeleton import Skeleton
+from ..model.timeline import Timeline
 from ..model.track import Track
 from ..ops.resample import sample
 from .check import GroundSpec, check, model_of
 from .presets import Preset
+from .presets import preset as find_preset
 from .report import CheckReport
 
 FIXES = ("spikes", "limits", "lift")
@@ -45,8 +47,10 @@ def fix(motion: Motion, skeleton: Skeleton | Character | None = None, *,
     out = Motion(dict(motion.tracks), motion.skeleton, motion.terrain, dict(motion.meta))
     done: list[str] = list(_listed(motion.meta.get("quality_fixes")))
 
+    chosen = find_preset(preset).with_options(**thresholds)
+
     def report() -> CheckReport:
-        return check(out, model, ground=ground, preset=preset, **thresholds)
+        return check(out, model, ground=ground, preset=chosen)
 
     if "spikes" in fixes:
         first = report()
@@ -94,16 +98,10 @@ def _refill(motion: Motion, drop: NDArray[np.bool_]) -> None:
             continue
         times = track.times
         kept = Track(track.name, track.kind, np.asarray(track.data)[keep],
-                     _stamped(times[keep]))
+                     Timeline.stamped(times[keep]))
         data = np.asarray(track.data, dtype=np.float64).copy()
         data[drop] = sample(kept, times[drop])
         motion.tracks[name] = track.with_data(data.astype(track.data.dtype))
-
-
-def _stamped(times: NDArray[np.float64]) -> object:
-    from ..model.timeline import Timeline
-
-    return Timeline.stamped(times)
 
 
 def _clip_limits(motion: Motion, skeleton: Skeleton) -> str:

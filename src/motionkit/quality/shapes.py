@@ -192,16 +192,17 @@ def segment_distance(p1: Array, q1: Array, p2: Array, q2: Array) -> Array:
     a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
     c, b = _dot(d1, r), _dot(d1, d2)
     tiny = 1e-12
-    safe_a, safe_e = np.where(a > tiny, a, 1.0), np.where(e > tiny, e, 1.0)
+    point_a, point_e = a <= tiny, e <= tiny
+    safe_a, safe_e = np.where(point_a, 1.0, a), np.where(point_e, 1.0, e)
     denom = a * e - b * b
-    s = np.where(denom > tiny * np.maximum(a * e, tiny),
-                 np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0.0, 1.0), 0.0)
-    t = (b * s + f) / safe_e
-    s = np.where(t < 0, np.clip(-c / safe_a, 0.0, 1.0), np.where(t > 1, np.clip((b - c) / safe_a,
-                                                                             0.0, 1.0), s))
-    t = np.clip(t, 0.0, 1.0)
-    s = np.where(a > tiny, s, 0.0)  # the first segment is a point
-    t = np.where(e > tiny, np.where(a > tiny, t, np.clip(f / safe_e, 0.0, 1.0)), 0.0)
+    s0 = np.where(denom > tiny * np.maximum(a * e, tiny),
+                  np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0.0, 1.0), 0.0)
+    t0 = (b * s0 + f) / safe_e
+    s_general = np.where(t0 < 0, np.clip(-c / safe_a, 0.0, 1.0),
+                         np.where(t0 > 1, np.clip((b - c) / safe_a, 0.0, 1.0), s0))
+    t_general = np.clip(t0, 0.0, 1.0)
+    s = np.where(point_a, 0.0, np.where(point_e, np.clip(-c / safe_a, 0.0, 1.0), s_general))
+    t = np.where(point_e, 0.0, np.where(point_a, np.clip(f / safe_e, 0.0, 1.0), t_general))
     gap = (p1 + d1 * s[..., None]) - (p2 + d2 * t[..., None])
     out: Array = np.sqrt(_dot(gap, gap))
     return out
