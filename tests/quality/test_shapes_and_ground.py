@@ -15,7 +15,7 @@ from conftest import corpus_file
 from motionkit.model.skeleton import Body, Joint, Shape, Skeleton
 from motionkit.quality import ground as grounds
 from motionkit.quality.check import resolve_ground
-from motionkit.quality.shapes import Collider, pair_gaps, segment_distance
+from motionkit.quality.shapes import NEAR, Collider, pair_gaps, segment_distance
 from motionkit.spatial import quaternion
 
 coords = st.floats(-1.0, 1.0, allow_nan=False)
@@ -72,7 +72,11 @@ def test_capsule_to_box_gap_matches_sampled_points(offset: tuple[float, ...],
     points = poses[0, 2, :3, 3] + t * axis
     excess = np.abs(points) - np.array([0.2, 0.1, 0.05])
     distance = np.linalg.norm(np.maximum(excess, 0), axis=-1) + np.minimum(excess.max(-1), 0)
-    assert gap == pytest.approx(float(distance.min()) - 0.05, abs=2e-4)
+    expected = float(distance.min()) - 0.05
+    if gap < NEAR:  # worked out exactly
+        assert gap == pytest.approx(expected, abs=2e-4)
+    else:  # far apart: the bounding balls' gap, never more than the true one
+        assert gap <= expected + 1e-9
 
 
 def test_box_box_gap_is_the_overlap_depth_and_the_face_distance() -> None:

@@ -9,7 +9,7 @@ verdict never depends on which check runs first.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -278,6 +278,15 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     return result
 
 
+@lru_cache(maxsize=16)
+def _collider(skeleton: Skeleton, kinds: tuple[str, ...], skip_rest_overlaps: bool
+              ) -> tuple[Collider, NDArray[np.intp]]:
+    """A model's collider and checked pairs, made once per model (a dataset checks many
+    clips of one model)."""
+    collider = Collider.of(skeleton, kinds)
+    return collider, shape_pairs(skeleton, collider, skip_rest_overlaps)
+
+
 def shape_pairs(skeleton: Skeleton, collider: Collider, skip_rest_overlaps: bool
                 ) -> NDArray[np.intp]:
     """The shape pairs checked for self-penetration: on different bodies that are not
@@ -295,8 +304,7 @@ def shape_pairs(skeleton: Skeleton, collider: Collider, skip_rest_overlaps: bool
 
 def _self_penetration(clip: _Clip) -> CheckResult:
     p = clip.preset
-    collider = Collider.of(clip.skeleton, p.penetration_shapes)
-    pairs = shape_pairs(clip.skeleton, collider, p.skip_rest_overlaps)
+    collider, pairs = _collider(clip.skeleton, p.penetration_shapes, p.skip_rest_overlaps)
     checked = np.arange(0, clip.frames, p.penetration_stride)
     if not len(pairs):
         return CheckResult("self_penetration", 0.0, p.penetration_depth, "m", True,

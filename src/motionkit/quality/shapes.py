@@ -8,7 +8,9 @@ gap is the clamped closest-point distance less both radii; between a swept segme
 box, the least of the box's signed distance along the segment (a convex function of the
 segment's parameter, found by golden-section search) less the radius; between two boxes,
 the separating-axis gap over their 15 axes (the exact depth when they overlap, a lower
-bound of the distance otherwise).
+bound of the distance otherwise). Pairs whose bounding balls are more than :data:`NEAR`
+apart keep that lower bound as their gap: a penetration is never missed, and only near
+pairs cost the exact work.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ PRIMITIVES = ("sphere", "capsule", "cylinder", "box")
 FOOT_BAND = 0.02
 #: Sole points: corners and end centres this close (m) to a foot's lowest one at rest.
 SOLE_BAND = 0.01
+#: Pairs whose bounding balls are further apart than this (m) keep that distance as
+#: their gap (a lower bound of it; exact work is spent only on near pairs).
+NEAR = 0.1
 #: Golden-section steps for a segment against a box (0.618**28 of its length: < 1e-5).
 SEARCH_STEPS = 28
 _GOLDEN = (np.sqrt(5.0) - 1) / 2
@@ -162,15 +167,40 @@ def pair_gaps(collider: Collider, poses: Array, pairs: NDArray[np.intp]) -> Arra
     if mixed.any():
         boxes = np.where(box_a[mixed], a[mixed], b[mixed])
         rounds = np.where(box_a[mixed], b[mixed], a[mixed])
-        p, q = _segment(collider, poses, rounds)
-        out[:, mixed] = _segment_box(p, q, poses[:, boxes], collider.half_size[boxes]) \
-            - collider.radius[rounds]
+        gaps, near = _bounds(collider, poses, boxes, rounds)
+        if near.any():
+            p, q = (end[near] for end in _segment(collider, poses, rounds))
+            frame, pair = np.nonzero(near)
+            gaps[near] = _segment_box(p, q, poses[frame, boxes[pair]],
+                                      collider.half_size[boxes[pair]]) \
+                - collider.radius[rounds[pair]]
+        out[:, mixed] = gaps
     both = box_a & box_b
     if both.any():
         i, j = a[both], b[both]
-        out[:, both] = _box_box(poses[:, i], collider.half_size[i], poses[:, j],
-                                collider.half_size[j])
+        gaps, near = _bounds(collider, poses, i, j)
+        if near.any():
+            frame, pair = np.nonzero(near)
+            gaps[near] = _box_box(poses[frame, i[pair]], collider.half_size[i[pair]],
+                                  poses[frame, j[pair]], collider.half_size[j[pair]])
+        out[:, both] = gaps
     return out
+
+
+def _reach(collider: Collider, index: NDArray[np.intp]) -> Array:
+    """The radius of a ball round each shape's centre that holds the whole shape."""
+    out: Array = np.where(collider.box[index], np.linalg.norm(collider.half_size[index], axis=1),
+                          collider.half[index] + collider.radius[index])
+    return out
+
+
+def _bounds(collider: Collider, poses: Array, i: NDArray[np.intp], j: NDArray[np.intp]
+            ) -> tuple[Array, NDArray[np.bool_]]:
+    """Lower bounds of the gaps of shape pairs ``i``–``j`` from their bounding balls, and
+    where they are within :data:`NEAR` (those are worked out exactly)."""
+    apart = np.linalg.norm(poses[:, i][..., :3, 3] - poses[:, j][..., :3, 3], axis=-1)
+    gaps: Array = apart - _reach(collider, i) - _reach(collider, j)
+    return gaps, gaps < NEAR
 
 
 def _segment(collider: Collider, poses: Array, index: NDArray[np.intp]) -> tuple[Array, Array]:
@@ -191,7 +221,7 @@ def segment_distance(p1: Array, q1: Array, p2: Array, q2: Array) -> Array:
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
     a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
     c, b = _dot(d1, r), _dot(d1, d2)
-    tiny = 1e-12
+    tiny = 1e-24  # squared lengths: a segment shorter than 1e-12 m is a point
     point_a, point_e = a <= tiny, e <= tiny
     safe_a, safe_e = np.where(point_a, 1.0, a), np.where(point_e, 1.0, e)
     denom = a * e - b * b
@@ -210,7 +240,7 @@ def segment_distance(p1: Array, q1: Array, p2: Array, q2: Array) -> Array:
 
 def _box_distance(points: Array, boxes: Array, half: Array) -> Array:
     """Signed distance of points ``(F, P, 3)`` to boxes (poses ``(F, P, 4, 4)``)."""
-    local = np.einsum("fpji,fpj->fpi", boxes[..., :3, :3], points - boxes[..., :3, 3])
+    local = np.einsum("...ji,...j->...i", boxes[..., :3, :3], points - boxes[..., :3, 3])
     excess = np.abs(local) - half
     outside = np.sqrt(_dot(np.maximum(excess, 0.0), np.maximum(excess, 0.0)))
     out: Array = outside + np.minimum(excess.max(axis=-1), 0.0)
@@ -251,8 +281,8 @@ def _box_box(a: Array, half_a: Array, b: Array, half_b: Array) -> Array:
         size = np.sqrt(_dot(axis, axis))
         usable = size > 1e-9
         unit = axis / np.where(usable, size, 1.0)[..., None]
-        reach_a = np.abs(np.einsum("fpji,fpj->fpi", axes_a, unit))
-        reach_b = np.abs(np.einsum("fpji,fpj->fpi", axes_b, unit))
+        reach_a = np.abs(np.einsum("...ji,...j->...i", axes_a, unit))
+        reach_b = np.abs(np.einsum("...ji,...j->...i", axes_b, unit))
         gap = (np.abs(_dot(centre, unit)) - _dot(reach_a, half_a) - _dot(reach_b, half_b))
         best = np.where(usable, np.maximum(best, gap), best)
     return best
