@@ -119,3 +119,17 @@ def test_the_default_contacts_on_the_g1_walk_equal_the_oracle() -> None:
     stored = np.load(corpus_file("containers", "quality", "quality_g1_walk.npz"))
     report = check(motion, skeleton, contact_speed=0.15, contact_height=0.1)
     assert np.array_equal(report.contacts, stored["contacts_conv__original"])
+
+
+def test_the_contact_velocity_is_protomotions_horizon_3_rule() -> None:
+    from motionkit.quality.check import contact_speed, contact_velocity
+
+    for name in CLIPS:
+        motion, skeleton = clip(name)
+        stored = np.load(corpus_file("containers", "quality", f"quality_{name}.npz"))
+        positions = mk.kinematics.link_poses(skeleton, motion).data[..., :3]
+        fps = float(stored["fps"])
+        velocity = contact_velocity(positions, fps)
+        assert np.abs(velocity - stored["vel_h3__original"]).max() < 1e-5  # float32 stored
+        assert np.allclose(contact_speed(positions, fps), np.linalg.norm(velocity, axis=-1),
+                           rtol=1e-12, atol=1e-12)

@@ -57,9 +57,10 @@ class _Clip:
     def frames(self) -> int:
         return int(self.poses.shape[0])
 
-    @property
+    @cached_property
     def positions(self) -> Array:
-        return self.poses[..., :3]
+        """Body origins ``(frames, bodies, 3)``, contiguous (the checks pass over them)."""
+        return np.ascontiguousarray(self.poses[..., :3])
 
     @cached_property
     def fps(self) -> float:
@@ -90,9 +91,15 @@ class _Clip:
             z = self.positions[..., 2] - self._under(self.positions)
             return z, np.arange(self.positions.shape[1])
         heights = np.empty((self.frames, len(shapes)))
+        flat = self.ground.terrain is None
         for k, (body, shape) in enumerate(shapes):
-            pose = self.matrices[:, body] @ shape.transform
-            heights[:, k] = bottoms(shape, self.matrices[:, body]) - self._under(pose[:, :3, 3])
+            turn, at = _rows(self.poses[:, body, 3:], flat), self.poses[:, body, :3]
+            low = bottoms(shape, turn, at)
+            if flat:
+                heights[:, k] = low - self.ground.height
+            else:
+                centre = at + turn @ shape.transform[:3, 3]
+                heights[:, k] = low - self._under(centre)
         return heights, np.array([body for body, _ in shapes], dtype=np.intp)
 
     def _under(self, points: Array) -> Array:
@@ -107,6 +114,23 @@ class _Clip:
             out[1:] = pairs
             out[0] = pairs[0]
         return out
+
+
+def _rows(quats: Array, z_only: bool) -> Array:
+    """The rotation matrices of quaternions ``(frames, 4)``, or only their z row (as
+    ``(frames, 1, 3)``, all a flat ground needs)."""
+    x, y, z, w = (quats[:, k] for k in range(4))
+    norm = x * x + y * y + z * z + w * w
+    s = 2.0 / np.where(norm > 0, norm, 1.0)
+    row_z = np.stack([s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y)],
+                     axis=-1)
+    if z_only:
+        return row_z[:, None, :]
+    row_x = np.stack([1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y)],
+                     axis=-1)
+    row_y = np.stack([s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x)],
+                     axis=-1)
+    return np.stack([row_x, row_y, row_z], axis=1)
 
 
 def _result(name: str, series: Array, threshold: float, unit: str, *, above: bool = True,
@@ -138,12 +162,14 @@ def _below_ground(clip: _Clip) -> CheckResult:
 
 
 def _body_speed(clip: _Clip) -> CheckResult:
-    moves = np.diff(clip.positions, axis=0) / clip.steps[:, None, None]
+    moves = np.subtract(clip.positions[1:], clip.positions[:-1])
+    moves *= (1.0 / clip.steps)[:, None, None]
     if clip.preset.protomotions:
-        pairs = np.abs(moves).max(axis=(1, 2)) if len(moves) else np.zeros(0)
+        pairs = np.abs(moves, out=moves).max(axis=(1, 2)) if len(moves) else np.zeros(0)
         how = "largest |component| of forward differences"
     else:
-        pairs = np.linalg.norm(moves, axis=-1).max(axis=1) if len(moves) else np.zeros(0)
+        pairs = (np.sqrt(np.einsum("fbi,fbi->fb", moves, moves).max(axis=1)) if len(moves)
+                 else np.zeros(0))
         how = "norm of forward differences"
     return _result("body_speed", clip.series(pairs), clip.preset.body_speed, "m/s",
                    constants={"threshold_mps": clip.preset.body_speed, "speed": how})
@@ -425,8 +451,24 @@ def contact_velocity(positions: Array, fps: float, horizon: int = HORIZON) -> Ar
     return best
 
 
+def contact_speed(positions: Array, fps: float, horizon: int = HORIZON) -> Array:
+    """The norm of :func:`contact_velocity` ``(frames, bodies)``: the least norm of the
+    forward differences over 1..``horizon`` frames (without forming the chosen vectors)."""
+    frames = len(positions)
+    least = np.full(positions.shape[:-1], np.inf)
+    for h in range(1, horizon + 1):
+        if frames <= h:
+            break
+        step = positions[h:] - positions[:-h]
+        square = np.einsum("fbi,fbi->fb", step, step) * (fps / h) ** 2
+        np.minimum(least[:frames - h], square, out=least[:frames - h])
+        np.minimum(least[frames - h:], square[-1], out=least[frames - h:])
+    out: Array = np.sqrt(least)
+    return out
+
+
 def _contacts(clip: _Clip) -> NDArray[np.bool_]:
-    speed = np.linalg.norm(contact_velocity(clip.positions, clip.fps), axis=-1)
+    speed = contact_speed(clip.positions, clip.fps)
     height = clip.positions[..., 2] - clip._under(clip.positions)
     out: NDArray[np.bool_] = (speed < clip.preset.contact_speed) & (height
                                                                     < clip.preset.contact_height)

@@ -51,15 +51,24 @@ def collision_shapes(skeleton: Skeleton) -> list[tuple[int, Shape]]:
     return marked or shapes
 
 
-def bottoms(shape: Shape, bodies: Array) -> Array:
-    """The lowest z of a primitive shape on each body pose ``(frames, 4, 4)``."""
-    pose = bodies @ shape.transform
-    centre, turn = pose[:, 2, 3], pose[:, 2, :3]  # z of the centre; the z row of the turn
+def bottoms(shape: Shape, bodies: Array, origins: Array | None = None) -> Array:
+    """The lowest z of a primitive shape on each body pose: ``(frames, 4, 4)`` matrices,
+    or the bodies' rotations (at least their z row, ``(frames, 1 or 3, 3)``) with their
+    ``origins`` ``(frames, 3)``."""
+    if origins is None:
+        turn_z, centre = bodies[:, 2, :3], bodies[:, 2, 3]
+    else:
+        turn_z, centre = bodies[:, -1, :], origins[:, 2]
+    local = shape.transform
+    centre = centre + turn_z @ local[:3, 3]  # z of the shape's centre
+    turn = turn_z @ local[:3, :3]  # the z row of the shape's turn
     size = shape.params
     if shape.kind == "sphere":
-        return centre - float(size["radius"])
+        out_sphere: Array = centre - float(size["radius"])
+        return out_sphere
     if shape.kind == "box":
-        return centre - np.abs(turn) @ (np.asarray(size["size"]) / 2)
+        out_box: Array = centre - np.abs(turn) @ (np.asarray(size["size"]) / 2)
+        return out_box
     radius, half_height = float(size["radius"]), float(size.get("height", 0.0)) / 2
     axis_z = np.abs(turn[:, 2])
     rim = radius if shape.kind == "capsule" else radius * np.sqrt(np.maximum(0.0, 1 - axis_z**2))
@@ -159,10 +168,14 @@ def pair_gaps(collider: Collider, poses: Array, pairs: NDArray[np.intp]) -> Arra
     round_round = ~box_a & ~box_b
     if round_round.any():
         i, j = a[round_round], b[round_round]
-        p1, q1 = _segment(collider, poses, i)
-        p2, q2 = _segment(collider, poses, j)
-        out[:, round_round] = (segment_distance(p1, q1, p2, q2)
-                               - collider.radius[i] - collider.radius[j])
+        gaps, near = _bounds(collider, poses, i, j)
+        if near.any():
+            p1, q1 = (end[near] for end in _segment(collider, poses, i))
+            p2, q2 = (end[near] for end in _segment(collider, poses, j))
+            pair = np.nonzero(near)[1]
+            gaps[near] = (segment_distance(p1, q1, p2, q2) - collider.radius[i[pair]]
+                          - collider.radius[j[pair]])
+        out[:, round_round] = gaps
     mixed = box_a ^ box_b
     if mixed.any():
         boxes = np.where(box_a[mixed], a[mixed], b[mixed])
