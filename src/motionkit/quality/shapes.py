@@ -161,39 +161,40 @@ class Collider:
 def pair_gaps(collider: Collider, poses: Array, pairs: NDArray[np.intp]) -> Array:
     """The gap (m; negative = penetration depth) of each shape pair ``(P, 2)`` on each
     frame of shape poses ``(frames, S, 4, 4)``: ``(frames, P)``."""
-    frames = poses.shape[0]
-    out = np.empty((frames, len(pairs)))
+    out = np.empty((poses.shape[0], len(pairs)))
+    centre = np.ascontiguousarray(poses[..., :3, 3])
+    reach = poses[..., :3, 2] * collider.half[:, None]
+    start, end = centre - reach, centre + reach  # the swept segments' ends
     a, b = pairs[:, 0], pairs[:, 1]
     box_a, box_b = collider.box[a], collider.box[b]
     round_round = ~box_a & ~box_b
     if round_round.any():
         i, j = a[round_round], b[round_round]
-        gaps, near = _bounds(collider, poses, i, j)
-        if near.any():
-            p1, q1 = (end[near] for end in _segment(collider, poses, i))
-            p2, q2 = (end[near] for end in _segment(collider, poses, j))
-            pair = np.nonzero(near)[1]
-            gaps[near] = (segment_distance(p1, q1, p2, q2) - collider.radius[i[pair]]
-                          - collider.radius[j[pair]])
+        gaps, near = _bounds(collider, centre, i, j)
+        frame, pair = np.nonzero(near)
+        if len(frame):
+            si, sj = i[pair], j[pair]
+            gaps[near] = (segment_distance(start[frame, si], end[frame, si], start[frame, sj],
+                                           end[frame, sj])
+                          - collider.radius[si] - collider.radius[sj])
         out[:, round_round] = gaps
     mixed = box_a ^ box_b
     if mixed.any():
         boxes = np.where(box_a[mixed], a[mixed], b[mixed])
         rounds = np.where(box_a[mixed], b[mixed], a[mixed])
-        gaps, near = _bounds(collider, poses, boxes, rounds)
-        if near.any():
-            p, q = (end[near] for end in _segment(collider, poses, rounds))
-            frame, pair = np.nonzero(near)
-            gaps[near] = _segment_box(p, q, poses[frame, boxes[pair]],
-                                      collider.half_size[boxes[pair]]) \
-                - collider.radius[rounds[pair]]
+        gaps, near = _bounds(collider, centre, boxes, rounds)
+        frame, pair = np.nonzero(near)
+        if len(frame):
+            sb, sr = boxes[pair], rounds[pair]
+            gaps[near] = _segment_box(start[frame, sr], end[frame, sr], poses[frame, sb],
+                                      collider.half_size[sb]) - collider.radius[sr]
         out[:, mixed] = gaps
     both = box_a & box_b
     if both.any():
         i, j = a[both], b[both]
-        gaps, near = _bounds(collider, poses, i, j)
-        if near.any():
-            frame, pair = np.nonzero(near)
+        gaps, near = _bounds(collider, centre, i, j)
+        frame, pair = np.nonzero(near)
+        if len(frame):
             gaps[near] = _box_box(poses[frame, i[pair]], collider.half_size[i[pair]],
                                   poses[frame, j[pair]], collider.half_size[j[pair]])
         out[:, both] = gaps
@@ -207,20 +208,15 @@ def _reach(collider: Collider, index: NDArray[np.intp]) -> Array:
     return out
 
 
-def _bounds(collider: Collider, poses: Array, i: NDArray[np.intp], j: NDArray[np.intp]
+def _bounds(collider: Collider, centre: Array, i: NDArray[np.intp], j: NDArray[np.intp]
             ) -> tuple[Array, NDArray[np.bool_]]:
-    """Lower bounds of the gaps of shape pairs ``i``–``j`` from their bounding balls, and
-    where they are within :data:`NEAR` (those are worked out exactly)."""
-    apart = np.linalg.norm(poses[:, i][..., :3, 3] - poses[:, j][..., :3, 3], axis=-1)
-    gaps: Array = apart - _reach(collider, i) - _reach(collider, j)
+    """Lower bounds of the gaps of shape pairs ``i``–``j`` (shape centres ``(F, S, 3)``)
+    from their bounding balls, and where they are within :data:`NEAR` (those are worked
+    out exactly)."""
+    apart = centre[:, i] - centre[:, j]
+    gaps: Array = np.sqrt(np.einsum("fpi,fpi->fp", apart, apart)) - (
+        _reach(collider, i) + _reach(collider, j))
     return gaps, gaps < NEAR
-
-
-def _segment(collider: Collider, poses: Array, index: NDArray[np.intp]) -> tuple[Array, Array]:
-    chosen = poses[:, index]
-    centre, axis = chosen[..., :3, 3], chosen[..., :3, 2]
-    reach = axis * collider.half[index][:, None]
-    return centre - reach, centre + reach
 
 
 def _dot(u: Array, v: Array) -> Array:
