@@ -92,8 +92,9 @@ class _Clip:
             return z, np.arange(self.positions.shape[1])
         heights = np.empty((self.frames, len(shapes)))
         flat = self.ground.terrain is None
+        turns = {body: _rows(self.poses[:, body, 3:], flat) for body, _ in shapes}
         for k, (body, shape) in enumerate(shapes):
-            turn, at = _rows(self.poses[:, body, 3:], flat), self.poses[:, body, :3]
+            turn, at = turns[body], self.poses[:, body, :3]
             low = bottoms(shape, turn, at)
             if flat:
                 heights[:, k] = low - self.ground.height
