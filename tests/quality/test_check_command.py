@@ -108,3 +108,19 @@ def test_fix_lifts_onto_the_ground_and_the_second_check_passes(
     code, _, err = run_cli(["check", str(sunk), "--character", str(corpus_file(*HUMANOID)),
                             "--fix", str(sunk)], capsys)
     assert code == 2 and "input" in err  # never over the source
+
+
+def test_contacts_writes_the_labels_as_a_track(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "labelled.pkl"
+    source = corpus_file("parc", "ms", "dec2024_teaser_717_1_modified_opt.pkl")
+    code, _, _ = run_cli(["check", str(source), "--character", str(corpus_file(*HUMANOID)),
+                          "--contacts", str(out)], capsys)
+    assert code == 0
+    labelled = mk.read(out, character=corpus_file(*HUMANOID))
+    assert isinstance(labelled, mk.Motion)
+    skeleton = mk.read(corpus_file(*HUMANOID))
+    report = mk.check(labelled, skeleton)  # type: ignore[arg-type]
+    assert report.contacts is not None
+    assert np.array_equal(labelled.tracks["contacts"].data > 0.5, report.contacts)
+    assert report.contact_agreement is not None and report.contact_agreement["agreement"] == 1.0

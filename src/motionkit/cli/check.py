@@ -37,11 +37,15 @@ Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.""")
 @click.option("--fix", "fix_out", type=click.Path(dir_okay=False),
               help="Write a fixed copy (spikes refilled, joints clipped, lifted onto the "
                    "ground) here and check it again (one input file).")
-@click.option("--lossy", is_flag=True, help="With --fix: let the writer drop what it cannot hold.")
+@click.option("--contacts", "contacts_out", type=click.Path(dir_okay=False),
+              help="Write the motion with its contacts track made from the labels here "
+                   "(one input file; the file's own contacts are replaced).")
+@click.option("--lossy", is_flag=True,
+              help="With --fix/--contacts: let the writer drop what it cannot hold.")
 @read_option
 def command(files: tuple[str, ...], model: str | None, preset: str, ground: str | None,
             feet: str | None, thresholds: tuple[str, ...], from_format: str | None,
-            as_json: bool, fix_out: str | None, lossy: bool,
+            as_json: bool, fix_out: str | None, contacts_out: str | None, lossy: bool,
             read_options: tuple[str, ...]) -> None:
     """Check motion quality: below ground, floating, speed spikes, joint limits, foot
     skating, self-penetration, quaternions and timing; label contacts. Every constant
@@ -49,13 +53,14 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     from ..formats import registry
     from ..kinematics.motion import model_skeleton
     from ..model.motion import Motion
-    from ..quality import check
+    from ..quality import check, contact_track
     from ..quality.fix import fix
 
-    if fix_out is not None:
-        if len(files) != 1:
-            raise MotionkitError("--fix takes one input file")
-        refuse_source_as_output(fix_out, files[0], model)
+    for out in (fix_out, contacts_out):
+        if out is not None:
+            if len(files) != 1:
+                raise MotionkitError("--fix and --contacts take one input file")
+            refuse_source_as_output(out, files[0], model)
     options = parse_options(thresholds)
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
@@ -75,6 +80,13 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
         reports.append(report)
         if not as_json:
             click.echo("\n".join(clean(line) for line in report.lines()))
+        if contacts_out is not None:
+            labelled = Motion(dict(motion.tracks), motion.skeleton, motion.terrain,
+                              dict(motion.meta))
+            labelled.add(contact_track(report, motion))
+            api.write(contacts_out, labelled, lossy=lossy)
+            if not as_json:
+                click.echo(f"  wrote {clean(contacts_out)} with the contact labels")
         if fix_out is not None:
             fixed = fix(motion, skeleton, ground=ground, preset=preset, **options)
             assert isinstance(fixed, Motion)
