@@ -133,3 +133,30 @@ def test_the_contact_velocity_is_protomotions_horizon_3_rule() -> None:
         assert np.abs(velocity - stored["vel_h3__original"]).max() < 1e-5  # float32 stored
         assert np.allclose(contact_speed(positions, fps), np.linalg.norm(velocity, axis=-1),
                            rtol=1e-12, atol=1e-12)
+
+
+def test_a_frame_that_is_not_a_number_fails_every_check_that_measures_it() -> None:
+    motion, skeleton = clip("g1_kimodo_walk")
+    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
+    root[40, 2] = np.nan
+    tracks = dict(motion.tracks)
+    tracks["root"] = motion.tracks["root"].with_data(root)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = check(mk.Motion(tracks, motion.skeleton, None, dict(motion.meta)), skeleton)
+    for name in ("below_ground", "body_speed", "floating"):
+        result = report.result(name)
+        assert not result.passed and result.first_frame == 40, name
+
+
+def test_the_catalog_row_is_flat_and_the_report_is_json() -> None:
+    import json
+
+    motion, skeleton = clip("g1_kimodo_walk")
+    report = check(with_defect(motion, skeleton, "g1_kimodo_walk", "root_spike_20mps"), skeleton)
+    row = report.catalog_row()
+    assert row["check.ok"] is False and row["check.verdict"] == "fail:body_speed"
+    assert row["check.body_speed"] == pytest.approx(report.result("body_speed").value)
+    assert row["check.body_speed.ok"] is False and row["check.below_ground.ok"] is True
+    assert all(isinstance(v, bool | float | str) or v is None for v in row.values())
+    assert json.loads(json.dumps(report.to_dict()))["verdict"] == "fail:body_speed"

@@ -137,19 +137,25 @@ def _rows(quats: Array, z_only: bool) -> Array:
 def _result(name: str, series: Array, threshold: float, unit: str, *, above: bool = True,
             value: float | None = None, failing: NDArray[np.bool_] | None = None,
             passed: bool | None = None, **extra: object) -> CheckResult:
-    """A result from a per-frame series: its worst value, first failing and worst frame."""
-    finite = np.where(np.isfinite(series), series, -np.inf if above else np.inf)
+    """A result from a per-frame series: its worst value, first failing and worst frame.
+    A frame whose value is not a number (NaN in the poses) fails, and is the worst."""
     if not len(series):
         return CheckResult(name, float("nan"), threshold, unit, True, above, note="no frames")
+    broken = np.isnan(series)
+    finite = np.where(broken, np.inf if above else -np.inf, series)
     worst = int(np.argmax(finite) if above else np.argmin(finite))
     measured = float(series[worst]) if value is None else value
     bad = (series > threshold if above else series < threshold) if failing is None else failing
-    ok = (not bad.any()) if passed is None else passed
+    bad = bad | broken
+    ok = (not bad.any()) if (passed is None or broken.any()) else passed
     result = CheckResult(name, measured, threshold, unit, ok, above,
                          first_frame=int(np.argmax(bad)) if bad.any() else None, worst_frame=worst,
                          series=series, series_threshold=threshold, failing=bad)
     for key, item in extra.items():
         setattr(result, key, item)
+    if broken.any():
+        result.note = f"{int(broken.sum())} frame(s) not a number" + (
+            f"; {result.note}" if result.note else "")
     return result
 
 
