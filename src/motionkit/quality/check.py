@@ -79,10 +79,6 @@ class _Clip:
         return np.where(steps > 0, steps, np.nan)
 
     @cached_property
-    def matrices(self) -> Array:
-        return poses_to_matrices(self.poses)
-
-    @cached_property
     def lowest(self) -> tuple[Array, NDArray[np.intp]]:
         """Per frame and point, the height above the ground of the lowest shape points
         (origins without shapes, or for ProtoMotions), and each point's body."""
@@ -282,8 +278,8 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     total: dict[str, float] = {}
     for k, foot in enumerate(clip.feet):
         local, radii = sole_points(clip.skeleton, foot)
-        world = clip.matrices[:, foot, None, :3, :3] @ local[None, :, :, None]
-        world = world[..., 0] + clip.matrices[:, foot, None, :3, 3]
+        turn = _rows(clip.poses[:, foot, 3:], False)
+        world = np.einsum("fij,pj->fpi", turn, local) + clip.poses[:, foot, None, :3]
         planted = (world[..., 2] - radii - clip._under(world)).max(axis=1) < p.skate_height
         both = planted[:-1] & planted[1:]
         step = np.linalg.norm(np.diff(world.mean(axis=1)[:, :2], axis=0), axis=-1)
@@ -347,7 +343,7 @@ def _self_penetration(clip: _Clip) -> CheckResult:
     closest = np.inf
     for start in range(0, len(checked), CHUNK):
         frames = checked[start:start + CHUNK]
-        gaps = pair_gaps(collider, collider.world(clip.matrices[frames]), pairs)
+        gaps = pair_gaps(collider, collider.world(poses_to_matrices(clip.poses[frames])), pairs)
         closest = min(closest, float(gaps.min()))
         worst_pair[start:start + len(frames)] = np.argmin(gaps, axis=1)
         depth[start:start + len(frames)] = np.maximum(0.0, -gaps.min(axis=1))
