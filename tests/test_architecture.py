@@ -23,7 +23,7 @@ FORMAT_FOLDERS = frozenset({"bvh", "c3d", "choreonoid", "containers", "dart", "h
                             "mimickit", "mujoco", "parc", "rosbag", "trajectory", "urdf"})
 CONTRACT = frozenset({"motionkit.formats", "motionkit.formats.registry", "motionkit.formats.loss"})
 #: The core, lowest first: each part may import only the parts before it (and itself).
-CORE = ("errors", "_accel", "_limits", "_io", "spatial", "model", "kinematics", "ops")
+CORE = ("errors", "_accel", "_limits", "_io", "spatial", "model", "kinematics", "ops", "quality")
 
 
 def _name(path: Path) -> str:

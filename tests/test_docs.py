@@ -71,7 +71,7 @@ def test_the_api_pages_are_rendered_from_the_docstrings(site: Path) -> None:
 
 
 @pytest.mark.parametrize("package", ["model", "kinematics", "ops", "evaluation", "motionlib", "dataset",
-                                     "retarget", "plot", "view"])
+                                     "retarget", "plot", "view", "quality"])
 def test_every_public_name_has_its_entry(site: Path, package: str) -> None:
     """Each name of a package's ``__all__`` is on the API pages (also where a submodule of the
     same name, such as ``evaluation.align``, hides the function from mkdocstrings)."""

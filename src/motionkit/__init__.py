@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ._version import __version__
@@ -19,8 +18,9 @@ from .model import Motion, Skeleton, Terrain, Timeline, Track, World
 
 if TYPE_CHECKING:  # what __getattr__ imports on first use, as type checkers should see it
     from . import formats as formats
-    from . import kinematics, motionlib, ops, spatial
+    from . import kinematics, motionlib, ops, quality, spatial
     from .plot import plot  # callable modules: mk.plot(...) calls plot.plot(...)
+    from .quality import check
     from .view import view
 
 
@@ -36,11 +36,13 @@ __all__ = [
     "Track",
     "World",
     "__version__",
+    "check",
     "convert",
     "kinematics",
     "motionlib",
     "ops",
     "plot",
+    "quality",
     "read",
     "spatial",
     "view",
@@ -48,11 +50,15 @@ __all__ = [
 ]
 
 #: ``mk.plot(...)`` and ``mk.view(...)`` call the subpackages themselves (callable modules).
-_LAZY_SUBMODULES = {"kinematics", "motionlib", "ops", "spatial", "formats", "plot", "view"}
+_LAZY_SUBMODULES = {"kinematics", "motionlib", "ops", "spatial", "formats", "plot", "view",
+                    "quality"}
 
 
-def __getattr__(name: str) -> ModuleType:
-    """Import heavy subpackages (kinematics, ops, …) only when first used."""
+def __getattr__(name: str) -> object:
+    """Import heavy subpackages (kinematics, ops, …) only when first used; ``check`` is
+    :func:`motionkit.quality.check`."""
+    if name == "check":
+        return importlib.import_module(".quality", __name__).check
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'motionkit' has no attribute {name!r}")

@@ -13,10 +13,12 @@ from .eval import ALIGN
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The picture to write: .png, .svg or .pdf.")
 @click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True,
-              help="Panels: trajectories (top view, xyz, rpy), joint tracks, terrain + root path.")
+              help="Panels: trajectories (top view, xyz, rpy), joint tracks, terrain + root path, "
+                   "check (each quality check over time; --model).")
 @click.option("--joints", help="Comma-separated joint labels to draw (with --kind joints).")
 @click.option("--model", type=click.Path(dir_okay=False),
-              help="A model (.body, .skel, …) naming a file's unlabelled joint columns.")
+              help="A model (.body, .skel, …) naming a file's unlabelled joint columns; "
+                   "the model checked with --kind check.")
 @click.option("--ref", "reference", type=click.Path(dir_okay=True), metavar="FILE",
               help="A reference trajectory, drawn first (as evo_traj --ref).")
 @click.option("--align", "alignment", type=ALIGN, default="none", show_default=True,
@@ -32,6 +34,7 @@ def command(files: tuple[str, ...], output: str, kind: str, joints: str | None,
       motionkit plot orb.tum sptam.tum --ref groundtruth.tum --align se3 -o aligned.png
       motionkit plot SR1WalkPattern1.seq --model SR1.body --joints RLEG_HIP_P,RLEG_KNEE -o knee.svg
       motionkit plot motion.pkl --kind terrain -o terrain.pdf
+      motionkit plot run.pkl --kind check --model humanoid.xml -o run_check.png
     """
     from ..plot import plot, save
 

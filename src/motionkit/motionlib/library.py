@@ -16,7 +16,7 @@ coordinates grow large); rotations, velocities and contacts are float32.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import NamedTuple, Protocol, TypeAlias, TypeVar, cast
@@ -33,6 +33,8 @@ from ..model import Motion, MotionList, Skeleton
 from ..model.character import Character
 from ..model.character import CharacterSource as CharacterSource  # still importable from here
 from ..model.motionlist import is_there
+from ..quality import check
+from ..quality.presets import Preset
 from ..spatial import quaternion as quat
 from . import packfile
 
@@ -110,6 +112,8 @@ class MotionLib:
         self.weights = raw / raw.sum()
         self.names = list(names) if names is not None else [
             str(m.meta.get("name", f"motion{i}")) for i, m in enumerate(motions)]
+        #: The clips ``load(filter=...)`` left out, with the reason: (file, verdict).
+        self.dropped: list[tuple[str, str]] = []
         #: Each motion's terrain (or None), as PARC's MotionLib keeps them.
         self.terrains = [m.terrain for m in motions]
         self._pack(motions)
@@ -118,13 +122,24 @@ class MotionLib:
 
     @classmethod
     def load(cls, source: str | os.PathLike[str],
-             character: CharacterSource | None = None) -> MotionLib:
+             character: CharacterSource | None = None, *,
+             filter: MotionFilter | None = None) -> MotionLib:
         """From one motion file, a folder of ``.pkl`` files, a motion-list YAML, or a packed
         library (``.mkpack``, opened memory-mapped: see ``motionkit pack``). Each file is
-        dispatched once, and read with the character where its format takes one."""
+        dispatched once, and read with the character where its format takes one.
+
+        ``filter`` keeps only the clips it passes, so a training loop never sees a bad one:
+        a check preset (``"default"``, ``"protomotions"`` or a :class:`Preset`: the clip is
+        kept when ``motionkit.check`` passes it through the character), or any function of
+        a Motion returning True to keep it. ``dropped`` lists what was left out and why. A
+        pack is checked when it is made, not here (``filter`` is refused for one).
+        """
         target = Path(source)
         char = as_character(character) if character is not None else None
         if target.suffix.lower() == PACK_SUFFIX:
+            if filter is not None:
+                raise ConversionError("filter= is not applied to a pack: filter the clips "
+                                      "before packing them (motionkit check)")
             return cls.from_pack(target, char)
         paths, weights, folder, single = listing(target)
         read: dict[Path, Motion] = {}  # a file listed many times is read once
@@ -140,7 +155,21 @@ class MotionLib:
                               f"{distinct} distinct ones; give an entry a larger weight instead "
                               "of listing it again", target)
         names = [p.stem for p in paths] if folder or weights is not None else None
-        return cls(motions, weights, character=char, names=names)
+        dropped: list[tuple[str, str]] = []
+        if filter is not None:
+            verdicts = {key: _verdict(filter, read[key], char) for key in read}
+            kept = [k for k, key in enumerate(keys) if verdicts[key] == "pass"]
+            dropped = [(str(paths[k]), verdicts[key]) for k, key in enumerate(keys)
+                       if verdicts[key] != "pass"]
+            if not kept:
+                raise ConversionError(f"the filter leaves no motion of {len(keys)} "
+                                      f"({dropped[0][0]}: {dropped[0][1]})")
+            motions = [motions[k] for k in kept]
+            names = [names[k] for k in kept] if names is not None else None
+            weights = weights[kept] if weights is not None else None
+        library = cls(motions, weights, character=char, names=names)
+        library.dropped = dropped
+        return library
 
     def _pack(self, motions: Sequence[Motion]) -> None:
         root_pos: list[Array] = []
@@ -442,6 +471,17 @@ def _take(table: NDArray[ScalarT], index: NDArray[np.int64]) -> NDArray[ScalarT]
 #: How many times over a motion list may repeat its files' frames (memory is per entry).
 REPEAT_FACTOR = 8
 REPEAT_SLACK = 1_000_000
+
+
+MotionFilter: TypeAlias = "str | Preset | Callable[[Motion], bool]"
+
+
+def _verdict(rule: MotionFilter, motion: Motion, character: Character | None) -> str:
+    """``pass`` when ``rule`` keeps the motion, else why not."""
+    if callable(rule) and not isinstance(rule, Preset):
+        return "pass" if rule(motion) else "fail:filter"
+    report = check(motion, character.skeleton if character is not None else None, preset=rule)
+    return report.verdict if report.passed else ", ".join(f"fail:{name}" for name in report.failed)
 
 
 def as_character(source: CharacterSource) -> Character:

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from ..evaluation.align import Kind
+    from ..quality.report import CheckReport
 
-KINDS = ("auto", "trajectory", "joints", "terrain")
+KINDS = ("auto", "trajectory", "joints", "terrain", "check")
 
 Source = Motion | str | os.PathLike[str]
 
@@ -105,7 +106,10 @@ def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = No
     the inputs in legends (default: file names); ``model`` names unlabelled joint columns.
     ``ref`` is drawn first, and with ``align`` (``se3``, ``sim3``, ``posyaw``, …, as
     ``eval``) every other trajectory is fitted onto it first, as ``evo_traj --ref --align``
-    does: two SLAM paths in different frames then overlay."""
+    does: two SLAM paths in different frames then overlay. ``check`` draws each check of
+    ``motionkit.check`` over time through ``model`` (the motion's own skeleton without
+    one)."""
+    from .check import check_figure
     from .motion import joints_figure, terrain_figure, trajectory_figure
 
     if kind not in KINDS:
@@ -133,7 +137,23 @@ def plot(*sources: Source, kind: str = "auto", joints: Sequence[str] | None = No
         if kind == "joints":
             labels = joint_names(motion, model) if model is not None else None
             return joints_figure(name, motion, joints, labels)
+        if kind == "check":
+            return check_figure(_checked(name, motion, model))
         return terrain_figure(name, motion)
+
+
+def _checked(name: str, motion: Motion,
+             model: Skeleton | World | str | os.PathLike[str] | None) -> CheckReport:
+    from ..api import read
+    from ..kinematics.motion import model_skeleton
+    from ..quality import check
+
+    skeleton = None
+    if model is not None:
+        loaded = model if isinstance(model, Skeleton | World) else read(model)
+        skeleton = model_skeleton(loaded, model if not isinstance(model, Skeleton | World)
+                                  else "model")
+    return check(motion, skeleton, name=name)
 
 
 def aligned_onto(reference: Motion, motion: Motion, kind: str, name: str = "") -> Motion:

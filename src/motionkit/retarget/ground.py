@@ -25,6 +25,9 @@ from numpy.typing import NDArray
 from ..errors import ConversionError, choices
 from ..model.skeleton import Shape, Skeleton
 from ..model.terrain import Terrain
+from ..quality.shapes import FOOT_BAND
+from ..quality.shapes import bottoms as _bottoms
+from ..quality.shapes import primitives as _primitives
 from ..spatial import quaternion
 from .lie import exp3
 from .maps import BodyMap
@@ -35,13 +38,10 @@ Array = NDArray[np.float64]
 
 #: The source's planted rule (spec §7).
 PLANTED_SPEED, PLANTED_HEIGHT, PLANTED_FOR_HEIGHT = 0.1, 0.02, 1.75
-#: Robot feet: mapped bodies whose lowest shape point at rest is this close to the lowest.
-FOOT_BAND = 0.02
 #: A sole spans a plane: its contact points spread at least this far (m) in two directions.
 SOLE_SPREAD = 1e-3
 #: The frames of one FK call while the lowest point of a clip is looked for.
 CHUNK = 4096
-_PRIMITIVES = ("sphere", "capsule", "cylinder", "box")
 
 
 @dataclass(frozen=True)
@@ -227,29 +227,8 @@ def _lowest_at_rest(source: Skeleton, name: str, rename: dict[str, str] | None) 
     return names[min(subtree, key=lambda index: (z[index], index))]
 
 
-def _primitives(skeleton: Skeleton) -> list[tuple[int, Shape]]:
-    return [(index, shape) for index, body in enumerate(skeleton.bodies)
-            for shape in body.shapes if shape.kind in _PRIMITIVES]
-
-
 def _shapes_by_body(skeleton: Skeleton) -> dict[int, list[Shape]]:
     out: dict[int, list[Shape]] = {}
     for index, shape in _primitives(skeleton):
         out.setdefault(index, []).append(shape)
-    return out
-
-
-def _bottoms(shape: Shape, bodies: Array) -> Array:
-    """The lowest z of a primitive shape on each body pose ``(frames, 4, 4)``."""
-    pose = bodies @ shape.transform
-    centre, turn = pose[:, 2, 3], pose[:, 2, :3]  # z of the centre; the z row of the turn
-    size = shape.params
-    if shape.kind == "sphere":
-        return centre - float(size["radius"])
-    if shape.kind == "box":
-        return centre - np.abs(turn) @ (np.asarray(size["size"]) / 2)
-    radius, half_height = float(size["radius"]), float(size.get("height", 0.0)) / 2
-    axis_z = np.abs(turn[:, 2])
-    rim = radius if shape.kind == "capsule" else radius * np.sqrt(np.maximum(0.0, 1 - axis_z**2))
-    out: Array = centre - axis_z * half_height - rim
     return out

@@ -1,0 +1,107 @@
+"""``motionkit check``: motion quality checks and contact labels, one report per file."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import api
+from ..errors import MotionkitError
+from ._common import clean, echo_json, parse_options, read_option, refuse_source_as_output
+
+
+@click.command("check", epilog="""\b
+Examples:
+  motionkit check walk.pkl --character humanoid.xml
+  motionkit check motions/*.pkl --character humanoid.xml --preset protomotions
+  motionkit check g1_walk.pkl --model g1.xml --ground auto --json
+  motionkit check walk.csv --from g1csv-kimodo --model g1.xml -T body_speed=10
+  motionkit check run.pkl --character humanoid.xml --fix run_fixed.pkl
+\b
+Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.""")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
+              help="The model (MJCF, URDF, .skel, .body, PARC character) the motions are of.")
+@click.option("--preset", type=click.Choice(["default", "protomotions"]), default="default",
+              show_default=True, help="The constants and rules (protomotions: its filters).")
+@click.option("--ground", metavar="Z|auto|terrain|hf",
+              help="A flat ground at height Z (m); auto: from the clip's lowest frames; "
+                   "terrain: the file's terrain (the default where it has one; PARC's pinned "
+                   "heights); hf: the terrain's heights as stored.")
+@click.option("--feet", metavar="BODY,BODY", help="The foot bodies (default: the lowest at rest).")
+@click.option("-T", "--threshold", "thresholds", multiple=True, metavar="NAME=VALUE",
+              help="Replace one constant, e.g. -T body_speed=10 -T contact_height=0.08.")
+@click.option("--from", "from_format", metavar="FORMAT", help="Read as this format.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@click.option("--fix", "fix_out", type=click.Path(dir_okay=False),
+              help="Write a fixed copy (spikes refilled, joints clipped, lifted onto the "
+                   "ground) here and check it again (one input file).")
+@click.option("--contacts", "contacts_out", type=click.Path(dir_okay=False),
+              help="Write the motion with its contacts track made from the labels here "
+                   "(one input file; the file's own contacts are replaced).")
+@click.option("--lossy", is_flag=True,
+              help="With --fix/--contacts: let the writer drop what it cannot hold.")
+@read_option
+def command(files: tuple[str, ...], model: str | None, preset: str, ground: str | None,
+            feet: str | None, thresholds: tuple[str, ...], from_format: str | None,
+            as_json: bool, fix_out: str | None, contacts_out: str | None, lossy: bool,
+            read_options: tuple[str, ...]) -> None:
+    """Check motion quality: below ground, floating, speed spikes, joint limits, foot
+    skating, self-penetration, quaternions and timing; label contacts. Every constant
+    used is printed beside its result."""
+    from ..formats import registry
+    from ..kinematics.motion import model_skeleton
+    from ..model.motion import Motion
+    from ..quality import check, contact_track
+    from ..quality.fix import fix
+
+    for out in (fix_out, contacts_out):
+        if out is not None:
+            if len(files) != 1:
+                raise MotionkitError("--fix and --contacts take one input file")
+            refuse_source_as_output(out, files[0], model)
+    options = parse_options(thresholds)
+    skeleton = model_skeleton(api.read(model), model) if model else None
+    feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
+    reports, failed, errors = [], 0, 0
+    for path in files:
+        try:
+            reader = registry.for_reading(path, from_format)
+            extra = {**reader.reader_options(character=model), **parse_options(read_options)}
+            motion = api.read_motion(path, format=reader.name, **extra)
+            report = check(motion, skeleton, ground=ground, preset=preset,
+                           feet_names=feet_names, name=path, **options)
+        except (MotionkitError, OSError, ValueError) as exc:
+            errors += 1
+            click.echo(f"motionkit: error: {clean(' '.join(str(exc).split()))}", err=True)
+            continue
+        failed += not report.passed
+        reports.append(report)
+        if not as_json:
+            click.echo("\n".join(clean(line) for line in report.lines()))
+        if contacts_out is not None:
+            labelled = Motion(dict(motion.tracks), motion.skeleton, motion.terrain,
+                              dict(motion.meta))
+            labelled.add(contact_track(report, motion))
+            api.write(contacts_out, labelled, lossy=lossy)
+            if not as_json:
+                click.echo(f"  wrote {clean(contacts_out)} with the contact labels")
+        if fix_out is not None:
+            fixed = fix(motion, skeleton, ground=ground, preset=preset, **options)
+            assert isinstance(fixed, Motion)
+            api.write(fix_out, fixed, lossy=lossy)
+            again = check(fixed, skeleton, ground=ground, preset=preset, feet_names=feet_names,
+                          name=fix_out, **options)
+            reports.append(again)
+            if not as_json:
+                for line in fixed.meta["quality_fixes"]:  # type: ignore[attr-defined]
+                    click.echo(f"  fixed: {clean(line)}")
+                click.echo("\n".join(clean(line) for line in again.lines()))
+            failed = int(not again.passed)
+    if as_json:
+        echo_json([report.to_dict() for report in reports])
+    if errors:
+        sys.exit(2)
+    if failed:
+        sys.exit(1)

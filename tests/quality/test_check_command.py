@@ -1,0 +1,126 @@
+"""``motionkit check``: one report per file with every constant, exit status 0 / 1 / 2,
+JSON, the ground options, and ``--fix`` (lifted within 1 mm; a second check passes; the
+fixes listed in the written file's metadata)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from conftest import corpus_file
+from test_cli import run_cli
+
+HUMANOID = ("parc", "character", "humanoid.xml")
+
+
+def _sunk_sfu(tmp_path: Path) -> Path:
+    """PARC's sfu clip with frame 7 pushed 0.1 m into the ground (a root-track edit)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
+    assert isinstance(motion, mk.Motion)
+    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
+    root[7, 2] -= 0.12
+    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
+    path = tmp_path / "sunk.pkl"
+    mk.write(path, motion)
+    return path
+
+
+def test_a_good_clip_passes_and_every_constant_is_printed(capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    code, out, _ = run_cli(["check", str(corpus_file("parc", "ms", "sfu.pkl")), "--character",
+                            str(corpus_file(*HUMANOID))], capsys)
+    assert code == 0
+    assert ": pass (15 frames at 30 fps, preset default)" in out
+    for constant in ("threshold_m=-0.05", "threshold_mps=15", "threshold_radps=40",
+                     "height_m=0.2", "time_s=1", "tolerance=0.05", "distance_m=0.2",
+                     "speed_mps=0.3", "depth_m=0.05", "gap_factor=1.5",
+                     "speed < 0.15 m/s and height < 0.1 m"):
+        assert constant in out, constant
+    assert "nearest cell as PARC samples it" in out
+
+
+def test_a_failing_check_exits_1_and_an_error_2(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    sunk = _sunk_sfu(tmp_path)
+    code, out, _ = run_cli(["check", str(sunk), "--character", str(corpus_file(*HUMANOID))],
+                           capsys)
+    assert code == 1 and "FAIL below_ground" in out and "first frame 7" in out
+    broken = tmp_path / "broken.pkl"
+    broken.write_bytes(b"not a pickle")
+    code, out, err = run_cli(["check", str(broken), str(sunk), "--character",
+                              str(corpus_file(*HUMANOID))], capsys)
+    assert code == 2
+    assert len([line for line in err.splitlines() if "error" in line]) == 1
+    assert "Traceback" not in err and "FAIL below_ground" in out  # the other file still checked
+    code, _, err = run_cli(["check", str(sunk)], capsys)  # no model
+    assert code == 2 and "--model/--character" in err
+
+
+def test_json_and_the_protomotions_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["check", str(corpus_file("mimickit", "humanoid_platform05.pkl")),
+                            "--character", str(corpus_file(*HUMANOID)), "--preset",
+                            "protomotions", "--json"], capsys)
+    assert code == 1
+    (report,) = json.loads(out)
+    assert report["verdict"] == "fail:floating"
+    assert [c["name"] for c in report["checks"]] == ["below_ground", "body_speed", "joint_speed",
+                                                     "floating", "self_penetration"]
+    floating = report["checks"][3]
+    assert (floating["value"], floating["threshold"]) == (33, 30)
+
+
+def test_the_ground_options(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["check", str(corpus_file("mimickit", "g1_walk.pkl")), "--model",
+            str(corpus_file("containers", "characters", "g1.xml")), "--json"]
+    code, out, _ = run_cli([*args, "--ground", "auto"], capsys)
+    (report,) = json.loads(out)
+    assert report["ground"]["source"].startswith("auto: flat plane z = ")
+    assert report["ground"]["height"] < 0  # its capsule soles dip a few mm below z = 0
+    code, out, _ = run_cli([*args, "--ground", "0.5"], capsys)
+    (report,) = json.loads(out)
+    assert code == 1 and "below_ground" in report["failed"] and report["ground"]["height"] == 0.5
+    code, _, err = run_cli([*args, "--ground", "terrain"], capsys)
+    assert code == 2 and "has no terrain" in err
+    code, _, err = run_cli([*args, "--ground", "sky"], capsys)
+    assert code == 2 and "--ground must be" in err
+
+
+def test_fix_lifts_onto_the_ground_and_the_second_check_passes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sunk, out_path = _sunk_sfu(tmp_path), tmp_path / "fixed.pkl"
+    code, out, _ = run_cli(["check", str(sunk), "--character", str(corpus_file(*HUMANOID)),
+                            "--fix", str(out_path)], capsys)
+    assert code == 0, out
+    assert "fixed: lift: root moved +0." in out
+    fixed = mk.read(out_path, character=corpus_file(*HUMANOID))
+    assert isinstance(fixed, mk.Motion)
+    assert any(line.startswith("lift:") for line in fixed.meta["quality_fixes"])  # type: ignore[union-attr]
+    again = mk.check(fixed, mk.read(corpus_file(*HUMANOID)))  # type: ignore[arg-type]
+    assert again.passed
+    assert abs(again.result("below_ground").value) < 1e-3
+    code, _, err = run_cli(["check", str(sunk), "--character", str(corpus_file(*HUMANOID)),
+                            "--fix", str(sunk)], capsys)
+    assert code == 2 and "input" in err  # never over the source
+
+
+def test_contacts_writes_the_labels_as_a_track(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "labelled.pkl"
+    source = corpus_file("parc", "ms", "dec2024_teaser_717_1_modified_opt.pkl")
+    code, _, _ = run_cli(["check", str(source), "--character", str(corpus_file(*HUMANOID)),
+                          "--contacts", str(out)], capsys)
+    assert code == 0
+    labelled = mk.read(out, character=corpus_file(*HUMANOID))
+    assert isinstance(labelled, mk.Motion)
+    skeleton = mk.read(corpus_file(*HUMANOID))
+    report = mk.check(labelled, skeleton)  # type: ignore[arg-type]
+    assert report.contacts is not None
+    assert np.array_equal(labelled.tracks["contacts"].data > 0.5, report.contacts)
+    assert report.contact_agreement is not None and report.contact_agreement["agreement"] == 1.0
