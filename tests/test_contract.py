@@ -19,7 +19,7 @@ from motionkit.formats.loss import Holds
 FORMATS = registry.formats()
 MOTION_WRITERS = {"seq": ".seq", "parc": ".pkl", "traj": ".traj", "tum": ".tum",
                   "kitti": ".kitti", "euroc": ".csv", "rosbag": ".bag", "mimickit": ".pkl",
-                  "gmr": ".pkl", "bvh": ".bvh"}
+                  "gmr": ".pkl", "bvh": ".bvh", "glb": ".glb", "gltf": ".gltf"}
 
 
 # ----------------------------------------------------------------------- the contract

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..._io import atomic_write
 from ...errors import ConversionError
+from ...kinematics.motion import joints_from_rotations
 from ...model import Motion
 from .. import registry
 from ..loss import Holds, tracks
@@ -21,7 +22,7 @@ from ._container import pack_glb, pack_gltf
 #: plain attributes and metadata. Not held: a terrain, integer nanosecond stamps.
 HOLDS = Holds(tracks=tracks(links="pose", root="pose", joints="value", joint_rotations="quaternion"),
               terrain=False, ns_stamps=False, one_timeline=True, position_only=False,
-              namespace="gltf")
+              root_required=False, namespace="gltf")
 
 
 def holds(skin: bool = False, spacing: float | None = None) -> Holds:
@@ -35,10 +36,16 @@ def holds(skin: bool = False, spacing: float | None = None) -> Holds:
 
 
 def losses(obj: Motion, **_: object) -> list[str]:
-    """Mesh files the model names that are not there (their bodies get sticks instead)."""
-    if obj.skeleton is None:
+    """A skeleton with no values to pose it (its poses would be made up, every joint at 0),
+    and mesh files the model names that are not there (their bodies get sticks instead)."""
+    skeleton = obj.skeleton
+    if skeleton is None:
         return []
-    missing = missing_meshes(obj.skeleton)
+    if "links" not in obj.tracks and "joints" not in obj.tracks \
+            and joints_from_rotations(skeleton, obj) is None \
+            and any(body.joint.dof_count for body in skeleton.bodies if body.parent >= 0):
+        return [f"the skeleton {skeleton.name!r} (no joint values or link poses to pose it)"]
+    missing = missing_meshes(skeleton)
     if not missing:
         return []
     more = ", …" if len(missing) > 3 else ""
