@@ -233,3 +233,14 @@ def test_blender_imports_every_body_where_our_fk_puts_it(tmp_path: Path, name: s
                                    quaternion.to_matrix(links.data[keys, b, 3:]) @ _NODE_AXES,
                                    rtol=0, atol=1e-5)
     assert np.ptp(links.data[keys, :, :3], axis=0).max() > 0.01
+
+
+def test_missing_node_skips_or_fails_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gltf_oracles import missing
+
+    monkeypatch.delenv("MOTIONKIT_REQUIRE_NODE", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        missing("no node", "MOTIONKIT_REQUIRE_NODE")
+    monkeypatch.setenv("MOTIONKIT_REQUIRE_NODE", "1")
+    with pytest.raises(pytest.fail.Exception, match="MOTIONKIT_REQUIRE_NODE=1"):
+        missing("no node", "MOTIONKIT_REQUIRE_NODE")
