@@ -1,0 +1,83 @@
+"""``view --rrd``: a rerun recording of the scene, read back with rerun's own reader
+(``rerun.chunk.RrdReader``; rerun 0.41 removed ``rr.dataframe.load_recording``): every link's
+transform on the ``time`` timeline equals motionkit's FK to 1e-6, quaternions in rerun's x y z w.
+Skips without rerun-sdk (the ``rerun`` extra; in the test lock, so CI has it)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import motionkit as mk
+from conftest import corpus_file, require_peer
+from motionkit.cli import main
+from motionkit.spatial import quaternion
+from motionkit.view.shapes import groups
+
+
+def _read_back(path: Path) -> tuple[dict[str, dict[str, np.ndarray]], set[str]]:
+    """Per entity: time (s), translation, quaternion (x y z w); and the static entities."""
+    from rerun.chunk import RrdReader
+
+    parts: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    static = set()
+    for chunk in RrdReader(path).stream():
+        if chunk.is_static:
+            static.add(chunk.entity_path)
+            continue
+        batch = chunk.to_record_batch()
+        names = batch.schema.names
+        if "Transform3D:translation" not in names:
+            continue
+        time = batch.column(names.index("time")).cast("int64").to_numpy() / 1e9
+        parts[chunk.entity_path]["time"].append(time)
+        for column, key in (("Transform3D:translation", "t"), ("Transform3D:quaternion", "q")):
+            values = batch.column(names.index(column)).to_pylist()
+            parts[chunk.entity_path][key].append(np.array([np.asarray(v).reshape(-1) for v in values]))
+    out = {}
+    for name, found in parts.items():
+        order = np.argsort(np.concatenate(found["time"]), kind="stable")
+        out[name] = {key: np.concatenate(found[key])[order] for key in ("time", "t", "q")}
+    return out, static
+
+
+@pytest.mark.corpus
+def test_the_recording_reads_back_as_our_fk(tmp_path: Path) -> None:
+    require_peer("rerun")
+    model, walk = corpus_file("choreonoid", "SR1.body"), corpus_file("choreonoid", "SR1WalkPattern1.seq")
+    target = tmp_path / "walk.rrd"
+    try:
+        main(["view", str(walk), "--model", str(model), "--rrd", str(target)])
+    except SystemExit as exc:
+        assert not exc.code
+    skeleton = mk.read(model)
+    assert isinstance(skeleton, mk.Skeleton)
+    links = mk.kinematics.link_motion(skeleton, mk.read(walk)).tracks["links"]
+    found, static = _read_back(target)
+    for b, body in enumerate(skeleton.bodies):
+        got = found[f"/motionkit/SR1WalkPattern1.seq/{body.name}"]
+        assert len(got["time"]) == links.frames  # every frame, none subsampled
+        # rerun keeps durations as whole nanoseconds
+        np.testing.assert_allclose(got["time"], links.times - links.times[0], rtol=0, atol=1.01e-9)
+        np.testing.assert_allclose(got["t"], links.data[:, b, :3], rtol=0, atol=1e-6)
+        turn = quaternion.multiply(quaternion.conjugate(got["q"]), links.data[:, b, 3:])
+        assert np.abs(turn[:, :3]).max() < 1e-6  # the same rotation: x y z w as motionkit's
+    shapes = sum(len(group.bodies) for group in groups(skeleton))  # the viewer's drawn shapes
+    assert sum("/shape" in name for name in static) == shapes
+    assert "/motionkit/SR1WalkPattern1.seq/path" in static
+
+
+def test_a_missing_rerun_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rerun", None)  # as if not installed
+    traj = tmp_path / "a.tum"
+    traj.write_text("0 0 0 0 0 0 0 1\n1 1 0 0 0 0 0 1\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["view", str(traj), "--rrd", str(tmp_path / "a.rrd")])
+    assert exit_info.value.code == 2
+    assert "motionkit[rerun]" in capsys.readouterr().err and not (tmp_path / "a.rrd").exists()
