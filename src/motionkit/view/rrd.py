@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ APPLICATION = "motionkit"
 TIMELINE = "time"
 
 
-def _rerun() -> Any:
+def _rerun() -> ModuleType:
     try:
         import rerun
     except ImportError:
@@ -35,29 +36,30 @@ def _rerun() -> Any:
     return rerun
 
 
-def entity(rr: Any, *parts: str) -> str:
+def _entity(rr: ModuleType, *parts: str) -> str:
     """``/motionkit/…`` from names as files give them (escaped for rerun's paths)."""
     return "/motionkit/" + "/".join(rr.escape_entity_path_part(part) for part in parts)
 
 
-def _actor(rr: Any, rec: Any, actor: Actor, name: str, colour: tuple[int, int, int]) -> None:
+def _actor(rr: ModuleType, rec: Any, actor: Actor, name: str,
+           colour: tuple[int, int, int]) -> None:
     times = rr.TimeColumn(TIMELINE, duration=np.asarray(actor.times, dtype=np.float64))
     xyzw = actor.wxyz[..., [1, 2, 3, 0]]
     for link, label in enumerate(actor.labels):
-        rec.send_columns(entity(rr, name, label), indexes=[times],
+        rec.send_columns(_entity(rr, name, label), indexes=[times],
                          columns=rr.Transform3D.columns(translation=actor.positions[:, link],
                                                         quaternion=xyzw[:, link]))
     for number, shape in enumerate(actor.shapes):
         offsets = shape.offsets if shape.offsets is not None else \
             np.tile([0.0, 0, 0, 0, 0, 0, 1], (len(shape.links), 1))
         for k, link in enumerate(shape.links):
-            rec.log(entity(rr, name, actor.labels[int(link)], f"shape{number}_{k}"),
+            rec.log(_entity(rr, name, actor.labels[int(link)], f"shape{number}_{k}"),
                     rr.Mesh3D(vertex_positions=shape.vertices, triangle_indices=shape.faces,
                               albedo_factor=[*(shape.color or light(colour)), 255]),
                     rr.Transform3D(translation=offsets[k, :3], quaternion=offsets[k, 3:7]),
                     static=True)
     if len(actor.path) > 1:
-        rec.log(entity(rr, name, "path"), rr.LineStrips3D([actor.path], colors=[colour]), static=True)
+        rec.log(_entity(rr, name, "path"), rr.LineStrips3D([actor.path], colors=[colour]), static=True)
 
 
 def write_rrd(scene: Scene, path: str | os.PathLike[str]) -> Path:
