@@ -244,3 +244,26 @@ def test_missing_node_skips_or_fails_when_required(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("MOTIONKIT_REQUIRE_NODE", "1")
     with pytest.raises(pytest.fail.Exception, match="MOTIONKIT_REQUIRE_NODE=1"):
         missing("no node", "MOTIONKIT_REQUIRE_NODE")
+
+
+def test_a_retargeted_robot_beside_its_source_in_one_scene(tmp_path: Path) -> None:
+    """``convert ref.bvh robot.pkl both.glb --model g1.xml``: the BVH moves its own skeleton,
+    the model moves the robot; valid, and three.js places both where our FK does."""
+    from motionkit.cli import main
+
+    folder = corpus_file("retarget", "bvh_to_g1.json").parent
+    bvh, robot = corpus_file("bvh", "test_freebvh.bvh"), folder / "g1_mocap_29dof_nomesh.xml"
+    out, both = tmp_path / "robot.pkl", tmp_path / "both.glb"
+    for args in (["retarget", str(bvh), "--robot", str(robot), "--map", str(folder / "bvh_to_g1.json"),
+                  "--rename", str(folder / "freebvh_lafan1_names.json"), "-o", str(out), "--to", "gmr"],
+                 ["convert", str(bvh), str(out), str(both), "--model", str(robot), "-O", "spacing=2"]):
+        try:
+            main(args)
+        except SystemExit as exc:
+            assert not exc.code, args
+    (report,) = validate(both)
+    assert (report["errors"], report["warnings"], report["hints"]) == (0, 0, 0), report
+    g1 = mk.read(robot)
+    assert isinstance(g1, mk.Skeleton)
+    _compare_three(both, *_motion("test_freebvh.bvh"), offset=0.0, entry=0)
+    _compare_three(both, mk.api.read_motion(out), g1, offset=2.0, entry=1)
