@@ -267,3 +267,19 @@ def test_a_retargeted_robot_beside_its_source_in_one_scene(tmp_path: Path) -> No
     assert isinstance(g1, mk.Skeleton)
     _compare_three(both, *_motion("test_freebvh.bvh"), offset=0.0, entry=0)
     _compare_three(both, mk.api.read_motion(out), g1, offset=2.0, entry=1)
+
+
+def test_blender_builds_an_armature_from_the_skin_variant(tmp_path: Path) -> None:
+    """``skin=True``: Blender turns the body nodes into the bones of one armature, each
+    bone's head where our FK puts the body (at key times)."""
+    motion, skeleton = _motion("example.bvh")
+    links = mk.kinematics.link_motion(skeleton, motion).tracks["links"]
+    target = tmp_path / "skin.glb"
+    mk.write(target, motion, skin=True)
+    times = [float(np.float32(k / links.timeline.rate)) for k in range(links.frames)]
+    got = blender_poses(target, 30, times, tmp_path)
+    bones = {name.split(":", 1)[1]: matrices for name, matrices in got.items()
+             if name.count(":") == 1 and name.split(":", 1)[1] in links.labels}
+    assert set(bones) == set(links.labels)  # every body a bone
+    for b, name in enumerate(links.labels):
+        np.testing.assert_allclose(bones[name][:, :3, 3], links.data[:, b, :3], rtol=0, atol=1e-5)
