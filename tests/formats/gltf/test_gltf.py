@@ -18,7 +18,7 @@ import motionkit as mk
 from conftest import corpus_file
 from motionkit.cli import main
 from motionkit.formats.gltf import write_scene
-from motionkit.formats.gltf._container import unpack
+from motionkit.formats.gltf._container import pack_gltf, unpack
 from motionkit.spatial import quaternion
 
 
@@ -180,12 +180,17 @@ def test_broken_files_are_format_errors(tmp_path: Path) -> None:
     cases = {"cut.glb": data[:-8], "short.glb": data[:10],
              "version.glb": data[:4] + struct.pack("<I", 1) + data[8:],
              "json.gltf": b"{not json", "deep.gltf": b"[" * 10_000}
-    gltf, _ = unpack(good)
+    gltf, blob = unpack(good)
     gltf["asset"]["extras"]["motionkit"]["motions"][0]["bodies"] = [999]  # type: ignore[index]
     cases["index.gltf"] = json.dumps({**gltf, "buffers": [{"byteLength": 0}]}).encode()
+    gltf["asset"]["extras"]["motionkit"]["motions"][0]["bodies"] = [1] * 100_000  # type: ignore[index]
+    gltf["asset"]["extras"]["motionkit"]["motions"][0]["parents"] = [-1] * 100_000  # type: ignore[index]
+    gltf["asset"]["extras"]["motionkit"]["motions"][0]["labels"] = ["x"] * 100_000  # type: ignore[index]
+    gltf["asset"]["extras"]["motionkit"]["motions"][0]["frames"] = 10**9  # type: ignore[index]
+    cases["huge.gltf"] = pack_gltf(gltf, blob)  # 10⁹ frames × 10⁵ bodies asked of a small file
     for name, content in cases.items():
         (tmp_path / name).write_bytes(content)
-        with pytest.raises(mk.FormatError):
+        with pytest.raises(mk.FormatError, match="budget" if name == "huge.gltf" else None):
             mk.read(tmp_path / name)
 
 

@@ -8,12 +8,14 @@ it is, so nobody mistakes a scene for a motion.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._limits import array_budget
 from ...errors import FormatError
 from ...model import Motion, Timeline, Track
 from ...spatial import quaternion
@@ -30,6 +32,8 @@ class _File:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
         self.gltf, self.blob = unpack(path)
+        #: every array the read makes is charged here (a small file cannot ask for gigabytes)
+        self.budget = array_budget(path, len(self.blob) + len(json.dumps(self.gltf)))
 
     def fail(self, what: str) -> FormatError:
         return FormatError(what, self.path)
@@ -77,7 +81,7 @@ class _File:
                 or not all(isinstance(n, int) and n >= 0 for n in shape):
             raise self.fail(f"{what}: expected a float64 array with its shape")
         data = self.view_bytes(entry.get("bufferView"))
-        if len(data) != 8 * int(np.prod(shape)):
+        if len(data) != 8 * int(np.prod(shape, dtype=object)):
             raise self.fail(f"{what}: its bufferView holds {len(data)} bytes, not {shape}")
         return np.frombuffer(data, "<f8").reshape(shape).astype(np.float64)
 
@@ -174,6 +178,7 @@ def read_motion(path: str | os.PathLike[str], motion: str | int | None = None) -
             or not isinstance(labels, list) or not isinstance(parents, list) \
             or not len(bodies) == len(labels) == len(parents) or not bodies:
         raise file.fail("the motion's extras do not list its frames and bodies")
+    file.budget.charge(8 * (7 * len(bodies) + 1) * frames)  # the poses and times made below
     timeline = _timeline(file, entry, frames)
     times = timeline.times
     animated = _animated(file)
