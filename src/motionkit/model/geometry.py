@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .skeleton import Shape
+from .terrain import Terrain
 
 F32 = NDArray[np.float32]
 U32 = NDArray[np.uint32]
@@ -89,6 +90,9 @@ def shape_colour(shape: Shape) -> tuple[int, int, int] | None:
 PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
            (140, 86, 75), (227, 119, 194), (127, 127, 127))
 
+#: The terrain's colour (RGB 0-255).
+TERRAIN_COLOUR = (170, 160, 140)
+
 #: Stick width in metres, on a skeleton with shapes and without (a stick joins a body to its
 #: parent).
 STICK_WITH_SHAPES, STICK_ALONE = 0.008, 0.02
@@ -98,3 +102,21 @@ def light(colour: tuple[int, int, int]) -> tuple[int, int, int]:
     """A paler shade of a motion's colour, for its shapes."""
     r, g, b = (int(c + (255 - c) * 0.45) for c in colour)
     return r, g, b
+
+
+def terrain_mesh(terrain: Terrain, max_vertices: int) -> tuple[F32, U32]:
+    """A heightfield as triangles (vertices in metres, faces), thinned to at most about
+    ``max_vertices`` vertices (every k-th cell along both axes)."""
+    heights = np.asarray(terrain.heights, dtype=float)
+    nx, ny = heights.shape
+    step = max(1, int(np.ceil(np.sqrt(nx * ny / max_vertices))))
+    ii, jj = np.arange(0, nx, step), np.arange(0, ny, step)
+    gi, gj = np.meshgrid(ii, jj, indexing="ij")
+    x = float(terrain.origin[0]) + gi * float(terrain.dx)
+    y = float(terrain.origin[1]) + gj * float(terrain.dy or terrain.dx)
+    vertices = np.stack([x, y, heights[gi, gj]], axis=-1).reshape(-1, 3).astype(np.float32)
+    a, b = len(ii), len(jj)
+    base = (np.arange(a - 1)[:, None] * b + np.arange(b - 1)[None, :]).ravel()
+    faces = np.concatenate([np.stack([base, base + b, base + 1], 1),
+                            np.stack([base + 1, base + b, base + b + 1], 1)]).astype(np.uint32)
+    return vertices, faces

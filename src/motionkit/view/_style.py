@@ -7,9 +7,6 @@ import numpy as np
 
 from .scene import Actor, Scene
 
-#: The terrain's colour (RGB 0-255), lit in both views.
-TERRAIN_COLOUR = (170, 160, 140)
-
 #: Frames drawn along a trajectory's path.
 FRAMES_ALONG = 40
 

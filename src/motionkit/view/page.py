@@ -134,7 +134,7 @@ def scene_data(scene: Scene, progress: Progress | None = None) -> tuple[dict[str
     terrain = None
     if scene.terrain is not None:
         geometries.append(_geometry(blob, scene.terrain.vertices, scene.terrain.faces))
-        terrain = {"geometry": len(geometries) - 1, "color": _rgb(_style.TERRAIN_COLOUR)}
+        terrain = {"geometry": len(geometries) - 1, "color": _rgb(geometry.TERRAIN_COLOUR)}
     position, target = _style.camera(scene)
     meta: dict[str, object] = {
         "times": blob.add(np.asarray(scene.times, dtype=np.float64)), "actors": actors,

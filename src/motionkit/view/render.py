@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MotionkitError
+from ..model import geometry
 from ..model.geometry import PALETTE, STICK_ALONE, STICK_WITH_SHAPES, light
 from . import _origin, _style
 from ._style import SPEEDS
@@ -65,7 +66,7 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
     _aim_camera(server, scene)
     if scene.terrain is not None:
         server.scene.add_mesh_simple("/terrain", scene.terrain.vertices, scene.terrain.faces,
-                                     color=_style.TERRAIN_COLOUR, flat_shading=False, side="double")
+                                     color=geometry.TERRAIN_COLOUR, flat_shading=False, side="double")
     else:
         server.scene.add_grid("/ground", width=10, height=10, plane="xy", cell_size=0.5)
     updates: list[Callable[[int], None]] = []

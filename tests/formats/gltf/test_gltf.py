@@ -249,3 +249,23 @@ def test_a_model_without_poses_is_refused_and_shapes_become_meshes(tmp_path: Pat
     bare = mk.Motion({"root": motion.tracks["root"]}, motion.skeleton)
     with pytest.raises(mk.ConversionError, match="no joint values"):
         mk.write(tmp_path / "bare.glb", bare)
+
+
+@pytest.mark.corpus
+def test_a_terrain_is_drawn_and_kept(tmp_path: Path) -> None:
+    human = corpus_file("parc", "character", "humanoid.xml")
+    source = corpus_file("parc", "ms", "TEASER_TERRAIN.pkl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        motion = mk.api.read_motion(source, character=human)
+        mk.convert(source, tmp_path / "t.glb", character=human, lossy=True)  # its contacts: lost
+    terrain = motion.terrain
+    assert terrain is not None
+    back = mk.api.read_motion(tmp_path / "t.glb").terrain
+    assert back is not None
+    np.testing.assert_array_equal(back.heights, terrain.heights)
+    np.testing.assert_array_equal(back.origin, terrain.origin)
+    assert (back.dx, back.dy) == (terrain.dx, terrain.dy)
+    assert (back.bounds is None) == (terrain.bounds is None)
+    gltf, _ = unpack(tmp_path / "t.glb")
+    assert any(n["name"].endswith(":terrain") and "mesh" in n for n in gltf["nodes"])  # type: ignore[union-attr,index]

@@ -49,6 +49,9 @@ def _write(name: str, target: Path, **options: object) -> None:
     elif name == "parc":  # its contacts have no place in glTF: named, then dropped
         mk.convert(corpus_file("parc", "ms", "sfu.pkl"), target, lossy=True,
                    character=corpus_file("parc", "character", "humanoid.xml"), **options)
+    elif name == "terrain":  # a PARC motion over its terrain (a mesh, and its heights kept)
+        mk.convert(corpus_file("parc", "ms", "TEASER_TERRAIN.pkl"), target, lossy=True,
+                   character=corpus_file("parc", "character", "humanoid.xml"), **options)
     elif name == "mimickit":
         mk.convert(corpus_file("mimickit", "humanoid_platform05.pkl"), target,
                    character=corpus_file("parc", "character", "humanoid.xml"), **options)
@@ -57,11 +60,13 @@ def _write(name: str, target: Path, **options: object) -> None:
 
 
 def _raw_views(path: Path) -> set[str]:
-    """The buffer views motionkit's extras name (the tracks kept exactly)."""
+    """The buffer views motionkit's extras name (the tracks and terrain kept exactly)."""
     gltf, _ = unpack(path)
     found = set()
     for entry in gltf["asset"]["extras"]["motionkit"]["motions"]:  # type: ignore[index]
-        specs = [*entry["tracks"], entry.get("times") or {}]
+        terrain = entry.get("terrain") or {}
+        specs = [*entry["tracks"], entry.get("times") or {},
+                 *(terrain.get(key) or {} for key in ("heights", "origin", "bounds"))]
         found |= {f"/bufferViews/{spec['bufferView']}" for spec in specs if "bufferView" in spec}
     return found
 
@@ -69,7 +74,7 @@ def _raw_views(path: Path) -> set[str]:
 #: The rotation Blender's importer leaves on every object built from a glTF node (Z up).
 _NODE_AXES = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
-INPUTS = ["walk", "parc", "mimickit", *BVHS]
+INPUTS = ["walk", "parc", "terrain", "mimickit", *BVHS]
 
 
 def test_the_validator_finds_no_error_or_warning_in_any_file_we_write(tmp_path: Path) -> None:

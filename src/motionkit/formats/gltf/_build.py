@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from ...errors import ConversionError
 from ...kinematics.motion import link_poses
 from ...model import Motion, Skeleton
-from ...model.geometry import PALETTE, STICK_ALONE, light, mesh, shape_colour
+from ...model.geometry import PALETTE, STICK_ALONE, TERRAIN_COLOUR, light, mesh, shape_colour, terrain_mesh
 from ...model.skeleton import Shape
 from ...spatial import quaternion
 from ..shared.mjcf.mesh import MeshUnreadable, read_mesh
@@ -50,6 +50,9 @@ CONVENTIONS = {
 #: A pose that moves less than this (metres, or quaternion components) over the motion is
 #: written once as the node's own, not as a channel: far below float32's resolution.
 STATIC = 1e-12
+#: A terrain's mesh is thinned to about this many vertices (its heights are kept whole in
+#: ``extras``).
+MAX_TERRAIN_VERTICES = 250_000
 #: Smallest float32 step the times may have (``specs/gltf-export.md`` §3).
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _ARRAY_BUFFER, _ELEMENT_ARRAY_BUFFER = 34962, 34963
@@ -270,6 +273,11 @@ def add_motion(doc: Document, parent: int, motion: Motion, name: str, index: int
         doc.attach(owner, node)
         nodes.append(node)
     _add_shapes(doc, bodies, nodes, t, colour)
+    if motion.terrain is not None:
+        vertices, faces = terrain_mesh(motion.terrain, MAX_TERRAIN_VERTICES)
+        if len(faces):
+            doc.attach(holder, doc.node(f"{name}:terrain", mesh=doc.mesh(
+                f"terrain {index}", vertices, faces, doc.material(TERRAIN_COLOUR))))
     time_accessor: int | None = None
     for b, node in enumerate(nodes):
         moving = [(path, values) for path, values, width in (("translation", t[:, b], "VEC3"),
@@ -435,6 +443,14 @@ def _extras(doc: Document, motion: Motion, name: str, holder: int, nodes: list[i
         tracks.append({"name": track_name, "kind": track.kind, "labels": track.labels,
                        "attrs": track.attrs, **doc.raw(np.asarray(track.data, dtype=float))})
     entry["tracks"] = tracks
+    terrain = motion.terrain
+    if terrain is not None:
+        entry["terrain"] = {"heights": doc.raw(np.asarray(terrain.heights, dtype=float)),
+                            "origin": doc.raw(np.asarray(terrain.origin, dtype=float)),
+                            "dx": float(terrain.dx), "dy": float(terrain.dy or terrain.dx),
+                            "bounds": None if terrain.bounds is None else
+                            doc.raw(np.asarray(terrain.bounds, dtype=float)),
+                            "attrs": terrain.attrs}
     entry["meta"] = {k: v for k, v in motion.meta.items() if k not in ("source_format",)}
     return entry
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..._limits import array_budget
 from ...errors import FormatError
-from ...model import Motion, Timeline, Track
+from ...model import Motion, Terrain, Timeline, Track
 from ...spatial import quaternion
 from ._build import EXTRAS, LAYOUT
 from ._container import unpack
@@ -195,7 +195,7 @@ def read_motion(path: str | os.PathLike[str], motion: str | int | None = None) -
             above = poses[:, parent]
             poses[:, b, :3] = above[:, :3] + quaternion.rotate(above[:, 3:], t)
             poses[:, b, 3:] = quaternion.normalize(quaternion.multiply(above[:, 3:], q))
-    result = Motion(meta=_meta(entry))
+    result = Motion(meta=_meta(entry), terrain=_terrain(file, entry.get("terrain")))
     result.add(Track("links", "pose", poses, timeline, labels=[str(x) for x in labels]))
     specs = entry.get("tracks") or []
     if not isinstance(specs, list):
@@ -227,6 +227,25 @@ def _timeline(file: _File, entry: Mapping[str, object], frames: int) -> Timeline
                                 float(rate) if isinstance(rate, int | float) else None)
     except (TypeError, ValueError) as exc:
         raise file.fail(f"the motion's timeline is not valid ({exc})") from None
+
+
+def _terrain(file: _File, entry: object) -> Terrain | None:
+    """The terrain the writer kept (heights, origin, bounds as float64), or None."""
+    if entry is None:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("heights"), dict) \
+            or not isinstance(entry.get("origin"), dict):
+        raise file.fail("the terrain's extras are not valid")
+    bounds = entry.get("bounds")
+    attrs = entry.get("attrs")
+    try:
+        return Terrain(file.raw(entry["heights"], "terrain heights"),
+                       file.raw(entry["origin"], "terrain origin"), float(entry["dx"]),
+                       float(entry["dy"]),
+                       file.raw(bounds, "terrain bounds") if isinstance(bounds, dict) else None,
+                       dict(attrs) if isinstance(attrs, dict) else {})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise file.fail(f"the terrain's extras are not valid ({exc})") from None
 
 
 def _meta(entry: Mapping[str, object]) -> dict[str, object]:

@@ -19,9 +19,10 @@ from ._container import pack_glb, pack_gltf
 
 #: Link poses as body nodes; the root pose, joint values and joint rotations that make them
 #: are kept exactly (float64, in buffer views ``extras`` names), as are the timeline, labels,
-#: plain attributes and metadata. Not held: a terrain, integer nanosecond stamps.
+#: plain attributes, metadata and a terrain (also drawn as a mesh). Not held: integer
+#: nanosecond stamps.
 HOLDS = Holds(tracks=tracks(links="pose", root="pose", joints="value", joint_rotations="quaternion"),
-              terrain=False, ns_stamps=False, one_timeline=True, position_only=False,
+              ns_stamps=False, one_timeline=True, position_only=False,
               root_required=False, namespace="gltf")
 
 
