@@ -55,6 +55,11 @@ def walk_to_glb(report: Report, repeat: int, folder: Path) -> None:
     report.row("`motionkit convert <SR1 walk> walk.glb --model SR1.body` as a process, CPU",
                span([r.cpu for r in processes], unit=" s"), "–", None)
     report.row("the same, peak memory", f"{max(r.peak_mb for r in processes):.0f} MB", "–", None)
+    from motionkit.view import build_scene, write_html
+
+    page = write_html(build_scene(WALK, model=MODEL), folder / "walk.html")
+    report.row("beside it: the viewer's offline page of the same walk (`view --html`)",
+               f"{page.stat().st_size / 1e6:.2f} MB", "≤ 5 MB (bench/view.py)", None)
 
 
 def main() -> None:
