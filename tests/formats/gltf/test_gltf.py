@@ -213,6 +213,8 @@ def test_several_motions_in_one_scene_from_the_cli_and_the_api(
     assert len(written) == 2
     with pytest.raises(mk.FormatError, match="holds 2 motions"):
         mk.read(target)
+    assert _cli("info", str(target)) == 0  # info lists them instead
+    assert "1: 'example': 2 frames" in capsys.readouterr().out
     example = mk.api.read_motion(target, motion="example")
     assert example.tracks["links"].frames == mk.api.read_motion(bvh).tracks["root"].frames
     gltf, _ = unpack(target)

@@ -118,6 +118,27 @@ def _choose(file: _File, ours: Mapping[str, object], motion: str | int | None) -
     raise file.fail(f"holds no motion {motion!r} (it holds {', '.join(names)})")
 
 
+def survey(path: str | os.PathLike[str]) -> list[str]:
+    """One line per motion of a scene of several (what ``info`` shows where ``read`` asks
+    which one); [] for anything else."""
+    try:
+        file = _File(path)
+        entries = _ours(file).get("motions")
+    except FormatError:
+        return []
+    if not isinstance(entries, list) or len(entries) < 2:
+        return []
+    lines = [f"a scene of {len(entries)} motions side by side (read one with motion=NAME or INDEX):"]
+    for index, entry in enumerate(entries):
+        if isinstance(entry, dict):
+            rate = f", {entry['fps']:g} Hz" if isinstance(entry.get("fps"), int | float) else ""
+            bodies = entry.get("bodies")
+            count = len(bodies) if isinstance(bodies, list) else 0
+            lines.append(f"{index}: {str(entry.get('name'))[:80]!r}: {entry.get('frames')} frames"
+                         f"{rate}, {count} bodies")
+    return lines
+
+
 def _local(file: _File, node: Mapping[str, object], frames: int, path: str,
            animated: dict[tuple[int, str], tuple[NDArray[np.float32], NDArray[np.float32]]],
            index: int, times: Array) -> Array:

@@ -6,10 +6,10 @@ import os
 
 from ...model import Motion
 from ._container import MAGIC
-from ._read import read_motion
+from ._read import read_motion, survey
 from .write import HOLDS, holds, losses, write_motion
 
-__all__ = ["HOLDS", "holds", "losses", "read", "write"]
+__all__ = ["HOLDS", "holds", "losses", "read", "survey", "write"]
 
 def sniff(head: bytes) -> bool:
     return head.startswith(MAGIC)

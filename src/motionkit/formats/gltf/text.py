@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 from ...model import Motion
-from ._read import read_motion
+from ._read import read_motion, survey
 from .write import HOLDS, holds, losses, write_motion
 
-__all__ = ["HOLDS", "holds", "losses", "read", "write"]
+__all__ = ["HOLDS", "holds", "losses", "read", "survey", "write"]
 
 def read(path: str | os.PathLike[str], *, motion: str | int | None = None) -> Motion:
     """A motion motionkit wrote (``motion``: which, by name or index, of a file of several)."""
