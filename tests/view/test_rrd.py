@@ -44,6 +44,22 @@ def _read_back(path: Path) -> tuple[dict[str, dict[str, np.ndarray]], set[str]]:
     return out, static
 
 
+def _sticks(path: Path, name: str) -> np.ndarray:
+    """The stick segments ``(frames, sticks, 2, 3)`` logged at ``name``, in time order."""
+    from rerun.chunk import RrdReader
+
+    rows: list[tuple[int, list[object]]] = []
+    for chunk in RrdReader(path).stream():
+        if chunk.entity_path == name and not chunk.is_static:
+            batch = chunk.to_record_batch()
+            names = batch.schema.names
+            times = batch.column(names.index("time")).cast("int64").to_pylist()
+            rows += zip(times, batch.column(names.index("LineStrips3D:strips")).to_pylist(), strict=True)
+    rows.sort(key=lambda row: row[0])
+    return np.array([[np.asarray(strip, dtype=float).reshape(2, 3) for strip in strips]
+                     for _, strips in rows])
+
+
 @pytest.mark.corpus
 def test_the_recording_reads_back_as_our_fk(tmp_path: Path) -> None:
     require_peer("rerun")
@@ -68,6 +84,13 @@ def test_the_recording_reads_back_as_our_fk(tmp_path: Path) -> None:
     shapes = sum(len(group.bodies) for group in groups(skeleton))  # the viewer's drawn shapes
     assert sum("/shape" in name for name in static) == shapes
     assert "/motionkit/SR1WalkPattern1.seq/path" in static
+    sticks = _sticks(target, "/motionkit/SR1WalkPattern1.seq/sticks")
+    parents = [b.parent for b in skeleton.bodies]
+    child = [i for i, p in enumerate(parents) if p >= 0]
+    assert sticks.shape == (links.frames, len(child), 2, 3)
+    np.testing.assert_allclose(sticks[:, :, 1], links.data[:, child, :3], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(sticks[:, :, 0], links.data[:, [parents[i] for i in child], :3],
+                               rtol=0, atol=1e-6)
 
 
 def test_a_missing_rerun_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

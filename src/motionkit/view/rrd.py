@@ -4,6 +4,7 @@
 Entities: ``/motionkit/<motion>/<link>`` carries the link's world pose per shown frame
 (``Transform3D``: translation in metres, quaternion in rerun's own order, x y z w — the
 same as motionkit's); ``…/<link>/shape<k>`` a static mesh at its offset on the link;
+``/motionkit/<motion>/sticks`` each link joined to its parent per frame (as the viewer draws);
 ``/motionkit/<motion>/path`` the root path. ``/`` is declared right-handed, Z up.
 rerun-sdk is imported only here.
 """
@@ -19,7 +20,7 @@ import numpy as np
 
 from .._io import atomic_write
 from ..errors import MotionkitError
-from ..model.geometry import PALETTE, light
+from ..model.geometry import PALETTE, STICK_ALONE, STICK_WITH_SHAPES, light
 from .scene import Actor, Scene
 
 #: The recording's application id (what rerun's viewer groups recordings by).
@@ -58,6 +59,15 @@ def _actor(rr: ModuleType, rec: Any, actor: Actor, name: str,
                               albedo_factor=[*(shape.color or light(colour)), 255]),
                     rr.Transform3D(translation=offsets[k, :3], quaternion=offsets[k, 3:7]),
                     static=True)
+    child = np.flatnonzero(actor.parents >= 0)
+    if child.size:  # the sticks, each link to its parent, per frame
+        segments = np.stack([actor.positions[:, actor.parents[child]], actor.positions[:, child]],
+                            axis=2).reshape(-1, 2, 3)
+        width = STICK_WITH_SHAPES if actor.shapes else STICK_ALONE
+        strips = rr.LineStrips3D.columns(strips=list(segments), radii=np.full(len(segments), width / 2),
+                                         colors=np.tile([*colour, 255], (len(segments), 1)))
+        rec.send_columns(_entity(rr, name, "sticks"), indexes=[times],
+                         columns=strips.partition([child.size] * len(actor.times)))
     if len(actor.path) > 1:
         rec.log(_entity(rr, name, "path"), rr.LineStrips3D([actor.path], colors=[colour]), static=True)
 
