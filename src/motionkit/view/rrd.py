@@ -64,7 +64,7 @@ def _actor(rr: ModuleType, rec: Any, actor: Actor, name: str,
         segments = np.stack([actor.positions[:, actor.parents[child]], actor.positions[:, child]],
                             axis=2).reshape(-1, 2, 3)
         width = STICK_WITH_SHAPES if actor.shapes else STICK_ALONE
-        strips = rr.LineStrips3D.columns(strips=list(segments), radii=np.full(len(segments), width / 2),
+        strips = rr.LineStrips3D.columns(strips=segments, radii=np.full(len(segments), width / 2),
                                          colors=np.tile([*colour, 255], (len(segments), 1)))
         rec.send_columns(_entity(rr, name, "sticks"), indexes=[times],
                          columns=strips.partition([child.size] * len(actor.times)))
