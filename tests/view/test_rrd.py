@@ -104,3 +104,29 @@ def test_a_missing_rerun_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
         main(["view", str(traj), "--rrd", str(tmp_path / "a.rrd")])
     assert exit_info.value.code == 2
     assert "motionkit[rerun]" in capsys.readouterr().err and not (tmp_path / "a.rrd").exists()
+
+
+@pytest.mark.corpus
+def test_ape_errors_are_on_the_same_timeline(tmp_path: Path) -> None:
+    require_peer("rerun")
+    from rerun.chunk import RrdReader
+
+    ref = corpus_file("evo", "freiburg1_xyz-groundtruth.txt")
+    est = corpus_file("evo", "freiburg1_xyz-rgbdslam.txt")
+    target = tmp_path / "ape.rrd"
+    try:
+        main(["view", str(ref), str(est), "--rrd", str(target), "--ape"])
+    except SystemExit as exc:
+        assert not exc.code
+    expected = mk.evaluation.ape(mk.evaluation.read_poses(ref), mk.evaluation.read_poses(est))
+    start = mk.evaluation.read_poses(ref).times[0]
+    times, values = [], []
+    for chunk in RrdReader(target).stream():
+        if chunk.entity_path.startswith("/motionkit/errors/") and not chunk.is_static:
+            batch = chunk.to_record_batch()
+            names = batch.schema.names
+            times += batch.column(names.index("time")).cast("int64").to_pylist()
+            values += [v[0] for v in batch.column(names.index("Scalars:scalars")).to_pylist()]
+    order = np.argsort(times, kind="stable")
+    np.testing.assert_allclose(np.asarray(values)[order], expected.errors, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(times)[order] / 1e9, expected.t_ref - start, rtol=0, atol=1.01e-9)

@@ -5,18 +5,22 @@ Entities: ``/motionkit/<motion>/<link>`` carries the link's world pose per shown
 (``Transform3D``: translation in metres, quaternion in rerun's own order, x y z w — the
 same as motionkit's); ``…/<link>/shape<k>`` a static mesh at its offset on the link;
 ``/motionkit/<motion>/sticks`` each link joined to its parent per frame (as the viewer draws);
-``/motionkit/<motion>/path`` the root path. ``/`` is declared right-handed, Z up.
+``/motionkit/<motion>/path`` the root path; ``/motionkit/errors/<name>`` evaluation errors
+given with the scene (``view --rrd --ape``: each file's APE against the first). ``/`` is
+declared right-handed, Z up.
 rerun-sdk is imported only here.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._io import atomic_write
 from ..errors import MotionkitError
@@ -72,8 +76,12 @@ def _actor(rr: ModuleType, rec: Any, actor: Actor, name: str,
         rec.log(_entity(rr, name, "path"), rr.LineStrips3D([actor.path], colors=[colour]), static=True)
 
 
-def write_rrd(scene: Scene, path: str | os.PathLike[str]) -> Path:
-    """Write ``scene`` as a rerun recording at ``path`` (replaced whole, never half-written)."""
+def write_rrd(scene: Scene, path: str | os.PathLike[str],
+              errors: Mapping[str, tuple[NDArray[np.float64], NDArray[np.float64]]] | None = None,
+              ) -> Path:
+    """Write ``scene`` as a rerun recording at ``path`` (replaced whole, never half-written);
+    ``errors`` maps names to (seconds on the scene's clock, values): evaluation errors, as
+    ``Scalars`` at ``/motionkit/errors/<name>`` on the same timeline."""
     rr = _rerun()
     rec = rr.RecordingStream(APPLICATION)
     stream = rec.binary_stream()
@@ -83,6 +91,10 @@ def write_rrd(scene: Scene, path: str | os.PathLike[str]) -> Path:
         name = actor.name if actor.name not in names else f"{actor.name} ({index + 1})"
         names.add(name)
         _actor(rr, rec, actor, name, PALETTE[index % len(PALETTE)])
+    for label, (seconds, values) in (errors or {}).items():
+        rec.send_columns(_entity(rr, "errors", label),
+                         indexes=[rr.TimeColumn(TIMELINE, duration=np.asarray(seconds, dtype=float))],
+                         columns=rr.Scalars.columns(scalars=np.asarray(values, dtype=float)))
     data = stream.read(flush=True)
     with atomic_write(path) as handle:
         handle.write(bytes(data or b""))
