@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO
 
 SRC = REPO / "src"
-FORMAT_FOLDERS = frozenset({"bvh", "c3d", "choreonoid", "containers", "dart", "hdf5", "lerobot",
+FORMAT_FOLDERS = frozenset({"bvh", "c3d", "choreonoid", "containers", "dart", "gltf", "hdf5", "lerobot",
                             "mimickit", "mujoco", "parc", "rosbag", "trajectory", "urdf"})
 CONTRACT = frozenset({"motionkit.formats", "motionkit.formats.registry", "motionkit.formats.loss"})
 #: The core, lowest first: each part may import only the parts before it (and itself).

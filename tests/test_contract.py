@@ -21,7 +21,8 @@ MOTION_WRITERS = {"seq": ".seq", "parc": ".pkl", "traj": ".traj", "tum": ".tum",
                   "kitti": ".kitti", "euroc": ".csv", "rosbag": ".bag", "mimickit": ".pkl",
                   "gmr": ".pkl", "bvh": ".bvh", "amass": ".npz", "isaaclab-amp": ".npz",
                   "beyondmimic": ".npz", "g1csv": ".g1csv", "g1csv-lafan": ".g1csv",
-                  "g1csv-kimodo": ".g1csv", "g1csv-seed": ".g1csv", "lerobot": ""}
+                  "g1csv-kimodo": ".g1csv", "g1csv-seed": ".g1csv", "lerobot": "",
+                  "glb": ".glb", "gltf": ".gltf"}
 #: Writers whose files hold more than a root pose: the first five frames of a corpus file
 #: of theirs (read with these options) are the base motion.
 TEMPLATES: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {

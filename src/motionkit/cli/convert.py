@@ -21,9 +21,11 @@ Examples:
   motionkit convert SR1WalkPattern1.seq links.seq --model SR1.body      (every link's pose)
   motionkit convert SR1WalkPattern1.seq waist.traj --model SR1.body --lossy
   motionkit convert walk.seq foot.tum --model SR1.body -O link=RLEG_ANKLE_R --lossy
+  motionkit convert walk.seq walk.glb --model SR1.body      (animated glTF for Blender, three.js)
+  motionkit convert ref.bvh robot.pkl both.glb --model g1.xml      (several side by side)
 Several topics on one clock (--fps; motionkit.ops.sync):
 """ + _sync.EXAMPLES)
-@click.argument("source", type=click.Path(dir_okay=True))
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.argument("target", type=click.Path())
 @click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
 @click.option("--to", "to_format", metavar="FORMAT", help="Write TARGET as this format.")
@@ -46,19 +48,26 @@ Several topics on one clock (--fps; motionkit.ops.sync):
 @read_option
 @click.option("--in-place", is_flag=True,
               help="Allow TARGET to be SOURCE itself (it is replaced, atomically).")
-def command(source: str, target: str, from_format: str | None, to_format: str | None,
+def command(sources: tuple[str, ...], target: str, from_format: str | None, to_format: str | None,
             rate: float | None, method: str, character: str | None, model: str | None,
             lossy: bool, options: tuple[str, ...], read_options: tuple[str, ...],
             in_place: bool, fps: float | None, start: str | None, end: str | None,
             sync_methods: tuple[str, ...], tolerances: tuple[str, ...], on_gap: str,
             action: str | None) -> None:
-    """Convert SOURCE to TARGET (formats from the extensions unless named).
+    """Convert SOURCE to TARGET (formats from the extensions unless named); several SOURCEs go
+    side by side into one glTF scene (.glb, .gltf), --model moving those without a skeleton.
 
     What TARGET cannot hold is refused with one line naming it, unless --lossy. TARGET
     is never SOURCE (by any path or link) unless --in-place. See `motionkit formats`
     for each format's extensions and -R/-O options.
     """
-    run(source, target, from_format, to_format, rate, method, character, lossy, options, model,
+    if len(sources) > 1:
+        if in_place or fps is not None or from_format:
+            raise ConversionError("several SOURCEs take neither --in-place, --fps nor --from")
+        _scene(sources, target, to_format, rate, method, character, model, lossy, options,
+               read_options)
+        return
+    run(sources[0], target, from_format, to_format, rate, method, character, lossy, options, model,
         in_place, read_options, fps,
         _sync.SyncOptions(start, end, sync_methods, tolerances, on_gap, action))
 
@@ -99,6 +108,48 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     kept = f" (the link's target {clean(link)} unchanged)" if link is not None else ""
     done = "replaced the link" if link is not None else "replaced" if existed else "wrote"
     click.echo(f"{done} {clean(target)}{kept}{chosen}{detail}")
+
+
+def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: float | None,
+           method: str, character: str | None, model: str | None, lossy: bool,
+           options: tuple[str, ...], read_options: tuple[str, ...]) -> None:
+    """Several files into one glTF scene, side by side (``formats.gltf.write_scene``)."""
+    from pathlib import Path
+
+    from ..formats.gltf import write_scene
+    from ..kinematics.motion import link_motion, model_skeleton
+    from ..model import Motion
+    from ..ops import resample
+
+    refuse_source_as_output(target, *sources, character, model)
+    writer = registry.for_writing(target, to_format)
+    if not writer.module.startswith("gltf."):
+        raise ConversionError(f"several SOURCEs go into one glTF scene (.glb, .gltf), not {writer.name}")
+    extra, reading = parse_options(options), parse_options(read_options)
+    writing = {key: extra.pop(key) for key in ("skin", "spacing") if key in extra}
+    skeleton = model_skeleton(api.read(model), model) if model else None
+    motions: dict[str, Motion] = {}
+    taken: set[str] = set()
+    with busy(f"converting {len(sources)} files"):
+        for source in sources:
+            reader = registry.for_reading(source)
+            mine = {k: v for k, v in extra.items() if k in reader.read_options()}
+            taken |= set(mine)
+            motion = reader.read(source, **reader.reader_options(character=character), **mine,
+                                 **reading)
+            if not isinstance(motion, Motion):
+                raise ConversionError(f"{clean(source)}: holds a {type(motion).__name__}, not a motion")
+            if rate is not None:
+                motion = resample(motion, rate, method=method)
+            if motion.skeleton is None and skeleton is not None:
+                motion = link_motion(skeleton, motion)
+            name = Path(source).name
+            motions[name if name not in motions else f"{name} ({len(motions) + 1})"] = motion
+        if set(extra) - taken:
+            raise ConversionError(f"option(s) {', '.join(sorted(set(extra) - taken))} are taken "
+                                  "by no reader here (the glTF writer takes skin, spacing)")
+        write_scene(target, motions, lossy=lossy, format=writer.name, **writing)
+    click.echo(f"wrote {clean(target)} ({len(motions)} motions side by side)")
 
 
 def _synced(reader: registry.Format, source: str, target: str, to_format: str | None,

@@ -15,12 +15,18 @@ from ._common import clean, refuse_source_as_output
               help="The robot or character (.body, .skel, .xml) for files of joint values.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False),
               help="Write one self-contained page that plays offline, instead of serving.")
+@click.option("--rrd", "rrd_out", type=click.Path(dir_okay=False),
+              help="Write a rerun recording (.rrd: link transforms, shapes, paths on rerun's "
+                   "'time' timeline; needs motionkit[rerun]) instead of serving.")
+@click.option("--ape", is_flag=True,
+              help="With --rrd: each later file's absolute position error (m, nearest stamps, "
+                   "no alignment) against the first, on the same timeline.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
               help="Port of the live view (0: any free port).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to serve on; anything but loopback shows your files to the network.")
-def command(files: tuple[str, ...], model: str | None, html_out: str | None, port: int,
-            host: str) -> None:
+def command(files: tuple[str, ...], model: str | None, html_out: str | None, rrd_out: str | None,
+            ape: bool, port: int, host: str) -> None:
     """Show FILE(s) in 3D with a time slider and play/pause/speed (needs motionkit[view]):
     skeletons (through --model for joint values), root paths, trajectories with their frames,
     terrain; several files side by side.
@@ -30,7 +36,13 @@ def command(files: tuple[str, ...], model: str | None, html_out: str | None, por
       motionkit view SR1WalkPattern1.seq --model SR1.body
       motionkit view SR1WalkPattern1.seq --model SR1.body --html walk.html
       motionkit view groundtruth.tum estimate.tum --port 8090
+      motionkit view SR1WalkPattern1.seq --model SR1.body --rrd walk.rrd
     """
+    if rrd_out:
+        _rrd(files, model, rrd_out, html_out, ape)
+        return
+    if ape:
+        raise click.UsageError("--ape goes with --rrd")
     from tqdm import tqdm
 
     from ..view import LiveView, build_scene, write_html
@@ -62,3 +74,30 @@ def command(files: tuple[str, ...], model: str | None, html_out: str | None, por
         live.wait()
     finally:
         live.stop()
+
+
+def _rrd(files: tuple[str, ...], model: str | None, rrd_out: str, html_out: str | None,
+         ape: bool) -> None:
+    """``view --rrd``: every frame of every file (no subsampling) as a rerun recording, with
+    each later file's APE against the first (``--ape``)."""
+    from pathlib import Path
+
+    from ..errors import MotionkitError
+    from ..view import build_scene
+    from ..view.rrd import write_rrd
+
+    if html_out:
+        raise MotionkitError("give --html or --rrd, not both")
+    refuse_source_as_output(rrd_out, *files, model)
+    scene = build_scene(*files, model=model, max_link_poses=sys.maxsize)
+    errors = {}
+    if ape:
+        from .. import evaluation
+
+        if len(files) < 2:
+            raise MotionkitError("--ape needs a reference and at least one estimate")
+        reference = evaluation.read_poses(files[0])
+        for path in files[1:]:
+            result = evaluation.ape(reference, evaluation.read_poses(path))
+            errors[f"ape {Path(path).name}"] = (result.t_ref - reference.times[0], result.errors)
+    click.echo(f"wrote {clean(str(write_rrd(scene, rrd_out, errors)))}", err=True)

@@ -7,13 +7,6 @@ import numpy as np
 
 from .scene import Actor, Scene
 
-#: Distinct colours per actor (RGB 0-255).
-PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-           (140, 86, 75), (227, 119, 194), (127, 127, 127))
-
-#: The terrain's colour (RGB 0-255), lit in both views.
-TERRAIN_COLOUR = (170, 160, 140)
-
 #: Frames drawn along a trajectory's path.
 FRAMES_ALONG = 40
 
@@ -23,15 +16,9 @@ SPEEDS = ("0.25", "0.5", "1", "2", "4")
 #: Both views open paused on the first step (press play, or move the slider).
 START_PLAYING = False
 
-#: Path width in screen pixels; stick width in metres with and without shapes.
+#: Path width in screen pixels (stick widths, colours: ``model.geometry``, which the glTF
+#: writer draws with too).
 PATH_PIXELS = 2.0
-STICK_WITH_SHAPES, STICK_ALONE = 0.008, 0.02
-
-
-def light(colour: tuple[int, int, int]) -> tuple[int, int, int]:
-    """A paler shade of an actor's colour, for its shapes."""
-    r, g, b = (int(c + (255 - c) * 0.45) for c in colour)
-    return r, g, b
 
 
 def frame_size(actor: Actor) -> float:

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._io import atomic_write
+from ..model import geometry
 from . import _style
 from ._player import PLAYER_JS
 from .scene import Actor, Scene, ShapeView
@@ -89,7 +90,7 @@ def _shape(blob: Blob, geometries: list[dict[str, object]], shape: ShapeView,
     geometries.append(_geometry(blob, shape.vertices, shape.faces))
     return {"geometry": len(geometries) - 1, "links": [int(i) for i in shape.links],
             "offsets": blob.add(np.asarray(offsets, dtype=np.float32)[:, [0, 1, 2, 6, 3, 4, 5]]),
-            "color": _rgb(shape.color or _style.light(colour))}
+            "color": _rgb(shape.color or geometry.light(colour))}
 
 
 def _segments(points: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -99,7 +100,7 @@ def _segments(points: NDArray[np.float32]) -> NDArray[np.float32]:
 
 def _actor(blob: Blob, geometries: list[dict[str, object]], scene: Scene, index: int) -> dict[str, object]:
     actor: Actor = scene.actors[index]
-    colour = _style.PALETTE[index % len(_style.PALETTE)]
+    colour = geometry.PALETTE[index % len(geometry.PALETTE)]
     poses = np.concatenate([actor.positions, actor.wxyz], axis=2).astype(np.float32)
     frame_of = np.clip(np.searchsorted(actor.times, scene.times, side="right") - 1,
                        0, len(actor.times) - 1).astype(np.int32)
@@ -108,7 +109,7 @@ def _actor(blob: Blob, geometries: list[dict[str, object]], scene: Scene, index:
         "name": actor.name, "kind": actor.kind, "color": _rgb(colour), "links": actor.links,
         "parents": [int(p) for p in actor.parents], "poses": blob.add(poses),
         "frame_of": blob.add(frame_of), "size": _style.frame_size(actor),
-        "stick": _style.STICK_WITH_SHAPES if actor.shapes else _style.STICK_ALONE,
+        "stick": geometry.STICK_WITH_SHAPES if actor.shapes else geometry.STICK_ALONE,
         "path": blob.add(_segments(actor.path)) if len(actor.path) > 1 else None,
         "along": blob.add(poses[along, 0]) if len(along) else None,
         "shapes": [_shape(blob, geometries, shape, colour) for shape in actor.shapes],
@@ -133,7 +134,7 @@ def scene_data(scene: Scene, progress: Progress | None = None) -> tuple[dict[str
     terrain = None
     if scene.terrain is not None:
         geometries.append(_geometry(blob, scene.terrain.vertices, scene.terrain.faces))
-        terrain = {"geometry": len(geometries) - 1, "color": _rgb(_style.TERRAIN_COLOUR)}
+        terrain = {"geometry": len(geometries) - 1, "color": _rgb(geometry.TERRAIN_COLOUR)}
     position, target = _style.camera(scene)
     meta: dict[str, object] = {
         "times": blob.add(np.asarray(scene.times, dtype=np.float64)), "actors": actors,

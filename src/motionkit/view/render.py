@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MotionkitError
+from ..model import geometry
+from ..model.geometry import PALETTE, STICK_ALONE, STICK_WITH_SHAPES, light
 from . import _origin, _style
-from ._style import PALETTE, SPEEDS, light
+from ._style import SPEEDS
 from .page import Progress, write_page
 from .scene import Scene
 
@@ -64,7 +66,7 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
     _aim_camera(server, scene)
     if scene.terrain is not None:
         server.scene.add_mesh_simple("/terrain", scene.terrain.vertices, scene.terrain.faces,
-                                     color=_style.TERRAIN_COLOUR, flat_shading=False, side="double")
+                                     color=geometry.TERRAIN_COLOUR, flat_shading=False, side="double")
     else:
         server.scene.add_grid("/ground", width=10, height=10, plane="xy", cell_size=0.5)
     updates: list[Callable[[int], None]] = []
@@ -87,8 +89,8 @@ def populate(server: viser.ViserServer, scene: Scene) -> Callable[[int], None]:
         sticks = None
         if np.any(actor.parents >= 0):
             sticks = server.scene.add_line_segments(f"{prefix}/sticks", actor.sticks(0), colour,
-                                                    thickness=_style.STICK_WITH_SHAPES if actor.shapes
-                                                    else _style.STICK_ALONE)
+                                                    thickness=STICK_WITH_SHAPES if actor.shapes
+                                                    else STICK_ALONE)
         shapes = [server.scene.add_batched_meshes_simple(
             f"{prefix}/shape{number}", shape.vertices, shape.faces, batched_wxyzs=shape.wxyz[0],
             batched_positions=shape.positions[0], batched_colors=shape.color or light(colour),

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from ..errors import MotionkitError
 from ..model import Motion, Skeleton, Terrain, World
+from ..model.geometry import terrain_mesh
 
 F32 = NDArray[np.float32]
 
@@ -172,19 +173,7 @@ def _shapes(skeleton: Skeleton, shown: NDArray[np.float64]) -> list[ShapeView]:
 
 
 def _terrain_mesh(terrain: Terrain) -> TerrainMesh:
-    heights = np.asarray(terrain.heights, dtype=float)
-    nx, ny = heights.shape
-    step = max(1, int(np.ceil(np.sqrt(nx * ny / MAX_TERRAIN_VERTICES))))
-    ii, jj = np.arange(0, nx, step), np.arange(0, ny, step)
-    gi, gj = np.meshgrid(ii, jj, indexing="ij")
-    x = float(terrain.origin[0]) + gi * float(terrain.dx)
-    y = float(terrain.origin[1]) + gj * float(terrain.dy or terrain.dx)
-    vertices = np.stack([x, y, heights[gi, gj]], axis=-1).reshape(-1, 3).astype(np.float32)
-    a, b = len(ii), len(jj)
-    base = (np.arange(a - 1)[:, None] * b + np.arange(b - 1)[None, :]).ravel()
-    faces = np.concatenate([np.stack([base, base + b, base + 1], 1),
-                            np.stack([base + 1, base + b, base + b + 1], 1)]).astype(np.uint32)
-    return TerrainMesh(vertices, faces)
+    return TerrainMesh(*terrain_mesh(terrain, MAX_TERRAIN_VERTICES))
 
 
 def stages(sources: int, model: bool) -> int:

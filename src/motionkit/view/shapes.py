@@ -1,5 +1,4 @@
-"""Triangle meshes of a model's primitive shapes (in the shape's own frame, long axis z), and
-the shape groups the viewer instances per frame."""
+"""The shape groups the viewer instances per frame (the meshes themselves: ``model.geometry``)."""
 
 from __future__ import annotations
 
@@ -8,71 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model.skeleton import Shape, Skeleton
-
-F32 = NDArray[np.float32]
-U32 = NDArray[np.uint32]
-
-#: Shape kinds drawn as meshes; other kinds (mesh files, planes, …) are left to the sticks.
-DRAWN = ("box", "sphere", "ellipsoid", "cylinder", "capsule", "cone")
-
-_AROUND = 20  # segments around a round shape
-_RINGS = 10  # rings from pole to pole of a sphere
-
-
-def _grid(rings: NDArray[np.float64], around: int) -> U32:
-    """Faces joining consecutive rings of ``around`` vertices each."""
-    faces = []
-    for r in range(len(rings) - 1):
-        for k in range(around):
-            a, b = r * around + k, r * around + (k + 1) % around
-            faces += [(a, a + around, b), (b, a + around, b + around)]
-    return np.asarray(faces, dtype=np.uint32)
-
-
-def _revolved(profile: NDArray[np.float64], low: float | None = None,
-              high: float | None = None) -> tuple[F32, U32]:
-    """A closed solid of revolution about z from ``(radius, z)`` pairs, bottom to top, closed by
-    a vertex on the axis at ``low`` and ``high`` (default: the end rings' heights)."""
-    angle = np.linspace(0, 2 * np.pi, _AROUND, endpoint=False)
-    ring = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    vertices = np.concatenate([np.column_stack([ring * r, np.full(_AROUND, z)]) for r, z in profile])
-    faces = _grid(profile[:, 0], _AROUND)
-    bottom, top = len(vertices), len(vertices) + 1
-    ends = (profile[0, 1] if low is None else low, profile[-1, 1] if high is None else high)
-    vertices = np.vstack([vertices, [0, 0, ends[0]], [0, 0, ends[1]]])
-    last = (len(profile) - 1) * _AROUND
-    caps = [(bottom, (k + 1) % _AROUND, k) for k in range(_AROUND)]
-    caps += [(top, last + k, last + (k + 1) % _AROUND) for k in range(_AROUND)]
-    return vertices.astype(np.float32), np.vstack([faces, np.asarray(caps, dtype=np.uint32)])
-
-
-def mesh(shape: Shape) -> tuple[F32, U32] | None:
-    """Vertices and faces of ``shape`` in its frame, or None for a kind drawn as sticks."""
-    p = shape.params
-    if shape.kind == "box":
-        size = np.asarray(p.get("size", (0.1, 0.1, 0.1)), dtype=float).reshape(3) / 2
-        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * size
-        faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
-                          [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
-        return corners.astype(np.float32), faces.astype(np.uint32)
-    if shape.kind in ("sphere", "ellipsoid"):
-        polar = np.linspace(np.pi, 0, _RINGS + 1)[1:-1]
-        verts, faces = _revolved(np.column_stack([np.sin(polar), np.cos(polar)]), -1.0, 1.0)
-        radii = (np.asarray(p["size"], dtype=float).reshape(3) / 2 if shape.kind == "ellipsoid"
-                 else np.full(3, float(p.get("radius", 0.05))))
-        return (verts * radii).astype(np.float32), faces
-    if shape.kind == "capsule":
-        r, h = float(p.get("radius", 0.05)), float(p.get("height", 0.1))
-        polar = np.linspace(np.pi, np.pi / 2, _RINGS // 2 + 1)[1:]
-        low = np.column_stack([r * np.sin(polar), r * np.cos(polar) - h / 2])
-        high = np.column_stack([low[::-1, 0], -low[::-1, 1]])
-        return _revolved(np.vstack([low, high]), -h / 2 - r, h / 2 + r)
-    if shape.kind in ("cylinder", "cone"):
-        r, h = float(p.get("radius", 0.05)), float(p.get("height", 0.1))
-        top = r if shape.kind == "cylinder" else 1e-4
-        return _revolved(np.array([[r, -h / 2], [top, h / 2]]))
-    return None
+from ..model.geometry import F32, U32, mesh, shape_colour
+from ..model.skeleton import Skeleton
 
 
 @dataclass(eq=False)
@@ -85,17 +21,6 @@ class ShapeGroup:
     bodies: NDArray[np.intp]
     offsets: NDArray[np.float64]
     color: tuple[int, int, int] | None
-
-
-def _colour(shape: Shape) -> tuple[int, int, int] | None:
-    """The shape's RGB 0-255 (files give 0-1 or 0-255), or None."""
-    if shape.color is None:
-        return None
-    rgb = np.asarray(shape.color, dtype=float).reshape(-1)[:3]
-    if rgb.max() <= 1:
-        rgb = rgb * 255
-    r, g, b = (int(np.clip(round(float(c)), 0, 255)) for c in rgb)
-    return r, g, b
 
 
 def groups(skeleton: Skeleton) -> list[ShapeGroup]:
@@ -111,7 +36,7 @@ def groups(skeleton: Skeleton) -> list[ShapeGroup]:
             made = mesh(shape)
             if made is None:
                 continue
-            colour = _colour(shape)
+            colour = shape_colour(shape)
             key = (shape.kind, repr(sorted((k, np.asarray(v).tolist()) for k, v in shape.params.items())),
                    colour)
             entry = found.setdefault(key, (made[0], made[1], [], [], colour))
