@@ -56,12 +56,13 @@ def timed_batch(source: Path, out: Path, jobs: int) -> float:
 
 def timed_on_cluster(source: Path, out: Path, jobs: int) -> tuple[float, float]:
     """Seconds to start a local cluster of ``jobs`` workers, and to convert on it."""
-    from motionkit.dataset.batch import Job, client_for, run_batch
+    from motionkit.dataset.batch import Job, run_batch
+    from motionkit.dataset.engines import dask_client
     from motionkit.dataset.files import expand
 
     items = expand([str(source)])
     start = time.perf_counter()
-    with client_for(jobs, None) as client:
+    with dask_client(jobs, None) as client:
         ready = time.perf_counter()
         run_batch(Job("convert", out, to_format="traj", force=True), items,
                   scheduler=client.scheduler.address)

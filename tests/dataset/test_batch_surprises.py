@@ -121,7 +121,7 @@ def test_ctrl_c_while_the_cluster_starts_is_honoured(tmp_path: Path) -> None:
 def test_the_start_up_guard_restores_and_replays_the_handler() -> None:
     """The parent's own SIGINT handler is held, not ignored, while the cluster starts: a
     Ctrl-C then reaches it once start-up is over, and the handler is the one there was."""
-    from motionkit.dataset.batch import _interrupt_after_start
+    from motionkit.dataset.engines import _interrupt_after_start
 
     seen: list[int] = []
 
