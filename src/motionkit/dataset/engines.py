@@ -21,6 +21,7 @@ import importlib.util
 import itertools
 import logging
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable, Iterator
 from concurrent import futures as cf
@@ -111,7 +112,7 @@ def open_engine(engine: str | None, workers: int, address: str | None) -> Iterat
         elif name == "dask":
             opened = DaskEngine(stack.enter_context(dask_client(workers, address)))
         else:
-            raise MotionkitError("the ray engine is not here yet")
+            opened = RayEngine(workers, address)
         stack.callback(opened.close)
         try:
             yield opened
@@ -369,3 +370,80 @@ def _interrupt_after_start() -> Iterator[Callable[[], contextlib.AbstractContext
             signal.signal(signal.SIGINT, handler)
         if held:
             signal.raise_signal(signal.SIGINT)  # to the handler there was (SIG_IGN: nothing)
+
+
+# ------------------------------------------------------------------------------ ray
+
+
+class RayEngine:
+    """Tasks as Ray tasks: on a new local Ray instance of ``workers`` CPUs, or on the
+    cluster at ``address`` (``ray://host:10001`` through Ray Client, ``auto`` or
+    ``host:6379`` from a node of it; a process that has already called ``ray.init`` is
+    used as it is). Ray reruns the task of a worker that dies (``max_retries``)."""
+
+    def __init__(self, workers: int, address: str | None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise MotionkitError("the ray engine needs Ray: pip install 'motionkit[ray]' (or "
+                                 "--engine local)") from None
+        self._ray = ray
+        self._owned = not ray.is_initialized()
+        if self._owned:
+            try:
+                with _interrupt_after_start() as spawning, spawning():
+                    if address:
+                        ray.init(address=address, logging_level=logging.ERROR,
+                                 log_to_driver=False)
+                    else:  # ours alone: this many CPUs, no dashboard, a small object store
+                        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing sent
+                        ray.init(num_cpus=workers, include_dashboard=False,
+                                 object_store_memory=RAY_OBJECT_STORE_BYTES,
+                                 logging_level=logging.ERROR, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                raise MotionkitError(f"cannot start or reach {where} ({one_line(exc)})") from None
+        self.slots = workers if not address else max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote: dict[Callable[..., object], object] = {}
+        self._refs: dict[object, int] = {}
+        self._numbers = itertools.count()
+
+    def submit(self, function: Callable[..., object], *args: object) -> int:
+        remote = self._remote.get(function)
+        if remote is None:
+            remote = self._remote[function] = self._ray.remote(
+                num_cpus=1, max_retries=ATTEMPTS, retry_exceptions=False)(function)
+        number = next(self._numbers)
+        self._refs[remote.remote(*args)] = number  # type: ignore[attr-defined]
+        return number
+
+    def completed(self) -> Iterator[tuple[int, object]]:
+        ray = self._ray
+        while self._refs:
+            ready, _ = ray.wait(list(self._refs), num_returns=1)
+            for ref in ready:
+                number = self._refs.pop(ref)
+                result: object
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayError as exc:  # lost: its workers kept dying
+                    result = Lost(one_line(exc))
+                yield number, result
+
+    def cancel(self) -> None:
+        for ref in self._refs:
+            with contextlib.suppress(Exception):  # a task already done or gone
+                self._ray.cancel(ref, force=True)
+        self._refs.clear()
+
+    def close(self) -> None:
+        """Stop the local instance this engine started, or leave the cluster it joined
+        (never one the caller had joined before)."""
+        if self._owned:
+            self._ray.shutdown()
+            self._owned = False
+
+
+#: The object store of a local Ray instance: tasks carry a job and a chunk of paths
+#: and return outcomes (a few KB each), so Ray's default of 30 % of the memory is waste.
+RAY_OBJECT_STORE_BYTES = 128 << 20
