@@ -159,7 +159,9 @@ def _plain(value: object) -> object:
 
 def _job_json(job: Job) -> dict[str, object]:
     out = dataclasses.asdict(job)
-    out["out"] = None if job.out is None else str(job.out)
+    for name in ("out", "into"):
+        value = getattr(job, name)
+        out[name] = None if value is None else str(value)
     return out
 
 
@@ -173,9 +175,9 @@ def _job_of(values: dict[str, object]) -> Job:
         plan = Plan(**{**settings, "options": Options(**settings["options"])})
     limits = fields.pop("limits")
     assert isinstance(limits, dict)
-    out = fields.pop("out")
+    out, into = fields.pop("out"), fields.pop("into")
     return Job(**fields, out=None if out is None else Path(str(out)),  # type: ignore[arg-type]
-               limits=Limits(**limits), plan=plan)
+               into=None if into is None else Path(str(into)), limits=Limits(**limits), plan=plan)
 
 
 def _item_json(item: Item) -> dict[str, object]:

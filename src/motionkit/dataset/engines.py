@@ -382,6 +382,9 @@ class RayEngine:
     used as it is). Ray reruns the task of a worker that dies (``max_retries``)."""
 
     def __init__(self, workers: int, address: str | None) -> None:
+        if not address:  # a Ray of our own listens on 127.0.0.1 alone, and sends no statistics
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # (read on import)
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             import ray
         except ImportError:
@@ -396,7 +399,6 @@ class RayEngine:
                         ray.init(address=address, logging_level=logging.ERROR,
                                  log_to_driver=False)
                     else:  # ours alone: this many CPUs, no dashboard, a small object store
-                        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing sent
                         ray.init(num_cpus=workers, include_dashboard=False,
                                  object_store_memory=RAY_OBJECT_STORE_BYTES,
                                  logging_level=logging.ERROR, log_to_driver=False)
