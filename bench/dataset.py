@@ -108,7 +108,7 @@ def engines(report: Report, root: Path, files: int) -> None:
     serial = min(in_process(items, root / "serial") for _ in range(2))
     starts: dict[tuple[str, int], float] = {}
     work: dict[tuple[str, int], float] = {}
-    for _ in range(2):  # interleaved rounds, the best of each
+    for _ in range(3):  # interleaved rounds, the best of each
         for jobs in (1, 2):
             for name in names:
                 started, converted = on_engine(name, items, root / f"out-{name}-{jobs}", jobs)

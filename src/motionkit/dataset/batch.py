@@ -455,12 +455,12 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
                 for index, outcome in zip(chunk, results, strict=True):
                     settle(index, outcome)
     done = [o for o in outcomes if o is not None]
-    if job.into is not None:
-        _join_episodes(job, done)
     if job.out is not None:
         write_catalog([o.row for o in done], job.out / "catalog.parquet")
         if job.op == "eval":
             write_results_table(done, job.out / "results.parquet")
+    if job.into is not None:
+        _join_episodes(job, done)
     return done
 
 
@@ -504,7 +504,7 @@ def _refuse_shared_targets(job: Job, items: list[Item]) -> None:
 def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
     """Files a rerun need not even read: their output is newer than them, and the last
     catalog in ``out`` has an ``ok`` row of the same size and modification time."""
-    if job.out is None or job.force or job.op == "retarget":
+    if job.out is None or job.force or VERBS[job.op].always:
         return []  # a retargeted clip depends on the robot, the map and the options too
     previous = read_catalog(job.out / "catalog.parquet")
     found = []
@@ -549,10 +549,11 @@ def write_results_table(outcomes: list[Outcome], path: Path) -> Path | None:
 
 
 def catalog(patterns: list[str] | tuple[str, ...], output: str | os.PathLike[str],
-            workers: int = 1, scheduler: str | None = None) -> list[Row]:
+            workers: int = 1, scheduler: str | None = None,
+            engine: str | None = None) -> list[Row]:
     """Catalog every file under ``patterns`` (folders, globs, files) into ``output``."""
     items: list[Item] = expand(patterns)
-    outcomes = run_batch("catalog", items, workers=workers, scheduler=scheduler)
+    outcomes = run_batch("catalog", items, workers=workers, scheduler=scheduler, engine=engine)
     rows = [o.row for o in outcomes]
     write_catalog(rows, output)
     return rows

@@ -23,6 +23,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures as cf
 from dataclasses import dataclass
@@ -124,9 +125,18 @@ def open_engine(engine: str | None, workers: int, address: str | None) -> Iterat
 # ---------------------------------------------------------------------------- local
 
 
-def _ignore_interrupts() -> None:
-    """A worker's first act: Ctrl-C is the command's to answer (one line), not each worker's."""
+def _start_worker(everyone: threading.Barrier) -> None:
+    """A local worker's start: Ctrl-C is the command's to answer (one line), not each
+    worker's; the batch's modules are imported now, not in its first task; and it waits
+    for the other workers, so the pool is whole when the engine is ready (a worker the
+    pool would start later would spend the batch's time on its imports)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    importlib.import_module("motionkit.dataset.batch")
+    everyone.wait(WORKER_START_SECONDS)
+
+
+def _ready() -> None:
+    """A task that does nothing: the pool has started its workers when it has run."""
 
 
 class LocalEngine:
@@ -144,8 +154,21 @@ class LocalEngine:
         self._numbers = itertools.count()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_ignore_interrupts)
+        """A pool whose ``slots`` workers have all started (the pool starts one per task
+        submitted until it has them all, so ``slots`` empty tasks start every one)."""
+        context = multiprocessing.get_context("spawn")
+        pool = cf.ProcessPoolExecutor(self.slots, mp_context=context, initializer=_start_worker,
+                                      initargs=(context.Barrier(self.slots),))
+        with _interrupts_held():  # a worker spawned now ignores SIGINT from birth
+            started = [pool.submit(_ready) for _ in range(self.slots)]
+        try:
+            for future in started:
+                future.result()
+        except cf.BrokenExecutor:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise MotionkitError(f"the {self.slots} local worker(s) did not start (within "
+                                 f"{WORKER_START_SECONDS} s)") from None
+        return pool
 
     def submit(self, function: Callable[..., object], *args: object) -> int:
         number = next(self._numbers)
