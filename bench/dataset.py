@@ -134,7 +134,7 @@ def engines(report: Report, root: Path, files: int) -> None:
                   "speedup -j 2", "overhead ms/file (-j 1)"], rows)
     report.note(f"Engines: {files} files cut from the corpus (BVH, TUM, .seq; each rewritten "
                 f"in its own format), converted with every output redone; wall seconds, best "
-                f"of 2 interleaved rounds; start-up is until a first empty task has come back; "
+                f"of 3 interleaved rounds; start-up is until a first empty task has come back; "
                 f"in one process with no engine: {serial:.2f} s ({files / serial:.0f} files/s).")
 
 

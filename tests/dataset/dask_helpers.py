@@ -129,6 +129,13 @@ def need_ray() -> None:
         pytest.skip(reason)
 
 
+#: The environment of the test's Ray head and of the batches that join it: no usage
+#: statistics, and no token authentication (Ray 2.60 turns it on for a head when
+#: ~/.ray/auth_token exists — any local ``ray.init`` writes one — and then its Ray Client
+#: refuses clients; the head listens on loopback only, inside a test).
+RAY_TEST_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+
+
 @dataclass
 class RayHead:
     """A Ray head node this test started (``ray start --block``), its client address."""
@@ -148,7 +155,7 @@ def ray_head(cpus: int, log: Path) -> Iterator[RayHead]:
 
     port, client = _free_port(), _free_port()
     scratch = Path(tempfile.mkdtemp(prefix="mkray", dir="/tmp"))  # Ray's sockets want short paths
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **RAY_TEST_ENV, "PYTHONUNBUFFERED": "1"}
     with open(log, "ab") as out:
         head = subprocess.Popen(
             [str(Path(sys.executable).with_name("ray")), "start", "--head", "--node-ip-address",
