@@ -65,7 +65,7 @@ def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path, engine: str) -> None:
         if batch.poll() is None:
             batch.kill()  # this test's own process, by its id
             batch.wait()
-    assert batch.returncode == 130
+    assert batch.returncode == 130, stderr
     assert stderr == "motionkit: interrupted\n"
 
 

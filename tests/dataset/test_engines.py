@@ -234,3 +234,29 @@ def test_a_folder_of_bags_into_one_lerobot_dataset(tmp_path: Path) -> None:
                          "--into", str(tmp_path / "d2"), "--to", "tum", "--engine", "local")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
 
+
+
+def _dies() -> None:
+    """A task that kills its worker process (as a crash in a reader's C code would)."""
+    os._exit(9)
+
+
+def _answers(value: int) -> int:
+    return value * 2
+
+
+def test_a_local_task_that_keeps_killing_its_worker_is_lost_and_the_rest_done() -> None:
+    """The pool is restarted after each death; the task is given up after three deaths in
+    a row, with one line, while the tasks beside it are done."""
+    from motionkit.dataset.engines import ATTEMPTS, LocalEngine, Lost
+
+    engine = LocalEngine(1)
+    try:
+        first = engine.submit(_answers, 1)
+        poison = engine.submit(_dies)
+        results = dict(engine.completed())
+    finally:
+        engine.close()
+    assert results[first] == 2
+    lost = results[poison]
+    assert isinstance(lost, Lost) and f"{ATTEMPTS} times" in lost.reason
