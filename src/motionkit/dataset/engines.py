@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures as cf
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..errors import MotionkitError
@@ -405,14 +406,20 @@ class RayEngine:
     used as it is). Ray reruns the task of a worker that dies (``max_retries``)."""
 
     def __init__(self, workers: int, address: str | None) -> None:
-        if not address:  # a Ray of our own listens on 127.0.0.1 alone, and sends no statistics
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # (read on import)
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        try:
-            import ray
-        except ImportError:
-            raise MotionkitError("the ray engine needs Ray: pip install 'motionkit[ray]' (or "
-                                 "--engine local)") from None
+        # A Ray of our own listens on 127.0.0.1 alone (Ray swaps 127.0.0.1 for the machine's
+        # own address unless it runs as on one machine: a variable it reads on import) and
+        # sends no usage statistics; the variables are set only while Ray starts, so no
+        # process started later inherits them.
+        with _environment({} if address else LOCAL_RAY):
+            try:
+                import ray
+            except ImportError:
+                raise MotionkitError("the ray engine needs Ray: pip install 'motionkit[ray]' "
+                                     "(or --engine local)") from None
+            self._start(ray, workers, address)
+
+    def _start(self, ray: ModuleType, workers: int, address: str | None) -> None:
+        """Start a local Ray instance, or join the cluster at ``address``."""
         self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:
@@ -467,6 +474,22 @@ class RayEngine:
         if self._owned:
             self._ray.shutdown()
             self._owned = False
+
+
+#: What a local Ray instance is started with (see :class:`RayEngine`).
+LOCAL_RAY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """``values`` in the environment (where not set already) for the block only."""
+    added = {name: value for name, value in values.items() if name not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 #: The object store of a local Ray instance: tasks carry a job and a chunk of paths
