@@ -209,11 +209,14 @@ def test_a_folder_of_bags_into_one_lerobot_dataset(tmp_path: Path) -> None:
     shutil.copytree(corpus_file("episodes", "bags"), bags)
     sources = [bags / "joint_states_ros1.bag", bags / "joint_states_ros2" / "joint_states_ros2.mcap"]
     dataset = tmp_path / "dataset"
-    done = _motionkit("batch", "convert", str(bags / "*.bag"), str(bags / "*" / "*.mcap"),
-                      "--out", str(tmp_path / "work"), "--into", str(dataset), "--fps", "30",
-                      "-O", "task=move the arm", "-O", "state=/joint_states", "-O", "action=/cmd", "--lossy",
-                      "--engine", "local", "-j", "2")
+    done = _motionkit("batch", "convert", str(bags), "--out", str(tmp_path / "work"), "--into",
+                      str(dataset), "--fps", "30", "-O", "task=move the arm", "-O",
+                      "state=/joint_states", "-O", "action=/cmd", "--lossy", "--engine", "local",
+                      "-j", "2")
     assert done.returncode == 0, done.stdout + done.stderr
+    # the ROS 2 bag's metadata.yaml goes with its .mcap; readback.jsonl is no motion
+    assert "2 file(s): 2 converted, 0 failed" in done.stderr, done.stderr
+    assert "1 skipped (no known extension: .jsonl)" in done.stderr, done.stderr
     assert not (tmp_path / "work" / ".episodes").exists()
     direct = tmp_path / "direct"
     with pytest.warns(mk.MotionkitWarning, match="dropped topic /tf"):

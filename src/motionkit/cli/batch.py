@@ -122,11 +122,19 @@ def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list
     from ..formats import registry
 
     known = {suffix for info in registry.formats() for suffix in info.extensions}
+    items = [item for item in items if not _bag_index(item.source)]  # read with its bag
     kept = [item for item in items if item.source.suffix.lower() in known]
     if not kept and items:
         raise MotionkitError(f"none of the {len(items)} file(s) has the extension of a known "
                              "format (see motionkit formats; --from names one)")
     return kept, [item for item in items if item.source.suffix.lower() not in known]
+
+
+def _bag_index(path: Path) -> bool:
+    """A ROS 2 bag's ``metadata.yaml``, beside its .mcap or .db3 files: part of the bag
+    (read with it), not a motion of its own, so a folder of bags is batched whole."""
+    return path.name == "metadata.yaml" and any(
+        sibling.suffix in (".mcap", ".db3") for sibling in path.parent.iterdir())
 
 
 def _read_options(func: Callable[..., None]) -> Callable[..., None]:
