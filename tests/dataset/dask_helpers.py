@@ -113,3 +113,102 @@ def dask_cluster(workers: int, log: Path) -> Iterator[Cluster]:
     finally:
         for process in reversed(started):
             _stop(process)
+
+
+def need_ray() -> None:
+    """Skip without Ray (the ``ray`` extra); ``MOTIONKIT_REQUIRE_RAY=1`` (set by .ci/run)
+    makes it a failure."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("ray") is None:
+        reason = "Ray is not installed (pip install 'motionkit[ray]')"
+        if os.environ.get("MOTIONKIT_REQUIRE_RAY", "") not in ("", "0"):
+            pytest.fail(f"{reason} (MOTIONKIT_REQUIRE_RAY=1)")
+        pytest.skip(reason)
+
+
+#: The environment of the test's Ray head and of the batches that join it: no usage
+#: statistics, and no token authentication (Ray 2.60 turns it on for a head when
+#: ~/.ray/auth_token exists — any local ``ray.init`` writes one — and then its Ray Client
+#: refuses clients; the head listens on loopback only, inside a test).
+RAY_TEST_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+
+
+@dataclass
+class RayHead:
+    """A Ray head node this test started (``ray start --block``), its client address."""
+
+    address: str
+    client: str
+    process: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def ray_head(cpus: int, log: Path) -> Iterator[RayHead]:
+    """``ray start --head --block`` on 127.0.0.2 (a loopback address Ray does not swap for
+    the machine's own, as it does 127.0.0.1) with ``cpus`` CPUs, so ``cpus`` worker
+    processes, and Ray Client's port; stopped on exit by the PID of the process started
+    here and its process group (every Ray process of the node is in it)."""
+    import tempfile
+
+    port, client = _free_port(), _free_port()
+    scratch = Path(tempfile.mkdtemp(prefix="mkray", dir="/tmp"))  # Ray's sockets want short paths
+    env = {**os.environ, **RAY_TEST_ENV, "PYTHONUNBUFFERED": "1"}
+    with open(log, "ab") as out:
+        head = subprocess.Popen(
+            [str(Path(sys.executable).with_name("ray")), "start", "--head", "--node-ip-address",
+             "127.0.0.2", "--port", str(port), "--ray-client-server-port", str(client),
+             "--num-cpus", str(cpus), "--include-dashboard", "false", "--temp-dir", str(scratch),
+             "--block"], stdout=out, stderr=out, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while b"Ray runtime started" not in log.read_bytes():
+            if time.monotonic() > deadline or head.poll() is not None:
+                raise RuntimeError(f"the Ray head did not start (see {log})")
+            time.sleep(0.2)
+        for _ in range(600):  # Ray Client's server comes up a little later
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.2", client), 1):
+                break
+            time.sleep(0.1)
+        yield RayHead(f"127.0.0.2:{port}", f"ray://127.0.0.2:{client}", head)
+    finally:
+        if head.poll() is None:
+            head.send_signal(signal.SIGTERM)  # ray start --block stops its node's processes
+            try:
+                head.wait(30)
+            except subprocess.TimeoutExpired:
+                head.kill()
+                head.wait(10)
+        with contextlib.suppress(ProcessLookupError):  # anything of the node still left
+            os.killpg(head.pid, signal.SIGKILL)
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def children(parent: int) -> list[tuple[int, str]]:
+    """The processes whose parent is ``parent`` (from /proc): (pid, command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[-1].split()[1]) == parent:
+            found.append((int(entry), command))
+    return found
+
+
+def descendants(root: int) -> list[tuple[int, str]]:
+    """Every process below ``root``: (pid, command line)."""
+    found, todo = [], [root]
+    while todo:
+        below = children(todo.pop())
+        found += below
+        todo += [pid for pid, _ in below]
+    return found

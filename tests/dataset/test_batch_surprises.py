@@ -44,14 +44,15 @@ def test_batch_of_only_unknown_files_says_so(tmp_path: Path) -> None:
     assert "known format" in done.stderr
 
 
-def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["dask", "local"])
+def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path, engine: str) -> None:
     """Ctrl-C on a terminal signals the whole process group: the command, its local
     cluster's workers and their sandbox children. Only one line may come of it."""
     make_dataset(tmp_path / "in", 400, seed=3)
     out = tmp_path / "out"
     batch = subprocess.Popen(
         [sys.executable, "-m", "motionkit", "batch", "convert", str(tmp_path / "in"), "--out",
-         str(out), "--to", "traj", "-j", "2"],
+         str(out), "--to", "traj", "-j", "2", "--engine", engine],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -64,7 +65,7 @@ def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path) -> None:
         if batch.poll() is None:
             batch.kill()  # this test's own process, by its id
             batch.wait()
-    assert batch.returncode == 130
+    assert batch.returncode == 130, stderr
     assert stderr == "motionkit: interrupted\n"
 
 
@@ -121,7 +122,7 @@ def test_ctrl_c_while_the_cluster_starts_is_honoured(tmp_path: Path) -> None:
 def test_the_start_up_guard_restores_and_replays_the_handler() -> None:
     """The parent's own SIGINT handler is held, not ignored, while the cluster starts: a
     Ctrl-C then reaches it once start-up is over, and the handler is the one there was."""
-    from motionkit.dataset.batch import _interrupt_after_start
+    from motionkit.dataset.engines import _interrupt_after_start
 
     seen: list[int] = []
 

@@ -1,4 +1,5 @@
-"""``motionkit batch``: convert, validate, describe or evaluate many files on Dask."""
+"""``motionkit batch``: convert, validate, describe, evaluate or retarget many files, on
+local processes, Dask or Ray (``dataset.engines``)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from ..dataset.engines import ENGINES
 from ..errors import MotionkitError
 from ..ops import METHODS
+from ..ops.sync import GAP_ACTIONS
 from ._common import parse_options, read_option
 from .eval import ALIGN, MATCH, RELATION
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
-    from ..dataset.batch import Job, Outcome
+    from ..dataset.batch import Outcome
     from ..dataset.files import Item
 
 
@@ -28,16 +31,26 @@ def printable(text: str) -> str:
                    for c in text)
 
 
+#: The parameters :func:`_shared` adds to a command (``run``'s ``shared``).
+SHARED = ("patterns", "out", "jobs", "engine", "scheduler", "from_format", "force", "timeout",
+          "memory")
+
+
 def _shared(func: Callable[..., None]) -> Callable[..., None]:
-    """PATTERNS and the options every batch command takes."""
+    """PATTERNS and the options every batch command takes (:data:`SHARED`)."""
     options = [
         click.argument("patterns", nargs=-1, required=True),
         click.option("--out", type=click.Path(file_okay=False), required=True, metavar="DIR",
                      help="Output folder (mirrors the input tree; catalog.parquet goes here)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1,
-                     show_default="the number of cores", help="Worker processes of the local cluster."),
-        click.option("--scheduler", metavar="ADDRESS",
-                     help="Run on an existing Dask cluster, e.g. tcp://host:8786."),
+                     show_default="the number of cores",
+                     help="Worker processes of a local engine (local processes, Dask or Ray)."),
+        click.option("--engine", type=click.Choice(ENGINES), show_default="dask where "
+                     "installed, else ray where installed, else local",
+                     help="Where the work runs: local processes (no extra), Dask or Ray."),
+        click.option("--scheduler", "--address", "scheduler", metavar="ADDRESS",
+                     help="Run on an existing cluster: a Dask scheduler (tcp://host:8786) or "
+                          "Ray (ray://host:10001; auto inside a Ray job)."),
         click.option("--from", "from_format", metavar="FORMAT", help="Read inputs as this format."),
         click.option("--force", is_flag=True, help="Redo outputs that are newer than their inputs."),
         click.option("--timeout", type=click.FloatRange(min=0), default=600, show_default=True,
@@ -52,21 +65,20 @@ def _shared(func: Callable[..., None]) -> Callable[..., None]:
     return func
 
 
-def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
-        limits: tuple[float, int]) -> None:
-    """Run ``job`` with a progress bar; list the failures at the end (exit 2 if any).
-    ``limits``: --timeout and --memory (0: none)."""
-    import dataclasses
-
+def run(op: str, shared: dict[str, Any], **fields: Any) -> None:
+    """Run verb ``op`` with the options every batch command takes (``shared``) and its own
+    (``fields`` of :class:`~motionkit.dataset.batch.Job`) with a progress bar; list the
+    failures at the end (exit 2 if any)."""
     from tqdm import tqdm
 
-    from ..dataset.batch import run_batch
+    from ..dataset.batch import Job, run_batch
     from ..dataset.files import expand
     from ..dataset.sandbox import Limits
 
-    seconds, memory = limits
-    job = dataclasses.replace(job, limits=Limits(seconds or None, memory or None))
-    items, skipped = _known(expand(patterns), job.from_format)
+    job = Job(op, Path(shared["out"]).absolute(), from_format=shared["from_format"],
+              force=shared["force"], limits=Limits(shared["timeout"] or None,
+                                                   shared["memory"] or None), **fields)
+    items, skipped = _known(expand(shared["patterns"]), job.from_format)
     counts = {"failed": 0}
     start = time.monotonic()
     bar = tqdm(total=len(items), desc=f"batch {job.op}", unit="file", file=sys.stderr,
@@ -78,7 +90,8 @@ def run(job: Job, patterns: tuple[str, ...], jobs: int, scheduler: str | None,
         bar.update()
 
     try:
-        outcomes = run_batch(job, items, workers=jobs, scheduler=scheduler, on_outcome=tick)
+        outcomes = run_batch(job, items, workers=shared["jobs"], scheduler=shared["scheduler"],
+                             on_outcome=tick, engine=shared["engine"])
     finally:
         bar.close()
     elapsed = time.monotonic() - start
@@ -109,11 +122,19 @@ def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list
     from ..formats import registry
 
     known = {suffix for info in registry.formats() for suffix in info.extensions}
+    items = [item for item in items if not _bag_index(item.source)]  # read with its bag
     kept = [item for item in items if item.source.suffix.lower() in known]
     if not kept and items:
         raise MotionkitError(f"none of the {len(items)} file(s) has the extension of a known "
                              "format (see motionkit formats; --from names one)")
     return kept, [item for item in items if item.source.suffix.lower() not in known]
+
+
+def _bag_index(path: Path) -> bool:
+    """A ROS 2 bag's ``metadata.yaml``, beside its .mcap or .db3 files: part of the bag
+    (read with it), not a motion of its own, so a folder of bags is batched whole."""
+    return path.name == "metadata.yaml" and any(
+        sibling.suffix in (".mcap", ".db3") for sibling in path.parent.iterdir())
 
 
 def _read_options(func: Callable[..., None]) -> Callable[..., None]:
@@ -135,13 +156,16 @@ Examples:
   motionkit batch convert 'motions/**/*.seq' --out converted --to traj -j 2
   motionkit batch validate data/ --out report
   motionkit batch info 'parc/**/*.pkl' --out info --scheduler tcp://head:8786
+  motionkit batch validate data/ --out report --engine ray --address auto
   motionkit batch eval 'runs/**/*.tum' --ref 'gt/{name}' --out results --align se3
   motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out g1 --to gmr""")
 def command() -> None:
-    """Work on many files at once on Dask (a local cluster, or --scheduler for one you run).
+    """Work on many files at once: on local processes, Dask or Ray (--engine), started here
+    or joined with --scheduler.
 
     One broken file never stops a batch: its error is listed at the end (exit 2). Each
-    file is read in a child process of its worker, within --timeout and --memory.
+    file is read in a child process of its worker, within --timeout and --memory, on every
+    engine; a worker that dies has its files redone.
     """
 
 
@@ -152,7 +176,8 @@ Examples:
   motionkit batch convert 'runs/*.traj' --out tum --to tum --lossy --scheduler tcp://head:8786
   motionkit batch convert 'walks/*.seq' --out links --model SR1.body --to seq
   motionkit batch convert 'walks/*.seq' --out bvh --model SR1.body --to bvh --lossy
-  motionkit batch convert 'runs/*.pkl' --out seq --character humanoid.xml --to seq --rate 30""")
+  motionkit batch convert 'runs/*.pkl' --out seq --character humanoid.xml --to seq --rate 30
+  motionkit batch convert 'bags/*.mcap' --out work --into dataset --to lerobot --fps 30""")
 @_shared
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
@@ -163,36 +188,38 @@ Examples:
               help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="A writer option (or a reader's, where only it takes the key), as convert.")
+@click.option("--fps", type=float, help="Put every track on one clock at this rate first, as "
+                                        "convert --fps (motionkit.ops.sync).")
+@click.option("--tolerance", type=float, metavar="SECONDS",
+              help="With --fps: how far a sample used may lie from a frame.")
+@click.option("--on-gap", type=click.Choice(GAP_ACTIONS), default="fail", show_default=True,
+              help="With --fps: a frame in a topic's gap fails the file, or is dropped.")
+@click.option("--into", type=click.Path(file_okay=False), metavar="DATASET",
+              help="Write every input as one episode of this one dataset (--to lerobot), in "
+                   "the inputs' order; workers read and sync, the dataset is written at the end.")
 @_read_options
-def convert(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-            from_format: str | None, force: bool, timeout: float, memory: int,
-            to_format: str | None, lossy: bool, rate: float | None, method: str,
-            model: str | None, options: tuple[str, ...], read_options: tuple[str, ...],
-            character: str | None) -> None:
+def convert(to_format: str | None, lossy: bool, rate: float | None, method: str,
+            model: str | None, options: tuple[str, ...], fps: float | None,
+            tolerance: float | None, on_gap: str, into: str | None,
+            read_options: tuple[str, ...], character: str | None, **shared: Any) -> None:
     """Convert every file matched by PATTERNS into --out, with convert's options."""
-    from ..dataset.batch import Job
-
-    run(Job("convert", Path(out).absolute(), to_format, from_format, lossy, force,
-            options=parse_options(options), read_options=_reading(read_options, character),
-            rate=rate, method=method, model=str(Path(model).absolute()) if model else None),
-        patterns, jobs, scheduler, (timeout, memory))
+    if into is not None and to_format is None:
+        to_format = "lerobot"  # the one format here that holds several episodes
+    run("convert", shared, to_format=to_format, lossy=lossy, options=parse_options(options),
+        read_options=_reading(read_options, character), rate=rate, method=method,
+        model=str(Path(model).absolute()) if model else None, fps=fps, tolerance=tolerance,
+        on_gap=on_gap, into=Path(into).absolute() if into else None)
 
 
 @command.command("validate", epilog="""\b
 Examples:
   motionkit batch validate data/ --out report
-  motionkit batch validate 'parc/**/*.pkl' --out report -j 2""")
+  motionkit batch validate 'parc/**/*.pkl' --out report -j 2 --engine local""")
 @_shared
 @_read_options
-def validate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool, timeout: float, memory: int,
-             read_options: tuple[str, ...], character: str | None) -> None:
+def validate(read_options: tuple[str, ...], character: str | None, **shared: Any) -> None:
     """Read every file completely; the catalog in --out says which failed and why."""
-    from ..dataset.batch import Job
-
-    run(Job("validate", Path(out).absolute(), from_format=from_format, force=force,
-            read_options=_reading(read_options, character)),
-        patterns, jobs, scheduler, (timeout, memory))
+    run("validate", shared, read_options=_reading(read_options, character))
 
 
 @command.command("info", epilog="""\b
@@ -200,15 +227,9 @@ Examples:
   motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
 @_shared
 @_read_options
-def info(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-         from_format: str | None, force: bool, timeout: float, memory: int,
-         read_options: tuple[str, ...], character: str | None) -> None:
+def info(read_options: tuple[str, ...], character: str | None, **shared: Any) -> None:
     """Write each file's ``info --json`` document to --out as FILE.json."""
-    from ..dataset.batch import Job
-
-    run(Job("info", Path(out).absolute(), from_format=from_format, force=force,
-            read_options=_reading(read_options, character)),
-        patterns, jobs, scheduler, (timeout, memory))
+    run("info", shared, read_options=_reading(read_options, character))
 
 
 @command.command("eval", epilog="""\b
@@ -233,22 +254,15 @@ Examples:
               help="Reader option for each reference, e.g. -R topic=groundtruth.")
 @click.option("-E", "--est-option", "est_options", multiple=True, metavar="KEY=VALUE",
               help="Reader option for each estimate, e.g. -E topic=ORB-SLAM.")
-def evaluate(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool, timeout: float, memory: int,
-             reference: str, metric: str, alignment: str, relation: str, match: str,
+def evaluate(reference: str, metric: str, alignment: str, relation: str, match: str,
              max_diff: float, max_gap: float, ref_options: tuple[str, ...],
-             est_options: tuple[str, ...]) -> None:
+             est_options: tuple[str, ...], **shared: Any) -> None:
     """Evaluate every estimate against its reference, with eval's options: FILE.json
     results and one table, results.parquet (``eval table``'s columns)."""
-    from ..dataset.batch import Job
-
-    settings: dict[str, Any] = {"reference": reference, "metric": metric, "align": alignment}
-    metric_options = {"relation": relation, "match": match, "max_diff": max_diff,
-                      "max_gap": max_gap}
-    run(Job("eval", Path(out).absolute(), from_format=from_format, force=force,
-            ref_options=parse_options(ref_options), read_options=parse_options(est_options),
-            metric_options=metric_options, **settings),
-        patterns, jobs, scheduler, (timeout, memory))
+    run("eval", shared, reference=reference, metric=metric, align=alignment,
+        ref_options=parse_options(ref_options), read_options=parse_options(est_options),
+        metric_options={"relation": relation, "match": match, "max_diff": max_diff,
+                        "max_gap": max_gap})
 
 
 @command.command("retarget", epilog="""\b
@@ -261,16 +275,11 @@ Examples:
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
 @_read_options
 @plan_options
-def retarget(patterns: tuple[str, ...], out: str, jobs: int, scheduler: str | None,
-             from_format: str | None, force: bool, timeout: float, memory: int,
-             to_format: str | None, lossy: bool, read_options: tuple[str, ...],
-             character: str | None, **settings: object) -> None:
+def retarget(to_format: str | None, lossy: bool, read_options: tuple[str, ...],
+             character: str | None, **settings: Any) -> None:
     """Retarget every motion matched by PATTERNS onto one robot (as ``motionkit retarget``;
     ``--character`` for PARC, MimicKit and GMR sources): the frames of a clip in order,
     clips in parallel, a failed clip alone."""
-    from ..dataset.batch import Job
-
-    plan = plan_of(settings)
-    run(Job("retarget", Path(out).absolute(), to_format, from_format, lossy, force, plan=plan,
-            read_options=_reading(read_options, character)),
-        patterns, jobs, scheduler, (timeout, memory))
+    shared = {name: settings.pop(name) for name in SHARED}
+    run("retarget", shared, to_format=to_format, lossy=lossy, plan=plan_of(settings),
+        read_options=_reading(read_options, character))

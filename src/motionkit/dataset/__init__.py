@@ -1,4 +1,5 @@
-"""Work on whole datasets: batch jobs on Dask, a catalog of files, packed motion libraries.
+"""Work on whole datasets: batch jobs (local processes, Dask or Ray), a catalog of files,
+packed motion libraries.
 
 Heavy modules (dask, polars) load only when a function that needs them runs, so importing
 this package costs nothing.

@@ -1,4 +1,4 @@
-"""Preloaded by each worker of the local cluster (``client_for``): Ctrl-C on a terminal
+"""Preloaded by each worker of the local cluster (``engines.dask_client``): Ctrl-C on a terminal
 reaches the whole process group, and only the command should answer it — one line, then
 the cluster is closed — so a worker ignores SIGINT, and so do the sandbox children it
 starts (they inherit it)."""

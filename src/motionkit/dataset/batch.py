@@ -1,42 +1,40 @@
-"""Batch jobs over many files on Dask: convert, validate, info, catalog and evaluate.
+"""Batch jobs over many files: convert, validate, info, catalog, evaluate and retarget.
 
-Files are done by :func:`work` on Dask workers, a chunk of files per task (a local
-cluster of worker processes by default, or any cluster given by its scheduler address).
-It never raises for a bad file: it returns an :class:`Outcome` saying what happened, so
-one broken file never stops a batch; a worker that dies mid-task has its tasks rerun
-elsewhere by Dask.
+Files are done by :func:`work` on the workers of an engine (``dataset.engines``: local
+processes, Dask or Ray), a chunk of files per task. It never raises for a bad file: it
+returns an :class:`Outcome` saying what happened, so one broken file never stops a
+batch; a worker that dies mid-task has its tasks rerun by the engine. Each verb is one
+entry of :data:`VERBS` (what it writes, and what it does with a file it has read).
 Outputs are written atomically beside their final name and mirror the input tree; an
 output newer than its input is kept unless the job says ``force``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import logging
 import os
 import string
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._io import atomic_write
-from ..errors import MotionkitError
+from ..errors import ConversionError, MotionkitError
 from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
 from .files import Item, expand, up_to_date
 from .sandbox import Limits, Stopped, run_limited
 
 if TYPE_CHECKING:
-    from distributed import Client
-
     from ..api import WriterPlan
     from ..evaluation.align import Kind
+    from ..formats.registry import Loaded
     from ..retarget.plan import Plan
 
-Op = Literal["convert", "validate", "info", "catalog", "eval", "retarget"]
+#: A verb's name: a key of :data:`VERBS` (convert, validate, info, catalog, eval, retarget).
+Op = str
 Status = Literal["converted", "written", "skipped", "ok", "failed"]
 
 
@@ -69,18 +67,36 @@ class Job:
     ref_options: dict[str, object] = field(default_factory=dict)
     metric_options: dict[str, object] = field(default_factory=dict)
 
+    #: convert --fps: every track on one clock first (``ops.sync``), as ``convert --fps``
+    fps: float | None = None
+    tolerance: float | None = None
+    on_gap: str = "fail"
+    #: convert --into: every input becomes one episode of this one dataset (written on the
+    #: client at the end; the workers read, sync and settle each input into ``out``'s
+    #: ``.episodes`` folder)
+    into: Path | None = None
+
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
-        if self.out is None or self.op in ("validate", "catalog"):
+        writes = VERBS[self.op].writes
+        if self.out is None or writes is None:
             return None
-        if self.op in ("convert", "retarget"):
-            suffix = None
-            if self.to_format:
-                from ..formats import registry
+        if writes == "json":
+            return item.target(self.out).with_name(item.relative.name + ".json")
+        if self.into is not None:
+            return item.target(self.out / EPISODES)
+        suffix = None
+        if self.to_format:
+            from ..formats import registry
 
-                suffix = registry.by_name(self.to_format).extensions[0]
-            return item.target(self.out, suffix)
-        return item.target(self.out).with_name(item.relative.name + ".json")
+            extensions = registry.by_name(self.to_format).extensions
+            suffix = extensions[0] if extensions else None
+        return item.target(self.out, suffix)
+
+
+#: convert --into: the folder of ``out`` holding each input's episode until the dataset
+#: is written (a rerun after a crash redoes only the inputs it lacks).
+EPISODES = ".episodes"
 
 
 @dataclass
@@ -143,7 +159,9 @@ def _plain(value: object) -> object:
 
 def _job_json(job: Job) -> dict[str, object]:
     out = dataclasses.asdict(job)
-    out["out"] = None if job.out is None else str(job.out)
+    for name in ("out", "into"):
+        value = getattr(job, name)
+        out[name] = None if value is None else str(value)
     return out
 
 
@@ -157,9 +175,9 @@ def _job_of(values: dict[str, object]) -> Job:
         plan = Plan(**{**settings, "options": Options(**settings["options"])})
     limits = fields.pop("limits")
     assert isinstance(limits, dict)
-    out = fields.pop("out")
+    out, into = fields.pop("out"), fields.pop("into")
     return Job(**fields, out=None if out is None else Path(str(out)),  # type: ignore[arg-type]
-               limits=Limits(**limits), plan=plan)
+               into=None if into is None else Path(str(into)), limits=Limits(**limits), plan=plan)
 
 
 def _item_json(item: Item) -> dict[str, object]:
@@ -184,6 +202,7 @@ def chunk_size(files: int, workers: int) -> int:
 
 def _work(job: Job, item: Item) -> Outcome:
     source = item.source
+    verb = VERBS[job.op]
     try:
         target = job.target(item)
         reading, plans = _split(job, source, target)
@@ -193,33 +212,121 @@ def _work(job: Job, item: Item) -> Outcome:
     row, obj = read_file(source, job.from_format, reading)
     if obj is None:
         return Outcome(str(source), "failed", row, error=str(row["error"]))
-    if target is None:
+    if target is None or verb.run is None:
         return Outcome(str(source), "ok", row)
-    if not job.force and job.op != "retarget" and up_to_date(source, target):
+    if not job.force and not verb.always and up_to_date(source, target):
         return Outcome(str(source), "skipped", row, output=str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        if job.op == "convert":
-            from ..api import choose_writer, finish_conversion
-            from ..formats import registry
-
-            writer, writing = choose_writer(plans, obj) if plans else (registry.for_writing(
-                target, job.to_format, like=str(row["format"]), obj=obj), {})
-            finish_conversion(obj, target, writer, rate=job.rate, method=job.method,
-                              model=job.model, lossy=job.lossy, write_options=writing)
-            return Outcome(str(source), "converted", row, output=str(target))
-        if job.op == "retarget":
-            _retarget(job, obj, target)
-            return Outcome(str(source), "written", row, output=str(target))
-        if job.op == "info":
-            _write_json(target, info_document(str(row["format"]), obj))
-        else:
-            _evaluate(job, item, target)
+        status = verb.run(job, Read(item, str(row["format"]), obj, target, plans))
     except MemoryError:
         raise  # the sandbox says which limit; see work_chunk
     except Exception as exc:  # the file's failure, reported in its outcome
         return _failed(source, row, exc)
-    return Outcome(str(source), "written", row, output=str(target))
+    return Outcome(str(source), status, row, output=str(target))
+
+
+@dataclass(frozen=True)
+class Read:
+    """A file a verb works on: the item, the format it was read as, what it holds, where
+    its output goes, and (convert with options) the writers that may write it."""
+
+    item: Item
+    format: str
+    obj: Loaded
+    target: Path
+    plans: list[WriterPlan]
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One batch verb: what it writes per file, and what it does with a file it has read.
+
+    ``run(job, read)`` writes ``read.target`` and returns the outcome's status;
+    ``check(job)`` refuses a job before anything runs."""
+
+    #: "motion": a file of the --to format; "json": FILE.json; None: only the catalog row
+    writes: Literal["motion", "json"] | None
+    run: Callable[[Job, Read], Status] | None = None
+    check: Callable[[Job], None] | None = None
+    #: redone on every run (its output depends on more than the input: a robot, a map)
+    always: bool = False
+
+
+#: The batch verbs by name; a new verb is one entry (and its click command in cli/batch.py).
+VERBS: dict[str, Verb] = {}
+
+
+def _convert(job: Job, read: Read) -> Status:
+    from ..api import choose_writer, finish_conversion
+    from ..formats import registry
+
+    obj = read.obj
+    writer, writing = choose_writer(read.plans, obj) if read.plans else (registry.for_writing(
+        read.target, job.to_format, like=read.format, obj=obj), {})
+    if job.fps is not None:
+        from ..model import Motion
+        from ..ops import sync
+
+        if not isinstance(obj, Motion):
+            raise ConversionError("--fps applies to motions only")
+        zero = not writer.holds(**writing).start  # frames from 0 where the target has no start
+        obj = sync(obj, job.fps, tolerance=job.tolerance, on_gap=job.on_gap, zero=zero)
+    finish_conversion(obj, read.target, writer, rate=job.rate, method=job.method, model=job.model,
+                      lossy=job.lossy, write_options=writing)
+    return "converted"
+
+
+def _check_convert(job: Job) -> None:
+    from ..formats import registry
+
+    if job.to_format and not registry.by_name(job.to_format).can_write():
+        raise MotionkitError(f"format {job.to_format!r} cannot be written")
+    if job.fps is not None and job.rate is not None:
+        raise ConversionError("--fps and --rate both set a rate: give one")
+    if job.fps is None and (job.tolerance is not None or job.on_gap != "fail"):
+        raise ConversionError("--tolerance and --on-gap belong to --fps")
+    if job.into is not None:
+        fmt = registry.by_name(job.to_format or "")
+        if not hasattr(fmt.load(), "write_episodes"):
+            raise MotionkitError(f"--into writes one dataset of several episodes; {fmt.name} "
+                                 "holds one motion per file (--to lerobot)")
+
+
+def _retarget_verb(job: Job, read: Read) -> Status:
+    _retarget(job, read.obj, read.target)
+    return "written"
+
+
+def _check_retarget(job: Job) -> None:
+    if job.plan is None:
+        raise MotionkitError("batch retarget needs a robot and a body map")
+
+
+def _info(job: Job, read: Read) -> Status:
+    _write_json(read.target, info_document(read.format, read.obj))
+    return "written"
+
+
+def _eval(job: Job, read: Read) -> Status:
+    _evaluate(job, read.item, read.target)
+    return "written"
+
+
+def _check_eval(job: Job) -> None:
+    if job.reference is None:
+        raise MotionkitError("batch eval needs a reference pattern (--ref)")
+    check_reference(job.reference)
+
+
+VERBS.update(
+    convert=Verb("motion", _convert, _check_convert),
+    retarget=Verb("motion", _retarget_verb, _check_retarget, always=True),
+    info=Verb("json", _info),
+    eval=Verb("json", _eval, _check_eval),
+    validate=Verb(None),
+    catalog=Verb(None),
+)
 
 
 def _split(job: Job, source: Path, target: Path | None,
@@ -303,161 +410,77 @@ def _evaluate(job: Job, item: Item, target: Path) -> None:
     result.save(target)
 
 
-@contextlib.contextmanager
-def client_for(workers: int, scheduler: str | None) -> Iterator[Client]:
-    """A Dask client: to the cluster at ``scheduler``, else to a new local cluster of
-    ``workers`` single-threaded worker processes (closed on exit)."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise MotionkitError("batch work needs Dask: pip install 'motionkit[dask]'") from None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
-            raise MotionkitError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
-        with client:
-            yield client
-        return
-    if workers < 1:
-        raise MotionkitError("the number of workers must be at least 1")
-    with contextlib.ExitStack() as stack:
-        with _interrupt_after_start() as spawning:  # a Ctrl-C meanwhile: raised after it
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
-                silence_logs=logging.CRITICAL, preload=["motionkit.dataset._worker"]))
-            client = stack.enter_context(Client(cluster))
-            with spawning():
-                cluster.scale(workers)
-                _spawned(workers)
-            try:
-                client.wait_for_workers(workers, timeout=WORKER_START_SECONDS)
-            except TimeoutError:
-                raise MotionkitError(f"the local cluster's {workers} worker(s) did not start "
-                                     f"within {WORKER_START_SECONDS} s") from None
-        yield client
-
-
-#: How long the local cluster's workers may take to start (about 2 s each on a quiet
-#: machine) before a batch gives up with one line, rather than wait for ever on a
-#: worker that cannot start.
-WORKER_START_SECONDS = 120
-
-
-def _spawned(workers: int) -> None:
-    """Return once this process has started ``workers`` worker processes (their Python
-    then starts; a few milliseconds each), or after about 60 s."""
-    import multiprocessing
-    import time
-
-    for _ in range(30_000):
-        if len(multiprocessing.active_children()) >= workers:
-            return
-        time.sleep(0.002)
-
-
-@contextlib.contextmanager
-def _interrupt_after_start() -> Iterator[Callable[[], contextlib.AbstractContextManager[None]]]:
-    """Hold a Ctrl-C that comes while the local cluster starts, and raise it once it has
-    (the caller then closes the cluster: a KeyboardInterrupt inside Dask's start-up could
-    leave processes behind). The main thread's Python handler is swapped for one that
-    records the signal, and put back whatever it was (a handler not set from Python,
-    None, and other threads' are left alone). Ctrl-C on a terminal reaches the whole
-    process group, and only this process should answer it — one line — so the workers
-    ignore SIGINT from birth: SIGINT is ignored (SIG_IGN, which a new process inherits)
-    only in the block the context gives, while they are spawned, and the ``_worker``
-    preload keeps it so in any worker started later. A port taken by another cluster is
-    no news for the user."""
-    import signal
-    import threading
-
-    held: list[int] = []
-    main = threading.current_thread() is threading.main_thread()
-    handler = signal.getsignal(signal.SIGINT) if main else None
-
-    def record(number: int, frame: object) -> None:
-        held.append(number)
-
-    @contextlib.contextmanager
-    def spawning() -> Iterator[None]:
-        if handler is None:
-            yield
-            return
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, record)
-
-    if handler is not None:
-        signal.signal(signal.SIGINT, record)
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r"Port \d+ is already in use")
-            yield spawning
-    finally:
-        if handler is not None:
-            signal.signal(signal.SIGINT, handler)
-        if held:
-            signal.raise_signal(signal.SIGINT)  # to the handler there was (SIG_IGN: nothing)
-
-
 def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str | None = None,
-              on_outcome: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    """Run ``job`` over ``items`` on Dask; outcomes in the items' order.
+              on_outcome: Callable[[Outcome], None] | None = None,
+              engine: str | None = None) -> list[Outcome]:
+    """Run ``job`` over ``items`` on ``engine`` (``local``, ``dask`` or ``ray``; by default
+    the one ``scheduler``'s address speaks, else Dask's or Ray's where installed, else
+    local processes: ``dataset.engines``); outcomes in the items' order.
 
     ``on_outcome`` is called as each file finishes (for progress). A task lost for good
     (its workers kept dying) is a failed outcome, not an exception. With an ``out`` folder
-    the job also writes its catalog there, ``catalog.parquet``."""
+    the job also writes its catalog there, ``catalog.parquet``; with ``into``, the one
+    dataset of every converted input's episode."""
+    from .engines import Lost, open_engine
+
     if isinstance(job, str):
         job = Job(job)
-    if job.op == "convert" and job.to_format:
-        from ..formats import registry
-
-        if not registry.by_name(job.to_format).can_write():
-            raise MotionkitError(f"format {job.to_format!r} cannot be written")
-    if job.op == "retarget" and job.plan is None:
-        raise MotionkitError("batch retarget needs a robot and a body map")
-    if job.op == "eval":
-        if job.reference is None:
-            raise MotionkitError("batch eval needs a reference pattern (--ref)")
-        check_reference(job.reference)
+    verb = VERBS.get(job.op)
+    if verb is None:
+        raise MotionkitError(f"no batch verb {job.op!r}; one of {', '.join(sorted(VERBS))}")
+    if verb.check is not None:
+        verb.check(job)
     if not items:
         return []
     _refuse_shared_targets(job, items)
     outcomes: list[Outcome | None] = [None] * len(items)
-    for index, outcome in _unchanged(job, items):
+
+    def settle(index: int, outcome: Outcome) -> None:
         outcomes[index] = outcome
         if on_outcome is not None:
             on_outcome(outcome)
+
+    for index, outcome in _unchanged(job, items):
+        settle(index, outcome)
     todo = [index for index, outcome in enumerate(outcomes) if outcome is None]
     if todo:
-        with client_for(workers, scheduler) as client:
-            from distributed import as_completed
-
-            size = chunk_size(len(todo), sum(client.nthreads().values()) or workers)
-            chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
-            futures = client.map(work_chunk, [job] * len(chunks),
-                                 [[items[i] for i in chunk] for chunk in chunks], pure=False)
-            where = {future.key: chunk for chunk, future in zip(chunks, futures, strict=True)}
-            for future in as_completed(futures):
-                chunk = where[future.key]
-                try:
-                    results: list[Outcome] = future.result()
-                except Exception as exc:  # the task itself was lost (e.g. KilledWorker)
-                    results = [failed_outcome(items[index].source, f"task lost: {one_line(exc)}")
-                               for index in chunk]
-                future.release()
+        with open_engine(engine, workers, scheduler) as running:
+            size = chunk_size(len(todo), running.slots)
+            chunks = {running.submit(work_chunk, job, [items[i] for i in todo[start:start + size]]):
+                      todo[start:start + size] for start in range(0, len(todo), size)}
+            for number, result in running.completed():
+                chunk = chunks.pop(number)
+                results = cast("list[Outcome]", result) if not isinstance(result, Lost) else [
+                    failed_outcome(items[i].source, f"task lost: {result.reason}") for i in chunk]
                 for index, outcome in zip(chunk, results, strict=True):
-                    outcomes[index] = outcome
-                    if on_outcome is not None:
-                        on_outcome(outcome)
+                    settle(index, outcome)
     done = [o for o in outcomes if o is not None]
     if job.out is not None:
         write_catalog([o.row for o in done], job.out / "catalog.parquet")
         if job.op == "eval":
             write_results_table(done, job.out / "results.parquet")
+    if job.into is not None:
+        _join_episodes(job, done)
     return done
+
+
+def _join_episodes(job: Job, outcomes: list[Outcome]) -> None:
+    """convert --into: the episodes the workers wrote (one per input, in the inputs' order)
+    as the one dataset ``job.into``, written here on the client, with the writer's options
+    but the names it gave the tracks (the episodes hold them already). Nothing is written
+    while an input failed: the batch lists the failures, and a rerun redoes only them."""
+    import shutil
+
+    from ..formats import registry
+
+    assert job.into is not None and job.out is not None  # the CLI and check_convert see to it
+    if any(o.status == "failed" for o in outcomes) or not outcomes:
+        return
+    fmt = registry.by_name(job.to_format or "")
+    episodes = [fmt.read(Path(str(o.output))) for o in outcomes]
+    kept = {key: value for key, value in job.options.items() if key not in ("state", "action")}
+    fmt.load().write_episodes(job.into, episodes, lossy=job.lossy, **kept)
+    shutil.rmtree(job.out / EPISODES, ignore_errors=True)
 
 
 def _refuse_shared_targets(job: Job, items: list[Item]) -> None:
@@ -481,7 +504,7 @@ def _refuse_shared_targets(job: Job, items: list[Item]) -> None:
 def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
     """Files a rerun need not even read: their output is newer than them, and the last
     catalog in ``out`` has an ``ok`` row of the same size and modification time."""
-    if job.out is None or job.force or job.op == "retarget":
+    if job.out is None or job.force or VERBS[job.op].always:
         return []  # a retargeted clip depends on the robot, the map and the options too
     previous = read_catalog(job.out / "catalog.parquet")
     found = []
@@ -526,10 +549,11 @@ def write_results_table(outcomes: list[Outcome], path: Path) -> Path | None:
 
 
 def catalog(patterns: list[str] | tuple[str, ...], output: str | os.PathLike[str],
-            workers: int = 1, scheduler: str | None = None) -> list[Row]:
+            workers: int = 1, scheduler: str | None = None,
+            engine: str | None = None) -> list[Row]:
     """Catalog every file under ``patterns`` (folders, globs, files) into ``output``."""
     items: list[Item] = expand(patterns)
-    outcomes = run_batch("catalog", items, workers=workers, scheduler=scheduler)
+    outcomes = run_batch("catalog", items, workers=workers, scheduler=scheduler, engine=engine)
     rows = [o.row for o in outcomes]
     write_catalog(rows, output)
     return rows
