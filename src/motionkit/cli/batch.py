@@ -112,6 +112,8 @@ def run(op: str, shared: dict[str, Any], **fields: Any) -> None:
                f"catalog {printable(str(Path(cast(Path, job.out)) / 'catalog.parquet'))}", err=True)
     if failures:
         sys.exit(2)
+    if job.op == "check" and any(o.row.get("check.ok") is False for o in outcomes):
+        sys.exit(1)
 
 
 def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list[Item]]:
@@ -135,6 +137,28 @@ def _bag_index(path: Path) -> bool:
     (read with it), not a motion of its own, so a folder of bags is batched whole."""
     return path.name == "metadata.yaml" and any(
         sibling.suffix in (".mcap", ".db3") for sibling in path.parent.iterdir())
+
+
+def _quality_options(func: Callable[..., None]) -> Callable[..., None]:
+    """check's --preset, --ground, --feet and -T (one place for batch check and convert)."""
+    options = [
+        click.option("--preset", type=click.Choice(["default", "protomotions"]),
+                     default="default", show_default=True, help="The check constants and rules."),
+        click.option("--ground", metavar="Z|auto|terrain|hf", help="The ground, as check --ground."),
+        click.option("--feet", metavar="BODY,BODY", help="The foot bodies, as check --feet."),
+        click.option("-T", "--threshold", "thresholds", multiple=True, metavar="NAME=VALUE",
+                     help="Replace one check constant, e.g. -T body_speed=10."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _quality(preset: str, ground: str | None, feet: str | None,
+             thresholds: tuple[str, ...]) -> dict[str, object]:
+    """``quality.check``'s settings as a batch job carries them."""
+    return {"preset": preset, "ground": ground, **parse_options(thresholds),
+            "feet_names": [name.strip() for name in feet.split(",")] if feet else None}
 
 
 def _read_options(func: Callable[..., None]) -> Callable[..., None]:
@@ -194,21 +218,50 @@ Examples:
               help="With --fps: how far a sample used may lie from a frame.")
 @click.option("--on-gap", type=click.Choice(GAP_ACTIONS), default="fail", show_default=True,
               help="With --fps: a frame in a topic's gap fails the file, or is dropped.")
+@click.option("--where", type=click.Choice(["check.ok"]),
+              help="Write only the clips that pass every check (as batch check, with --model "
+                   "and the check options).")
+@_quality_options
 @click.option("--into", type=click.Path(file_okay=False), metavar="DATASET",
               help="Write every input as one episode of this one dataset (--to lerobot), in "
                    "the inputs' order; workers read and sync, the dataset is written at the end.")
 @_read_options
 def convert(to_format: str | None, lossy: bool, rate: float | None, method: str,
             model: str | None, options: tuple[str, ...], fps: float | None,
-            tolerance: float | None, on_gap: str, into: str | None,
-            read_options: tuple[str, ...], character: str | None, **shared: Any) -> None:
+            tolerance: float | None, on_gap: str, where: str | None, preset: str,
+            ground: str | None, feet: str | None, thresholds: tuple[str, ...],
+            into: str | None, read_options: tuple[str, ...], character: str | None,
+            **shared: Any) -> None:
     """Convert every file matched by PATTERNS into --out, with convert's options."""
     if into is not None and to_format is None:
         to_format = "lerobot"  # the one format here that holds several episodes
     run("convert", shared, to_format=to_format, lossy=lossy, options=parse_options(options),
         read_options=_reading(read_options, character), rate=rate, method=method,
         model=str(Path(model).absolute()) if model else None, fps=fps, tolerance=tolerance,
-        on_gap=on_gap, into=Path(into).absolute() if into else None)
+        on_gap=on_gap, into=Path(into).absolute() if into else None, where=where,
+        quality=_quality(preset, ground, feet, thresholds) if where else {})
+
+
+@command.command("check", epilog="""\b
+Examples:
+  motionkit batch check 'runs/*.pkl' --out checked --model humanoid.xml
+  motionkit batch check g1/ --out checked --model g1.xml --preset protomotions -j 2
+  motionkit batch convert g1/ --out clean --model g1.xml --where check.ok
+\b
+Each file's report goes to --out as FILE.json; catalog.parquet has check.ok, check.verdict
+and each check's value and pass flag as columns. Exit 1 when a clip fails a check.""")
+@_shared
+@click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
+              help="The model the motions are of (as check --model).")
+@_quality_options
+@click.option("-R", "--read-option", "read_options", multiple=True, metavar="KEY=VALUE",
+              help="A reader option, e.g. -R quat=wxyz.")
+def check(model: str | None, preset: str, ground: str | None, feet: str | None,
+          thresholds: tuple[str, ...], read_options: tuple[str, ...], **shared: Any) -> None:
+    """Check every motion matched by PATTERNS, as ``motionkit check``."""
+    model = str(Path(model).absolute()) if model else None
+    run("check", shared, model=model, read_options=parse_options(read_options),
+        quality=_quality(preset, ground, feet, thresholds))
 
 
 @command.command("validate", epilog="""\b

@@ -1,4 +1,4 @@
-"""Batch jobs over many files: convert, validate, info, catalog, evaluate and retarget.
+"""Batch jobs over many files: convert, validate, info, catalog, evaluate, retarget and check.
 
 Files are done by :func:`work` on the workers of an engine (``dataset.engines``: local
 processes, Dask or Ray), a chunk of files per task. It never raises for a bad file: it
@@ -12,6 +12,7 @@ output newer than its input is kept unless the job says ``force``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import string
@@ -31,11 +32,15 @@ if TYPE_CHECKING:
     from ..api import WriterPlan
     from ..evaluation.align import Kind
     from ..formats.registry import Loaded
+    from ..model.skeleton import Skeleton
+    from ..quality import CheckReport
     from ..retarget.plan import Plan
 
-#: A verb's name: a key of :data:`VERBS` (convert, validate, info, catalog, eval, retarget).
+#: A verb's name: a key of :data:`VERBS` (convert, validate, info, catalog, eval, retarget,
+#: check).
 Op = str
-Status = Literal["converted", "written", "skipped", "ok", "failed"]
+#: "filtered": convert --where check.ok left a clip that fails a check unwritten
+Status = Literal["converted", "written", "skipped", "filtered", "ok", "failed"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,11 @@ class Job:
     #: client at the end; the workers read, sync and settle each input into ``out``'s
     #: ``.episodes`` folder)
     into: Path | None = None
+    #: check, and convert --where check.ok: ``quality.check``'s settings (preset, ground,
+    #: feet_names, thresholds); the model is ``model``
+    quality: dict[str, object] = field(default_factory=dict)
+    #: convert: "check.ok" writes only the clips that pass every check
+    where: str | None = None
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -218,7 +228,7 @@ def _work(job: Job, item: Item) -> Outcome:
         return Outcome(str(source), "skipped", row, output=str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        status = verb.run(job, Read(item, str(row["format"]), obj, target, plans))
+        status = verb.run(job, Read(item, str(row["format"]), obj, target, plans, row))
     except MemoryError:
         raise  # the sandbox says which limit; see work_chunk
     except Exception as exc:  # the file's failure, reported in its outcome
@@ -236,6 +246,8 @@ class Read:
     obj: Loaded
     target: Path
     plans: list[WriterPlan]
+    #: the file's catalog row, which a verb may add columns to (check's verdict)
+    row: Row
 
 
 @dataclass(frozen=True)
@@ -262,6 +274,8 @@ def _convert(job: Job, read: Read) -> Status:
     from ..formats import registry
 
     obj = read.obj
+    if job.where is not None and not _quality_report(job, read).passed:
+        return "filtered"
     writer, writing = choose_writer(read.plans, obj) if read.plans else (registry.for_writing(
         read.target, job.to_format, like=read.format, obj=obj), {})
     if job.fps is not None:
@@ -286,6 +300,8 @@ def _check_convert(job: Job) -> None:
         raise ConversionError("--fps and --rate both set a rate: give one")
     if job.fps is None and (job.tolerance is not None or job.on_gap != "fail"):
         raise ConversionError("--tolerance and --on-gap belong to --fps")
+    if job.where not in (None, "check.ok"):
+        raise MotionkitError(f"--where {job.where!r}: the one condition is check.ok")
     if job.into is not None:
         fmt = registry.by_name(job.to_format or "")
         if not hasattr(fmt.load(), "write_episodes"):
@@ -313,6 +329,39 @@ def _eval(job: Job, read: Read) -> Status:
     return "written"
 
 
+def _check_verb(job: Job, read: Read) -> Status:
+    _write_json(read.target, _quality_report(job, read).to_dict())
+    return "written"
+
+
+def _quality_report(job: Job, read: Read) -> CheckReport:
+    """``quality.check`` of the file with the job's model and settings; its verdict and
+    worst values go into the file's catalog row (``check.ok``, ``check.<name>``, …)."""
+    from ..model import Motion
+    from ..quality import check
+
+    if not isinstance(read.obj, Motion):
+        raise MotionkitError(f"holds a {type(read.obj).__name__}, not a motion")
+    settings = dict(job.quality)
+    feet = settings.pop("feet_names", None)
+    report = check(read.obj, _model_skeleton(job.model), name=str(read.item.source),
+                   feet_names=tuple(cast("list[str]", feet)) if feet else None,
+                   **cast("dict[str, Any]", settings))
+    read.row.update(report.catalog_row())
+    return report
+
+
+@functools.lru_cache(maxsize=4)
+def _model_skeleton(model: str | None) -> Skeleton | None:
+    """The skeleton of a --model file, read once per worker process."""
+    if model is None:
+        return None
+    from ..api import read as read_any
+    from ..kinematics.motion import model_skeleton
+
+    return model_skeleton(read_any(model), model)
+
+
 def _check_eval(job: Job) -> None:
     if job.reference is None:
         raise MotionkitError("batch eval needs a reference pattern (--ref)")
@@ -326,6 +375,7 @@ VERBS.update(
     eval=Verb("json", _eval, _check_eval),
     validate=Verb(None),
     catalog=Verb(None),
+    check=Verb("json", _check_verb),
 )
 
 
@@ -337,9 +387,13 @@ def _split(job: Job, source: Path, target: Path | None,
     from ..api import split_options, writer_plans
     from ..formats import registry
 
-    if not job.options and not job.read_options:
+    checked = bool(job.quality) and job.model is not None  # the checked model is the character
+    if not job.options and not job.read_options and not checked:
         return {}, []
     reader = registry.for_reading(source, job.from_format)
+    if checked:
+        job = dataclasses.replace(job, read_options={
+            **reader.reader_options(character=job.model), **job.read_options})
     if job.op != "convert" or target is None:
         return split_options(reader, reader, {}, {**job.options, **job.read_options})[0], []
     plans = writer_plans(reader, target, job.to_format, job.options, job.read_options)

@@ -16,6 +16,8 @@ from .._io import atomic_write, sha256
 from ..errors import MotionkitError
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ..formats.registry import Loaded
 
 #: Column names, in order, and their polars type names.
@@ -122,6 +124,23 @@ def skeleton_name(obj: Loaded) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _check_columns(rows: list[Row]) -> dict[str, type[pl.DataType]]:
+    """The ``check.*`` columns batch check adds (``CheckReport.catalog_row``), typed by
+    their values: pass flags boolean, the verdict and preset text, measured values float."""
+    import polars as pl
+
+    found: dict[str, type[pl.DataType]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if key.startswith("check.") and key not in found and value is not None:
+                found[key] = (pl.Boolean if isinstance(value, bool) else
+                              pl.Utf8 if isinstance(value, str) else pl.Float64)
+    for row in rows:
+        for key in [key for key in row if key.startswith("check.") and key not in found]:
+            found[key] = pl.Float64  # a value no row measured (None everywhere)
+    return dict(sorted(found.items()))
+
+
 def write_catalog(rows: list[Row], path: str | os.PathLike[str]) -> Path:
     """Write ``rows`` as Parquet at ``path`` (atomically), sorted by path."""
     import polars as pl
@@ -130,8 +149,9 @@ def write_catalog(rows: list[Row], path: str | os.PathLike[str]) -> Path:
         "str": pl.Utf8, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean,
         "list[str]": pl.List(pl.Utf8), "list[list[int]]": pl.List(pl.List(pl.Int64))}
     schema = {name: types[kind] for name, kind in COLUMNS.items()}
-    flat = [{key: value for key, value in each.items() if key in COLUMNS}
+    flat = [{key: value for key, value in each.items() if key in COLUMNS or key.startswith("check.")}
             for row in rows for each in (row.get(EPISODE_ROWS) or [row])]  # type: ignore[attr-defined]
+    schema.update(_check_columns(flat))
     frame = pl.DataFrame(sorted(flat, key=lambda r: (str(r["path"]), r["episode"] or 0)),
                          schema=schema)
     target = Path(path)
