@@ -199,13 +199,18 @@ def _refused(path: Path, names: str) -> mk.FormatError:
     return caught.value
 
 
+#: The formats a .csv is tried as (the G1 dialects only ever by name: never picked).
+CSV = "traj, euroc, g1csv, g1csv-lafan, g1csv-kimodo, g1csv-seed"
+
+
 @pytest.mark.corpus
 def test_content_no_format_claims_is_a_format_error_naming_the_file(tmp_path: Path) -> None:
     _refused(corpus_file("evo", "KITTI_00_gt_times.txt"), "traj, tum, kitti")  # one column
     wide = _refused(corpus_file("trajectory", "open_vins", "neighborhood_01.txt"),
                     "traj, tum, kitti")
     assert "format='tum'" in wide.message  # twenty numbers a row: TUM with extras
-    _refused(corpus_file("containers", "isaaclab", "g1_kimodo_walk.csv"), "traj, euroc")
+    g1 = _refused(corpus_file("containers", "isaaclab", "g1_kimodo_walk.csv"), CSV)
+    assert "format='g1csv-kimodo'" in g1.message  # 36 numbers a row: the G1 dialects named
     _refused(corpus_file("episodes", "bags", "joint_states_ros2", "metadata.yaml"),
              "seq, motionlist")
     _refused(_file(tmp_path, "notes.yml", "title: notes\ncatalog:\n  motions: [a.pkl]\n"),
@@ -214,7 +219,7 @@ def test_content_no_format_claims_is_a_format_error_naming_the_file(tmp_path: Pa
                                           '<link name="base"/></robot>\n'), "parc-character, mjcf")
     _refused(_file(tmp_path, "numbers.pkl", pickle.dumps([1, 2, 3], protocol=4)),
              "mimickit, gmr, parc")
-    _refused(_file(tmp_path, "empty.csv", b""), "traj, euroc")
+    _refused(_file(tmp_path, "empty.csv", b""), CSV)
 
 
 def test_an_extension_of_one_format_decides_in_any_case(tmp_path: Path) -> None:

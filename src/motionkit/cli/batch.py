@@ -65,7 +65,7 @@ def _shared(func: Callable[..., None]) -> Callable[..., None]:
     return func
 
 
-def run(op: str, shared: dict[str, Any], **fields: Any) -> None:
+def run(op: str, shared: dict[str, object], **fields: object) -> None:
     """Run verb ``op`` with the options every batch command takes (``shared``) and its own
     (``fields`` of :class:`~motionkit.dataset.batch.Job`) with a progress bar; list the
     failures at the end (exit 2 if any)."""
@@ -75,10 +75,12 @@ def run(op: str, shared: dict[str, Any], **fields: Any) -> None:
     from ..dataset.files import expand
     from ..dataset.sandbox import Limits
 
-    job = Job(op, Path(shared["out"]).absolute(), from_format=shared["from_format"],
-              force=shared["force"], limits=Limits(shared["timeout"] or None,
-                                                   shared["memory"] or None), **fields)
-    items, skipped = _known(expand(shared["patterns"]), job.from_format)
+    given = cast("dict[str, Any]", shared)  # click's values of the options _shared adds
+    job = Job(op, Path(given["out"]).absolute(), from_format=given["from_format"],
+              force=given["force"], limits=Limits(given["timeout"] or None,
+                                                  given["memory"] or None),
+              **cast("dict[str, Any]", fields))
+    items, skipped = _known(expand(given["patterns"]), job.from_format)
     counts = {"failed": 0}
     start = time.monotonic()
     bar = tqdm(total=len(items), desc=f"batch {job.op}", unit="file", file=sys.stderr,
@@ -90,8 +92,8 @@ def run(op: str, shared: dict[str, Any], **fields: Any) -> None:
         bar.update()
 
     try:
-        outcomes = run_batch(job, items, workers=shared["jobs"], scheduler=shared["scheduler"],
-                             on_outcome=tick, engine=shared["engine"])
+        outcomes = run_batch(job, items, workers=given["jobs"], scheduler=given["scheduler"],
+                             on_outcome=tick, engine=given["engine"])
     finally:
         bar.close()
     elapsed = time.monotonic() - start
@@ -231,7 +233,7 @@ def convert(to_format: str | None, lossy: bool, rate: float | None, method: str,
             tolerance: float | None, on_gap: str, where: str | None, preset: str,
             ground: str | None, feet: str | None, thresholds: tuple[str, ...],
             into: str | None, read_options: tuple[str, ...], character: str | None,
-            **shared: Any) -> None:
+            **shared: object) -> None:
     """Convert every file matched by PATTERNS into --out, with convert's options."""
     if into is not None and to_format is None:
         to_format = "lerobot"  # the one format here that holds several episodes
@@ -257,7 +259,7 @@ and each check's value and pass flag as columns. Exit 1 when a clip fails a chec
 @click.option("-R", "--read-option", "read_options", multiple=True, metavar="KEY=VALUE",
               help="A reader option, e.g. -R quat=wxyz.")
 def check(model: str | None, preset: str, ground: str | None, feet: str | None,
-          thresholds: tuple[str, ...], read_options: tuple[str, ...], **shared: Any) -> None:
+          thresholds: tuple[str, ...], read_options: tuple[str, ...], **shared: object) -> None:
     """Check every motion matched by PATTERNS, as ``motionkit check``."""
     model = str(Path(model).absolute()) if model else None
     run("check", shared, model=model, read_options=parse_options(read_options),
@@ -270,7 +272,7 @@ Examples:
   motionkit batch validate 'parc/**/*.pkl' --out report -j 2 --engine local""")
 @_shared
 @_read_options
-def validate(read_options: tuple[str, ...], character: str | None, **shared: Any) -> None:
+def validate(read_options: tuple[str, ...], character: str | None, **shared: object) -> None:
     """Read every file completely; the catalog in --out says which failed and why."""
     run("validate", shared, read_options=_reading(read_options, character))
 
@@ -280,7 +282,7 @@ Examples:
   motionkit batch info data/ --out info        (info/…/walk.seq.json)""")
 @_shared
 @_read_options
-def info(read_options: tuple[str, ...], character: str | None, **shared: Any) -> None:
+def info(read_options: tuple[str, ...], character: str | None, **shared: object) -> None:
     """Write each file's ``info --json`` document to --out as FILE.json."""
     run("info", shared, read_options=_reading(read_options, character))
 
@@ -309,7 +311,7 @@ Examples:
               help="Reader option for each estimate, e.g. -E topic=ORB-SLAM.")
 def evaluate(reference: str, metric: str, alignment: str, relation: str, match: str,
              max_diff: float, max_gap: float, ref_options: tuple[str, ...],
-             est_options: tuple[str, ...], **shared: Any) -> None:
+             est_options: tuple[str, ...], **shared: object) -> None:
     """Evaluate every estimate against its reference, with eval's options: FILE.json
     results and one table, results.parquet (``eval table``'s columns)."""
     run("eval", shared, reference=reference, metric=metric, align=alignment,
@@ -329,7 +331,7 @@ Examples:
 @_read_options
 @plan_options
 def retarget(to_format: str | None, lossy: bool, read_options: tuple[str, ...],
-             character: str | None, **settings: Any) -> None:
+             character: str | None, **settings: object) -> None:
     """Retarget every motion matched by PATTERNS onto one robot (as ``motionkit retarget``;
     ``--character`` for PARC, MimicKit and GMR sources): the frames of a clip in order,
     clips in parallel, a failed clip alone."""

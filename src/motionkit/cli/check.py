@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .. import api
 from ..errors import MotionkitError
 from ._common import clean, echo_json, parse_options, read_option, refuse_source_as_output
+
+if TYPE_CHECKING:
+    from ..model.motion import Motion
+    from ..model.skeleton import Skeleton
+    from ..quality import CheckReport
 
 
 @click.command("check", epilog="""\b
@@ -52,9 +58,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     used is printed beside its result."""
     from ..formats import registry
     from ..kinematics.motion import model_skeleton
-    from ..model.motion import Motion
-    from ..quality import check, contact_track
-    from ..quality.fix import fix
+    from ..quality import check
 
     for out in (fix_out, contacts_out):
         if out is not None:
@@ -81,23 +85,11 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
         if not as_json:
             click.echo("\n".join(clean(line) for line in report.lines()))
         if contacts_out is not None:
-            labelled = Motion(dict(motion.tracks), motion.skeleton, motion.terrain,
-                              dict(motion.meta))
-            labelled.add(contact_track(report, motion))
-            api.write(contacts_out, labelled, lossy=lossy)
-            if not as_json:
-                click.echo(f"  wrote {clean(contacts_out)} with the contact labels")
+            _write_contacts(contacts_out, motion, report, lossy, as_json)
         if fix_out is not None:
-            fixed = fix(motion, skeleton, ground=ground, preset=preset, **options)
-            assert isinstance(fixed, Motion)
-            api.write(fix_out, fixed, lossy=lossy)
-            again = check(fixed, skeleton, ground=ground, preset=preset, feet_names=feet_names,
-                          name=fix_out, **options)
+            again = _write_fixed(fix_out, motion, skeleton, lossy, as_json, ground=ground,
+                                 preset=preset, feet_names=feet_names, **options)
             reports.append(again)
-            if not as_json:
-                for line in fixed.meta["quality_fixes"]:  # type: ignore[attr-defined]
-                    click.echo(f"  fixed: {clean(line)}")
-                click.echo("\n".join(clean(line) for line in again.lines()))
             failed = int(not again.passed)
     if as_json:
         echo_json([report.to_dict() for report in reports])
@@ -105,3 +97,35 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
         sys.exit(2)
     if failed:
         sys.exit(1)
+
+
+def _write_contacts(target: str, motion: Motion, report: CheckReport, lossy: bool,
+                    quiet: bool) -> None:
+    """--contacts: the motion with its ``contacts`` track made from the report's labels."""
+    from ..model.motion import Motion
+    from ..quality import contact_track
+
+    labelled = Motion(dict(motion.tracks), motion.skeleton, motion.terrain, dict(motion.meta))
+    labelled.add(contact_track(report, motion))
+    api.write(target, labelled, lossy=lossy)
+    if not quiet:
+        click.echo(f"  wrote {clean(target)} with the contact labels")
+
+
+def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, lossy: bool,
+                 quiet: bool, **settings: Any) -> CheckReport:
+    """--fix: the fixed motion written to ``target``, and its check (printed unless quiet)."""
+    from ..model.motion import Motion
+    from ..quality import check
+    from ..quality.fix import fix
+
+    kept = {key: value for key, value in settings.items() if key != "feet_names"}
+    fixed = fix(motion, skeleton, **kept)
+    assert isinstance(fixed, Motion)
+    api.write(target, fixed, lossy=lossy)
+    again = check(fixed, skeleton, name=target, **settings)
+    if not quiet:
+        for line in fixed.meta["quality_fixes"]:  # type: ignore[attr-defined]
+            click.echo(f"  fixed: {clean(line)}")
+        click.echo("\n".join(clean(line) for line in again.lines()))
+    return again
