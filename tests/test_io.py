@@ -45,3 +45,15 @@ def test_a_bounded_read_takes_only_a_regular_file_within_its_limit(tmp_path: Pat
             read_bytes(tmp_path / name, 1 << 20)
     with pytest.raises(FormatError, match="no such file"):
         read_bytes(tmp_path / "gone", 1)
+
+
+def test_every_read_takes_only_a_regular_file(tmp_path: Path) -> None:
+    """Without a limit too (the BVH, .seq, URDF, .skel, CSV and pickle readers): a FIFO
+    with no writer is refused at once, not waited on, and /dev/zero is not read for ever."""
+    os.mkfifo(tmp_path / "walk.bvh")
+    (tmp_path / "zero.seq").symlink_to("/dev/zero")
+    for name, kind in (("walk.bvh", "a FIFO"), ("zero.seq", "a character device")):
+        with pytest.raises(FormatError, match=f"is {kind}, not a regular file"):
+            read_bytes(tmp_path / name)
+        with pytest.raises(FormatError, match=f"is {kind}, not a regular file"):
+            mk.read(tmp_path / name)

@@ -144,36 +144,24 @@ def _alive(pid: int) -> bool:
 
 
 def open_binary(path: PathLike) -> io.BufferedReader:
-    """Open a file for reading, turning OS errors into a FormatError that names the file."""
-    try:
-        return open(path, "rb")
-    except IsADirectoryError:
-        raise FormatError("is a folder, not a file", path) from None
-    except FileNotFoundError:
-        raise FormatError("no such file", path) from None
-    except OSError as exc:
-        raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
+    """Open a regular file for reading (:func:`open_regular`: a FIFO, a device or a folder
+    is one FormatError that names the file, never a hang or an endless read)."""
+    return open_regular(path)
 
 
 def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
-    """Read a whole file (OS errors become a FormatError that names the file).
+    """Read a whole regular file (:func:`open_regular`; OS errors become a FormatError
+    that names the file).
 
-    With ``limit``, only a regular file of at most ``limit`` bytes is read (else a
-    FormatError, see :func:`open_regular`), and at most ``limit + 1`` bytes are read
-    whatever the size said.
+    With ``limit``, a file of more than ``limit`` bytes is refused, and at most
+    ``limit + 1`` bytes are read whatever the size said.
     """
-    if limit is None:
-        with open_binary(path) as handle:
-            try:
-                return handle.read()
-            except OSError as exc:
-                raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
     with open_regular(path, limit) as handle:
         try:
-            data = handle.read(limit + 1)
+            data = handle.read() if limit is None else handle.read(limit + 1)
         except OSError as exc:
             raise FormatError(f"cannot read: {exc.strerror or exc}", path) from None
-    if len(data) > limit:  # grew since fstat
+    if limit is not None and len(data) > limit:  # grew since fstat
         raise FormatError(f"larger than {limit:,} bytes; not read", path)
     return data
 
