@@ -21,12 +21,13 @@ _RINGS = 10  # rings from pole to pole of a sphere
 
 
 def _grid(rings: NDArray[np.float64], around: int) -> U32:
-    """Faces joining consecutive rings of ``around`` vertices each."""
+    """Faces joining consecutive rings of ``around`` vertices each (rings bottom to top,
+    vertices counter-clockwise seen from above), wound counter-clockwise seen from outside."""
     faces = []
     for r in range(len(rings) - 1):
         for k in range(around):
             a, b = r * around + k, r * around + (k + 1) % around
-            faces += [(a, a + around, b), (b, a + around, b + around)]
+            faces += [(a, b, a + around), (b, b + around, a + around)]
     return np.asarray(faces, dtype=np.uint32)
 
 
