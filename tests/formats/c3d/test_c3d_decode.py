@@ -79,6 +79,22 @@ def test_the_compiled_decode_refuses_sizes_its_buffers_cannot_hold() -> None:
         decode.decode(bytes(layout.frame_bytes * 3), 3, layout, out, 1)  # past the outputs
 
 
+@pytest.mark.parametrize("huge", [2**31 + 1, 2**40, 2**62])
+def test_the_compiled_decode_refuses_counts_whose_products_would_overflow(huge: int) -> None:
+    """Sizes whose products wrap a 64-bit integer (2^62 samples of 4 channels) are refused
+    before any is multiplied: the module is importable, so its checks are the guard."""
+    require_compiled(decode.COMPILED, "the compiled C3D decode")
+    from motionkit.formats.c3d import _decode  # type: ignore[attr-defined]
+
+    floats, empty = np.zeros(4), np.zeros(0)
+    with pytest.raises(ValueError):
+        _decode.decode(b"", 1, 0, 0, 0, 0, 4, huge, 1.0, 1.0, floats, floats, empty, empty,
+                       np.zeros(1, "f4"), 0, 1)
+    with pytest.raises(ValueError):
+        _decode.decode(b"", huge, 1, 4, 0, 4, 0, 0, 1.0, 1.0, empty, empty, empty, empty,
+                       None, 0, huge)
+
+
 # --- files in every processor format ----------------------------------------------------
 
 def _f32(values: list[float], processor: str) -> bytes:

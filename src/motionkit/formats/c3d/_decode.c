@@ -117,13 +117,19 @@ static PyObject *decode(PyObject *self, PyObject *args) {
                           &j.point_factor, &j.residual_factor, &objs[1], &objs[2], &objs[3],
                           &objs[4], &objs[5], &j.first, &j.total))
         return NULL;
-    const Py_ssize_t limit = (Py_ssize_t)1 << 40; /* every product below stays far from 2^63 */
-    if (j.kind < 0 || j.kind >= KINDS || j.frames < 0 || j.markers < 0 || j.channels < 0 ||
-        j.samples < 0 || j.first < 0 || j.total < j.first + j.frames || j.words > limit ||
-        j.markers > limit || j.total > limit || j.analog_at < 4 * j.markers ||
-        j.words < j.analog_at + j.channels * j.samples || j.channels * j.samples > limit ||
-        (double)j.total * (double)(j.markers * 3 + j.channels * j.samples) > (double)limit * 64 ||
-        (double)j.frames * (double)j.words > (double)limit * 64) {
+    /* Each count alone first (below 2^31), then every product in doubles, so that no
+       integer product here or below can overflow whatever the caller passed. */
+    const Py_ssize_t one = (Py_ssize_t)1 << 31;
+    const double most = (double)((Py_ssize_t)1 << 46);
+    if (j.kind < 0 || j.kind >= KINDS || j.frames < 0 || j.frames > one || j.markers < 0 ||
+        j.markers > one || j.words < 0 || j.words > one || j.channels < 0 || j.channels > one ||
+        j.samples < 0 || j.samples > one || j.analog_at < 0 || j.analog_at > one ||
+        j.first < 0 || j.first > one || j.total < 0 || j.total > one ||
+        j.total < j.first + j.frames || j.analog_at < 4 * j.markers ||
+        (double)j.channels * (double)j.samples > most ||
+        (double)j.words < (double)j.analog_at + (double)j.channels * (double)j.samples ||
+        (double)j.total * (3.0 * (double)j.markers + (double)j.channels * (double)j.samples) > most ||
+        (double)j.frames * (double)j.words * 4.0 > most) {
         PyErr_SetString(PyExc_ValueError, "inconsistent sizes");
         return NULL;
     }
