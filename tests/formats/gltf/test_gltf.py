@@ -194,6 +194,49 @@ def test_broken_files_are_format_errors(tmp_path: Path) -> None:
             mk.read(tmp_path / name)
 
 
+def test_accessors_and_nodes_that_do_not_fit_the_motion_are_refused(tmp_path: Path) -> None:
+    """A translation output that is not VEC3, a negative count, keys that are not numbers,
+    a channel on a node that is no body, a body listed twice and a parent below -1: each one
+    FormatError (each was read as some other motion before)."""
+    poses = np.zeros((5, 7))
+    poses[:, 6], poses[:, 0] = 1, np.arange(5)
+    motion = mk.Motion({"root": mk.Track("root", "pose", poses, mk.Timeline.uniform(30, 5))})
+    good = tmp_path / "good.glb"
+    mk.write(good, motion)
+    gltf, blob = unpack(good)
+    animation = gltf["animations"][0]
+    moved = next(c for c in animation["channels"] if c["target"]["path"] == "translation")
+    sampler = animation["samplers"][moved["sampler"]]
+    entry = gltf["asset"]["extras"]["motionkit"]["motions"][0]
+
+    def edited(change: object) -> dict:
+        copy = json.loads(json.dumps(gltf))
+        change(copy)  # type: ignore[operator]
+        return copy
+
+    keys = bytearray(blob)
+    view = gltf["bufferViews"][gltf["accessors"][sampler["input"]]["bufferView"]]
+    keys[view["byteOffset"]:view["byteOffset"] + 20] = np.full(5, np.nan, "<f4").tobytes()
+    cases = {
+        "scalar": (edited(lambda g: g["accessors"][sampler["output"]].update(type="SCALAR")), blob),
+        "count": (edited(lambda g: g["accessors"][sampler["input"]].update(count=-1)), blob),
+        "nan": (gltf, bytes(keys)),
+        "stray": (edited(lambda g: g["animations"][0]["channels"][0]["target"].update(node=0)),
+                  blob),
+        "twice": (edited(lambda g: g["asset"]["extras"]["motionkit"]["motions"][0].update(
+            bodies=entry["bodies"] * 2, labels=entry["labels"] * 2,
+            parents=[-1] * (2 * len(entry["bodies"])))), blob),
+        "parent": (edited(lambda g: g["asset"]["extras"]["motionkit"]["motions"][0].update(
+            parents=[-5] * len(entry["bodies"]))), blob),
+    }
+    for name, (document, data) in cases.items():
+        target = tmp_path / f"{name}.gltf"
+        target.write_bytes(pack_gltf(document, data))
+        with pytest.raises(mk.FormatError):
+            mk.read(target)
+    assert mk.read(good).tracks["links"].data[:, 0, 0].tolist() == [0, 1, 2, 3, 4]
+
+
 @pytest.mark.corpus
 def _cli(*args: str) -> int:
     try:

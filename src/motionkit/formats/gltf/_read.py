@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -60,19 +61,23 @@ class _File:
             raise self.fail(f"bufferView {index} is interleaved (byteStride); not written by motionkit")
         return self.blob[offset:offset + length]
 
-    def floats(self, index: object) -> NDArray[np.float32]:
-        """An accessor of float32 SCALAR / VEC3 / VEC4 rows."""
+    def floats(self, index: object, kind: str) -> NDArray[np.float32]:
+        """An accessor of finite float32 rows of ``kind`` (SCALAR, VEC3 or VEC4)."""
         accessor = self.item("accessors", index)
-        width = _COMPONENTS.get(str(accessor.get("type")))
+        width = _COMPONENTS[kind]
         count = accessor.get("count")
-        if accessor.get("componentType") != 5126 or width is None or not isinstance(count, int) \
+        if accessor.get("componentType") != 5126 or accessor.get("type") != kind \
+                or not isinstance(count, int) or isinstance(count, bool) or count < 0 \
                 or accessor.get("sparse") is not None:
-            raise self.fail(f"accessor {index} is not float32 scalars or vectors")
+            raise self.fail(f"accessor {index} is not {count!r} float32 {kind} rows")
         data = self.view_bytes(accessor.get("bufferView"))
         offset = accessor.get("byteOffset", 0)
         if not isinstance(offset, int) or offset < 0 or offset + 4 * width * count > len(data):
             raise self.fail(f"accessor {index} runs past its bufferView")
-        return np.frombuffer(data, "<f4", width * count, offset).reshape(count, width)
+        rows = np.frombuffer(data, "<f4", width * count, offset).reshape(count, width)
+        if not np.isfinite(rows).all():
+            raise self.fail(f"accessor {index} holds a value that is not a finite number")
+        return rows
 
     def raw(self, entry: Mapping[str, object], what: str) -> Array:
         """A float64 array kept by motionkit's writer (``Document.raw``)."""
@@ -149,7 +154,7 @@ def _local(file: _File, node: Mapping[str, object], frames: int, path: str,
         if len(keys) != frames or len(values) != frames:
             raise file.fail(f"node {index}: its {path} channel has {len(values)} keys, not "
                             f"the motion's {frames} frames")
-        if frames and np.abs(keys.astype(np.float64)[:, 0] - (times - times[0])).max() > 1e-3:
+        if frames and not (np.abs(keys.astype(np.float64)[:, 0] - (times - times[0])) <= 1e-3).all():
             raise file.fail(f"node {index}: its {path} keys are not the motion's frame times")
         return values.astype(np.float64)
     own = node.get(path, default)
@@ -182,9 +187,23 @@ def _animated(file: _File) -> dict[tuple[int, str], tuple[NDArray[np.float32], N
             key = (target.get("node"), str(path))
             if key in found:
                 raise file.fail(f"node {key[0]} has two {path} channels")
-            found[key] = (file.floats(samplers[sampler].get("input")),
-                          file.floats(samplers[sampler].get("output")))
+            found[key] = (file.floats(samplers[sampler].get("input"), "SCALAR"),
+                          file.floats(samplers[sampler].get("output"),
+                                      "VEC3" if path == "translation" else "VEC4"))
     return found  # type: ignore[return-value]
+
+
+def _refuse_strays(file: _File, ours: Mapping[str, object], bodies: list[object],
+                   animated: Mapping[tuple[int, str], object]) -> None:
+    """A body listed twice, or a channel on a node that is no motion's body (a viewer would
+    play it; motionkit would read another motion than it shows), is refused."""
+    if len(set(map(repr, bodies))) != len(bodies):
+        raise file.fail("a body node is listed twice in the motion's extras")
+    every = {repr(node) for entry in cast("list[dict[str, object]]", ours["motions"])
+             for node in cast("list[object]", entry.get("bodies") or [])}
+    strays = sorted({node for node, _ in animated if repr(node) not in every}, key=repr)
+    if strays:
+        raise file.fail(f"node {strays[0]!r} is animated but is no motion's body")
 
 
 def read_motion(path: str | os.PathLike[str], motion: str | int | None = None) -> Motion:
@@ -203,12 +222,13 @@ def read_motion(path: str | os.PathLike[str], motion: str | int | None = None) -
     timeline = _timeline(file, entry, frames)
     times = timeline.times
     animated = _animated(file)
+    _refuse_strays(file, ours, bodies, animated)
     poses = np.empty((frames, len(bodies), 7))
     for b, (index, parent) in enumerate(zip(bodies, parents, strict=True)):
         node = file.item("nodes", index)
         t = _local(file, node, frames, "translation", animated, index, times)
         q = quaternion.normalize(_local(file, node, frames, "rotation", animated, index, times))
-        if not isinstance(parent, int) or parent >= b:
+        if not isinstance(parent, int) or isinstance(parent, bool) or not -1 <= parent < b:
             raise file.fail(f"body {b}'s parent {parent!r} does not come before it")
         if parent < 0:
             poses[:, b, :3], poses[:, b, 3:] = t, q
