@@ -535,6 +535,14 @@ def resolve_ground(motion: Motion, spec: GroundSpec, lowest: Array | None = None
     return grounds.Ground()
 
 
+def protomotions_ground(motion: Motion, spec: GroundSpec) -> grounds.Ground:
+    """The flat plane ProtoMotions' rules measure absolute heights from: at ``spec``'s
+    height (z = 0 without one); a terrain is not used."""
+    height = resolve_ground(motion, spec if spec is not None else 0.0, None).height
+    return grounds.Ground(height, None, f"flat plane z = {height:g} m (ProtoMotions: absolute "
+                                        "heights; a terrain is not used)")
+
+
 def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
           ground: GroundSpec = None, preset: str | Preset = "default",
           feet_names: tuple[str, ...] | None = None, name: str | None = None,
@@ -553,10 +561,7 @@ def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
     flat = _Clip(motion, model, poses, times, grounds.Ground(), chosen,
                  feet(model, feet_names))
     if chosen.protomotions:
-        height = resolve_ground(motion, ground if ground is not None else 0.0, None).height
-        used = grounds.Ground(height, None,
-                              f"flat plane z = {height:g} m (ProtoMotions: absolute "
-                              "heights; a terrain is not used)")
+        used = protomotions_ground(motion, ground)
     else:
         lowest = flat.lowest[0].min(axis=1) if ground == "auto" else None
         used = resolve_ground(motion, ground, lowest)

@@ -6,13 +6,17 @@
 - **limits**: joint values are clipped into the model's ranges (a character's
   ``joint_rotations`` are made again from the clipped values);
 - **lift**: the whole clip is moved up or down so that its lowest shape point over the
-  clip touches the ground (the terrain under it where there is one).
+  clip touches the ground (the terrain under it where there is one), in every preset:
+  under ``protomotions`` the flat plane its rules use, measured on the shapes (not its
+  body origins, which stand above the soles).
 
 Every fix applied is listed in ``meta["quality_fixes"]`` of the motion returned, which the
 writer then holds or refuses under the loss rule like any other metadata.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +29,7 @@ from ..model.skeleton import Skeleton
 from ..model.timeline import Timeline
 from ..model.track import Track
 from ..ops.resample import sample
-from .check import GroundSpec, check, model_of
+from .check import GroundSpec, check, model_of, protomotions_ground
 from .presets import Preset
 from .presets import preset as find_preset
 from .report import CheckReport
@@ -69,18 +73,36 @@ def fix(motion: Motion, skeleton: Skeleton | Character | None = None, *,
         if clipped:
             done.append(clipped)
     if "lift" in fixes:
-        lowest = report().result("below_ground").value
-        if abs(lowest) > LIFT_TOLERANCE:
-            root = out.tracks.get("root")
-            if root is None or root.kind != "pose":
-                raise ConversionError("lifting needs a root pose track")
-            data = np.asarray(root.data, dtype=np.float64).copy()
-            data[:, 2] -= lowest
-            out.tracks["root"] = root.with_data(data)
-            done.append(f"lift: root moved {-lowest:+.6f} m in z so that the lowest shape point "
-                        "touches the ground")
+        lift = _lift(out, model, ground, chosen)
+        if lift:
+            done.append(lift)
     out.meta["quality_fixes"] = done
     return out
+
+
+def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -> str:
+    """Move the root so that the lowest shape point over the clip (body origins where the
+    model has no shapes) touches the ground, whatever the checking preset measures
+    (ProtoMotions' body origins stand above the soles); a line saying what was done, or ''."""
+    under = protomotions_ground(motion, ground) if chosen.protomotions else ground
+    measure = replace(chosen, name="lift", checks=("below_ground",), protomotions=False)
+    measured = check(motion, model, ground=under, preset=measure)
+    result = measured.result("below_ground")
+    lowest = result.value
+    if not np.isfinite(lowest):
+        raise ConversionError("lifting needs finite poses (a frame is not a number)")
+    if abs(lowest) <= LIFT_TOLERANCE:
+        return ""
+    root = motion.tracks.get("root")
+    if root is None or root.kind != "pose":
+        raise ConversionError("lifting needs a root pose track")
+    data = np.asarray(root.data, dtype=np.float64).copy()
+    data[:, 2] -= lowest
+    motion.tracks["root"] = root.with_data(data)
+    points = "shape point" if result.constants.get("points") == "lowest shape points" else \
+        "body origin (the model has no shapes)"
+    return (f"lift: root moved {-lowest:+.6f} m in z so that the lowest {points} over the "
+            f"clip touches the ground ({measured.ground['source']})")
 
 
 def _listed(value: object) -> list[str]:
