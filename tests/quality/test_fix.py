@@ -54,3 +54,35 @@ def test_the_protomotions_fix_written_stands_on_the_floor(
     assert isinstance(written, mk.Motion) and isinstance(skeleton, mk.Skeleton)
     assert abs(check(written, skeleton).result("below_ground").value) < 1e-3
 
+
+@pytest.mark.parametrize("frame", [0, 1, 60, -1])
+def test_a_one_frame_spike_refills_only_that_frame(frame: int) -> None:
+    motion, skeleton = clip("g1_walk")
+    frames = motion.tracks["root"].frames
+    at = frame % frames
+    spiky = _shifted(motion, at, 0, 20.0 / 120)
+    assert not check(spiky, skeleton).result("body_speed").passed
+    fixed = fix(spiky, skeleton, fixes=("spikes",))
+    (line,) = fixed.meta["quality_fixes"]  # type: ignore[misc]
+    assert f"[{at}]" in line
+    for name, track in spiky.tracks.items():
+        before = np.asarray(track.data, dtype=np.float64).reshape(frames, -1)
+        after = np.asarray(fixed.tracks[name].data, dtype=np.float64).reshape(frames, -1)
+        changed = np.flatnonzero(np.abs(after - before).max(axis=1) > 0)
+        assert set(changed.tolist()) <= {at}, (name, changed)
+    assert check(fixed, skeleton).result("body_speed").passed
+
+
+def test_spike_frames_are_those_between_two_jumps() -> None:
+    from motionkit.quality.fix import spike_frames
+
+    def frames(*jumps: int, pairs: int = 6) -> list[int]:
+        mask = np.zeros(pairs, dtype=bool)
+        mask[list(jumps)] = True
+        return np.flatnonzero(spike_frames(mask)).tolist()
+
+    assert frames(2, 3) == [3]  # one frame out of line
+    assert frames(0) == [0] and frames(5) == [6]  # one-sided jumps at the ends
+    assert frames(0, 1) == [1] and frames(4, 5) == [5]
+    assert frames(2, 3, 4) == [3, 4]
+    assert frames(3) == [] and frames() == []  # a step: no one frame is out of line

@@ -1,6 +1,7 @@
 """Safe fixes of what ``check`` finds, only when asked (``motionkit check --fix``).
 
-- **spikes**: the frames a body or joint speed spike touches are dropped and filled
+- **spikes**: the frames out of line with both neighbours (:func:`spike_frames`: the
+  frame pairs on both sides of it jump in body or joint speed) are dropped and filled
   again from their neighbours (``ops.resample.sample``: linear, slerp for rotations), so
   the timeline stays as it was and no gap appears;
 - **limits**: joint values are clipped into the model's ranges (a character's
@@ -58,16 +59,22 @@ def fix(motion: Motion, skeleton: Skeleton | Character | None = None, *,
 
     if "spikes" in fixes:
         first = report()
-        spiky = np.zeros(first.frames, dtype=bool)
+        jumps = np.zeros(max(first.frames - 1, 0), dtype=bool)
         for name in ("body_speed", "joint_speed"):
             result = first.result(name) if name in {r.name for r in first.results} else None
             if result is not None and result.failing is not None and not result.passed:
-                spiky |= result.failing
+                jumps |= result.failing[1:]  # frame t + 1 holds the pair (t, t + 1)
+        spiky = spike_frames(jumps)
         if spiky.any():
             _refill(out, spiky)
             frames = np.flatnonzero(spiky).tolist()
             done.append(f"spikes: dropped frames {frames} and filled them from their "
                         "neighbours (linear, slerp)")
+        left = jumps & ~(spiky[:-1] | spiky[1:])
+        if left.any():
+            done.append(f"spikes: the jumps after frames {np.flatnonzero(left).tolist()} "
+                        "leave no one frame out of line (a step, or a spike of several "
+                        "frames): not refilled")
     if "limits" in fixes:
         clipped = _clip_limits(out, model)
         if clipped:
@@ -103,6 +110,21 @@ def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -
         "body origin (the model has no shapes)"
     return (f"lift: root moved {-lowest:+.6f} m in z so that the lowest {points} over the "
             f"clip touches the ground ({measured.ground['source']})")
+
+
+def spike_frames(jumps: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """The frames out of line, from which frame pairs ``(t, t + 1)`` jump: a frame whose
+    pairs on both sides jump; an end frame whose one pair jumps and its neighbour's next
+    pair does not (a one-sided jump at the clip's ends). A frame between two good pairs
+    is never one, so a refill rewrites no clean frame."""
+    frames = len(jumps) + 1
+    out = np.zeros(frames, dtype=bool)
+    if frames < 3:
+        return out
+    out[1:-1] = jumps[:-1] & jumps[1:]
+    out[0] = jumps[0] and not jumps[1]
+    out[-1] = jumps[-1] and not jumps[-2]
+    return out
 
 
 def _listed(value: object) -> list[str]:
