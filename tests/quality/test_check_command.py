@@ -155,3 +155,26 @@ def test_with_fix_both_verdicts_are_printed_and_the_fixed_copy_decides_the_statu
                             "protomotions", "--fix", str(floating)], capsys)
     (summary,) = [line for line in out.splitlines() if line.startswith("verdicts:")]
     assert code == 1 and summary.count("fail:floating") == 2
+
+
+def test_check_json_is_strict_with_a_frame_that_is_not_a_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
+    assert isinstance(motion, mk.Motion)
+    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
+    root[5, :3] = np.nan
+    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
+    path = tmp_path / "nan.pkl"
+    mk.write(path, motion)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        code, out, _ = run_cli(["check", str(path), "--character", str(corpus_file(*HUMANOID)),
+                                "--json"], capsys)
+
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} in check --json")
+
+    (report,) = json.loads(out, parse_constant=refuse)
+    assert code == 1 and "foot_skating" in report["failed"]
