@@ -124,3 +124,57 @@ def test_contacts_writes_the_labels_as_a_track(tmp_path: Path,
     assert report.contacts is not None
     assert np.array_equal(labelled.tracks["contacts"].data > 0.5, report.contacts)
     assert report.contact_agreement is not None and report.contact_agreement["agreement"] == 1.0
+
+
+def test_fix_and_contacts_to_one_file_are_refused(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    sunk, same = _sunk_sfu(tmp_path), tmp_path / "same.pkl"
+    args = ["check", str(sunk), "--character", str(corpus_file(*HUMANOID))]
+    code, _, err = run_cli([*args, "--fix", str(same), "--contacts", str(same)], capsys)
+    lines = [line for line in err.splitlines() if line.startswith("motionkit:")]
+    assert code == 2 and len(lines) == 1 and "same file" in lines[0]
+    assert not same.exists()  # refused before anything is written
+    other = tmp_path / "sub" / ".." / "same.pkl"  # another spelling of the path
+    code, _, err = run_cli([*args, "--fix", str(same), "--contacts", str(other)], capsys)
+    assert code == 2 and "same file" in err and not same.exists()
+
+
+def test_with_fix_both_verdicts_are_printed_and_the_fixed_copy_decides_the_status(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sunk, out_path = _sunk_sfu(tmp_path), tmp_path / "fixed.pkl"
+    code, out, _ = run_cli(["check", str(sunk), "--character", str(corpus_file(*HUMANOID)),
+                            "--fix", str(out_path)], capsys)
+    assert code == 0  # the original fails below_ground, its fixed copy passes
+    (summary,) = [line for line in out.splitlines() if line.startswith("verdicts:")]
+    assert "original" in summary and "fail:below_ground" in summary
+    assert f"fixed copy {out_path}: pass" in summary
+    # a failure --fix cannot repair (ProtoMotions' floating) keeps the status 1
+    floating = tmp_path / "floating.pkl"
+    code, out, _ = run_cli(["check", str(corpus_file("mimickit", "humanoid_platform05.pkl")),
+                            "--character", str(corpus_file(*HUMANOID)), "--preset",
+                            "protomotions", "--fix", str(floating)], capsys)
+    (summary,) = [line for line in out.splitlines() if line.startswith("verdicts:")]
+    assert code == 1 and summary.count("fail:floating") == 2
+
+
+def test_check_json_is_strict_with_a_frame_that_is_not_a_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
+    assert isinstance(motion, mk.Motion)
+    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
+    root[5, :3] = np.nan
+    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
+    path = tmp_path / "nan.pkl"
+    mk.write(path, motion)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        code, out, _ = run_cli(["check", str(path), "--character", str(corpus_file(*HUMANOID)),
+                                "--json"], capsys)
+
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} in check --json")
+
+    (report,) = json.loads(out, parse_constant=refuse)
+    assert code == 1 and "foot_skating" in report["failed"]

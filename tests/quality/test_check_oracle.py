@@ -6,6 +6,7 @@ included, and passes PARC's terrain clips on their terrain."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
 
 import numpy as np
@@ -144,9 +145,15 @@ def test_a_frame_that_is_not_a_number_fails_every_check_that_measures_it() -> No
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         report = check(mk.Motion(tracks, motion.skeleton, None, dict(motion.meta)), skeleton)
-    for name in ("below_ground", "body_speed", "floating"):
+    for name in ("below_ground", "body_speed", "floating", "foot_skating", "self_penetration"):
         result = report.result(name)
         assert not result.passed and result.first_frame == 40, name
+        assert "1 frame(s) not a number" in result.note or name == "body_speed", name
+    # the other frames' closest gap is still reported; check --json is strict JSON
+    gap = report.result("self_penetration").details["min_gap_m"]
+    assert isinstance(gap, float) and np.isfinite(gap)
+    strict = json.loads(json.dumps(report.to_dict(), allow_nan=False))
+    assert strict["checks"][0]["value"] is None  # below_ground's worst frame is NaN
 
 
 def test_the_catalog_row_is_flat_and_the_report_is_json() -> None:

@@ -25,7 +25,9 @@ Examples:
   motionkit check walk.csv --from g1csv-kimodo --model g1.xml -T body_speed=10
   motionkit check run.pkl --character humanoid.xml --fix run_fixed.pkl
 \b
-Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.""")
+Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.
+With --fix, the fixed copy's check decides it (0 when the fixed copy passes,
+even if the original failed); both verdicts are printed.""")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
               help="The model (MJCF, URDF, .skel, .body, PARC character) the motions are of.")
@@ -42,7 +44,8 @@ Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.""")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 @click.option("--fix", "fix_out", type=click.Path(dir_okay=False),
               help="Write a fixed copy (spikes refilled, joints clipped, lifted onto the "
-                   "ground) here and check it again (one input file).")
+                   "ground) here and check it again (one input file; the exit status is "
+                   "then the fixed copy's).")
 @click.option("--contacts", "contacts_out", type=click.Path(dir_okay=False),
               help="Write the motion with its contacts track made from the labels here "
                    "(one input file; the file's own contacts are replaced).")
@@ -65,6 +68,9 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
             if len(files) != 1:
                 raise MotionkitError("--fix and --contacts take one input file")
             refuse_source_as_output(out, files[0], model)
+    if fix_out is not None and contacts_out is not None and _same_file(fix_out, contacts_out):
+        raise MotionkitError(f"--fix and --contacts name the same file ({clean(fix_out)}); "
+                             "the fixed copy would replace the labelled one: give two paths")
     options = parse_options(thresholds)
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
@@ -90,13 +96,29 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
             again = _write_fixed(fix_out, motion, skeleton, lossy, as_json, ground=ground,
                                  preset=preset, feet_names=feet_names, **options)
             reports.append(again)
+            # the fixed copy decides the status: the original's failures are what --fix
+            # was asked to repair, and both verdicts are printed
             failed = int(not again.passed)
+            if not as_json:
+                click.echo(f"verdicts: original {clean(path)}: {report.verdict}; fixed copy "
+                           f"{clean(fix_out)}: {again.verdict} (the exit status follows the "
+                           "fixed copy)")
     if as_json:
         echo_json([report.to_dict() for report in reports])
     if errors:
         sys.exit(2)
     if failed:
         sys.exit(1)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two output paths name one file (another spelling, a link to it)."""
+    import os
+    from pathlib import Path
+
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return Path(a).resolve() == Path(b).resolve()
 
 
 def _write_contacts(target: str, motion: Motion, report: CheckReport, lossy: bool,

@@ -155,6 +155,11 @@ def _result(name: str, series: Array, threshold: float, unit: str, *, above: boo
     return result
 
 
+def _joined(note: str, more: str) -> str:
+    """A result's note with ``more`` after it (the "not a number" count stays)."""
+    return f"{note}; {more}" if note else more
+
+
 def _below_ground(clip: _Clip) -> CheckResult:
     heights, _ = clip.lowest
     per_frame = heights.min(axis=1)
@@ -213,7 +218,8 @@ def _floating(clip: _Clip) -> CheckResult:
     p = clip.preset
     if p.protomotions:
         low = clip.positions[..., 2].min(axis=1)
-        above_floor = low - low.min()
+        finite = low[np.isfinite(low)]
+        above_floor = low - (finite.min() if len(finite) else np.nan)  # NaN frames stay NaN
         needed = int(p.float_time * clip.fps)
         runs = _runs(above_floor > p.float_height)
         longest = max((b - a for a, b in runs), default=0)
@@ -240,8 +246,8 @@ def _floating(clip: _Clip) -> CheckResult:
     result.threshold = needed / clip.fps
     result.constants = {"height_m": p.float_height, "time_s": p.float_time,
                         "height_of": "lowest shape point above the ground under it"}
-    result.note = ("no body part (a foot, or a hand on a ledge) that close to the ground "
-                   "for that long")
+    result.note = _joined(result.note, "no body part (a foot, or a hand on a ledge) that "
+                          "close to the ground for that long")
     result.inclusive = True
     return result
 
@@ -276,10 +282,12 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     slid = np.zeros((pairs, len(clip.feet)))
     worst, where = 0.0, (0, 0)
     total: dict[str, float] = {}
+    broken = np.zeros(clip.frames, dtype=bool)
     for k, foot in enumerate(clip.feet):
         local, radii = sole_points(clip.skeleton, foot)
         turn = _rows(clip.poses[:, foot, 3:], False)
         world = np.einsum("fij,pj->fpi", turn, local) + clip.poses[:, foot, None, :3]
+        broken |= ~np.isfinite(world).all(axis=(1, 2))
         planted = (world[..., 2] - radii - clip._under(world)).max(axis=1) < p.skate_height
         both = planted[:-1] & planted[1:]
         step = np.linalg.norm(np.diff(world.mean(axis=1)[:, :2], axis=0), axis=-1)
@@ -294,7 +302,9 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     failing = np.zeros(clip.frames, dtype=bool)
     if worst > p.skate_distance:
         failing[where[0] + 1:where[1] + 1] = slid[where[0]:where[1]].max(axis=1) > 0
-    result = _result("foot_skating", clip.series(pair_speed), p.skate_speed, "m",
+    series = clip.series(pair_speed)
+    series[broken] = np.nan  # a foot that is not a number fails (neither planted nor not)
+    result = _result("foot_skating", series, p.skate_speed, "m",
                      value=worst, failing=failing, passed=worst <= p.skate_distance)
     result.threshold = p.skate_distance
     result.details = {"worst_speed_mps": float(pair_speed.max()) if len(pair_speed) else 0.0,
@@ -302,8 +312,8 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     result.constants = {"distance_m": p.skate_distance, "speed_mps": p.skate_speed,
                         "contact_height_m": p.skate_height,
                         "feet": ", ".join(clip.skeleton.bodies[f].name for f in clip.feet)}
-    result.note = ("value: the longest distance a flat-planted foot slid faster than the "
-                   "speed within one stance")
+    result.note = _joined(result.note, "value: the longest distance a flat-planted foot "
+                          "slid faster than the speed within one stance")
     return result
 
 
@@ -344,7 +354,9 @@ def _self_penetration(clip: _Clip) -> CheckResult:
     for start in range(0, len(checked), CHUNK):
         frames = checked[start:start + CHUNK]
         gaps = pair_gaps(collider, collider.world(poses_to_matrices(clip.poses[frames])), pairs)
-        closest = min(closest, float(gaps.min()))
+        known = gaps[np.isfinite(gaps)]  # a frame that is not a number hides no gap
+        if known.size:
+            closest = min(closest, float(known.min()))
         worst_pair[start:start + len(frames)] = np.argmin(gaps, axis=1)
         depth[start:start + len(frames)] = np.maximum(0.0, -gaps.min(axis=1))
     series = np.zeros(clip.frames)
@@ -368,7 +380,8 @@ def _self_penetration(clip: _Clip) -> CheckResult:
                   if parents[a] != b and parents[b] != a]
     at = int(np.argmax(depth)) if len(depth) else 0
     a, b = collider.body[pairs[worst_pair[at]]] if len(depth) else (0, 0)
-    result.details = {"min_gap_m": closest, "frames_checked": len(checked),
+    result.details = {"min_gap_m": closest if np.isfinite(closest) else None,
+                      "frames_checked": len(checked),
                       "pairs_checked": len(body_pairs), "shape_pairs": len(pairs),
                       "shape_pairs_note": "body pairs: bodies with collision shapes, not parent "
                                           "and child; shape pairs: of the kinds checked",
@@ -535,6 +548,14 @@ def resolve_ground(motion: Motion, spec: GroundSpec, lowest: Array | None = None
     return grounds.Ground()
 
 
+def protomotions_ground(motion: Motion, spec: GroundSpec) -> grounds.Ground:
+    """The flat plane ProtoMotions' rules measure absolute heights from: at ``spec``'s
+    height (z = 0 without one); a terrain is not used."""
+    height = resolve_ground(motion, spec if spec is not None else 0.0, None).height
+    return grounds.Ground(height, None, f"flat plane z = {height:g} m (ProtoMotions: absolute "
+                                        "heights; a terrain is not used)")
+
+
 def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
           ground: GroundSpec = None, preset: str | Preset = "default",
           feet_names: tuple[str, ...] | None = None, name: str | None = None,
@@ -553,10 +574,7 @@ def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
     flat = _Clip(motion, model, poses, times, grounds.Ground(), chosen,
                  feet(model, feet_names))
     if chosen.protomotions:
-        height = resolve_ground(motion, ground if ground is not None else 0.0, None).height
-        used = grounds.Ground(height, None,
-                              f"flat plane z = {height:g} m (ProtoMotions: absolute "
-                              "heights; a terrain is not used)")
+        used = protomotions_ground(motion, ground)
     else:
         lowest = flat.lowest[0].min(axis=1) if ground == "auto" else None
         used = resolve_ground(motion, ground, lowest)

@@ -1,18 +1,23 @@
 """Safe fixes of what ``check`` finds, only when asked (``motionkit check --fix``).
 
-- **spikes**: the frames a body or joint speed spike touches are dropped and filled
+- **spikes**: the frames out of line with both neighbours (:func:`spike_frames`: the
+  frame pairs on both sides of it jump in body or joint speed) are dropped and filled
   again from their neighbours (``ops.resample.sample``: linear, slerp for rotations), so
   the timeline stays as it was and no gap appears;
 - **limits**: joint values are clipped into the model's ranges (a character's
   ``joint_rotations`` are made again from the clipped values);
 - **lift**: the whole clip is moved up or down so that its lowest shape point over the
-  clip touches the ground (the terrain under it where there is one).
+  clip touches the ground (the terrain under it where there is one), in every preset:
+  under ``protomotions`` the flat plane its rules use, measured on the shapes (not its
+  body origins, which stand above the soles).
 
 Every fix applied is listed in ``meta["quality_fixes"]`` of the motion returned, which the
 writer then holds or refuses under the loss rule like any other metadata.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +30,7 @@ from ..model.skeleton import Skeleton
 from ..model.timeline import Timeline
 from ..model.track import Track
 from ..ops.resample import sample
-from .check import GroundSpec, check, model_of
+from .check import GroundSpec, check, model_of, protomotions_ground
 from .presets import Preset
 from .presets import preset as find_preset
 from .report import CheckReport
@@ -54,32 +59,71 @@ def fix(motion: Motion, skeleton: Skeleton | Character | None = None, *,
 
     if "spikes" in fixes:
         first = report()
-        spiky = np.zeros(first.frames, dtype=bool)
+        jumps = np.zeros(max(first.frames - 1, 0), dtype=bool)
         for name in ("body_speed", "joint_speed"):
             result = first.result(name) if name in {r.name for r in first.results} else None
             if result is not None and result.failing is not None and not result.passed:
-                spiky |= result.failing
+                jumps |= result.failing[1:]  # frame t + 1 holds the pair (t, t + 1)
+        spiky = spike_frames(jumps)
         if spiky.any():
             _refill(out, spiky)
             frames = np.flatnonzero(spiky).tolist()
             done.append(f"spikes: dropped frames {frames} and filled them from their "
                         "neighbours (linear, slerp)")
+        left = jumps & ~(spiky[:-1] | spiky[1:])
+        if left.any():
+            done.append(f"spikes: the jumps after frames {np.flatnonzero(left).tolist()} "
+                        "leave no one frame out of line (a step, or a spike of several "
+                        "frames): not refilled")
     if "limits" in fixes:
         clipped = _clip_limits(out, model)
         if clipped:
             done.append(clipped)
     if "lift" in fixes:
-        lowest = report().result("below_ground").value
-        if abs(lowest) > LIFT_TOLERANCE:
-            root = out.tracks.get("root")
-            if root is None or root.kind != "pose":
-                raise ConversionError("lifting needs a root pose track")
-            data = np.asarray(root.data, dtype=np.float64).copy()
-            data[:, 2] -= lowest
-            out.tracks["root"] = root.with_data(data)
-            done.append(f"lift: root moved {-lowest:+.6f} m in z so that the lowest shape point "
-                        "touches the ground")
+        lift = _lift(out, model, ground, chosen)
+        if lift:
+            done.append(lift)
     out.meta["quality_fixes"] = done
+    return out
+
+
+def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -> str:
+    """Move the root so that the lowest shape point over the clip (body origins where the
+    model has no shapes) touches the ground, whatever the checking preset measures
+    (ProtoMotions' body origins stand above the soles); a line saying what was done, or ''."""
+    under = protomotions_ground(motion, ground) if chosen.protomotions else ground
+    measure = replace(chosen, name="lift", checks=("below_ground",), protomotions=False)
+    measured = check(motion, model, ground=under, preset=measure)
+    result = measured.result("below_ground")
+    lowest = result.value
+    if not np.isfinite(lowest):
+        raise ConversionError("lifting needs finite poses (a frame is not a number)")
+    if abs(lowest) <= LIFT_TOLERANCE:
+        return ""
+    root = motion.tracks.get("root")
+    if root is None or root.kind != "pose":
+        raise ConversionError("lifting needs a root pose track")
+    data = np.asarray(root.data, dtype=np.float64).copy()
+    data[:, 2] -= lowest
+    motion.tracks["root"] = root.with_data(data)
+    points = "shape point" if result.constants.get("points") == "lowest shape points" else \
+        "body origin (the model has no shapes)"
+    return (f"lift: root moved {-lowest:+.6f} m in z so that the lowest {points} over the "
+            f"clip touches the ground ({measured.ground['source']})")
+
+
+def spike_frames(jumps: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """The frames out of line, from which frame pairs ``(t, t + 1)`` jump: a frame whose
+    pairs on both sides jump; an end frame whose one pair jumps and its neighbour's next
+    pair does not (a one-sided jump at the clip's ends). A frame between two good pairs
+    is never one, so a refill rewrites no clean frame."""
+    frames = len(jumps) + 1
+    out = np.zeros(frames, dtype=bool)
+    if frames < 3:
+        return out
+    out[1:-1] = jumps[:-1] & jumps[1:]
+    out[0] = jumps[0] and not jumps[1]
+    out[-1] = jumps[-1] and not jumps[-2]
     return out
 
 

@@ -12,7 +12,9 @@ adds foot skating, joint limits, quaternions and timing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from ..errors import ConversionError, choices
 
@@ -55,20 +57,56 @@ class Preset:
     quaternion_tolerance: float = 1e-4
     gap_factor: float = 1.5
 
-    def with_options(self, **options: float | int | None) -> Preset:
-        """This preset with some constants replaced (None leaves one as it is)."""
+    def with_options(self, **options: object) -> Preset:
+        """This preset with some constants replaced (None leaves one as it is); every
+        value is checked by :func:`_value` (one ConversionError naming the key)."""
         known = {f.name for f in fields(self)} - {"name", "checks", "protomotions",
                                                    "penetration_shapes"}
         for key in options:
             if key not in known:
                 raise ConversionError(f"unknown check threshold {key!r} "
                                       f"({choices(key, sorted(known), 'thresholds')})")
-        out = self
-        for key, value in options.items():
-            if value is not None:
-                out = replace(out, **{key: type(getattr(self, key))(value)})
-        return out
+        # typed per field by _value; replace() cannot see that through a dict
+        changes: dict[str, Any] = {key: _value(key, getattr(self, key), value)
+                   for key, value in options.items() if value is not None}
+        return replace(self, **changes) if changes else self
 
+
+#: The constants that may be negative (a depth below the ground); every other number is
+#: a length, speed, time, count or ratio, and at least 0.
+SIGNED = frozenset({"below_ground"})
+#: The integers that must be at least 1 (a stride of 0 checks nothing).
+POSITIVE = frozenset({"penetration_stride"})
+
+
+def _value(key: str, current: object, value: object) -> float | int | bool:
+    """``value`` as the type of the constant ``key`` holds (``current``'s): booleans only
+    true or false, integers exactly, every number finite and in range."""
+    where = f"check threshold {key}={value!r}"
+    if isinstance(current, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ConversionError(f"{where}: expected true or false")
+    number: float
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConversionError(f"{where}: expected a number")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConversionError(f"{where}: expected a number") from None
+    if not math.isfinite(number):
+        raise ConversionError(f"{where}: expected a finite number")
+    if key not in SIGNED | POSITIVE and number < 0:
+        raise ConversionError(f"{where}: expected a number >= 0")
+    if isinstance(current, int):
+        if not number.is_integer():
+            raise ConversionError(f"{where}: expected a whole number")
+        if key in POSITIVE and number < 1:
+            raise ConversionError(f"{where}: expected a whole number >= 1")
+        return int(number)
+    return number
 
 DEFAULT = Preset("default", CHECKS)
 PROTOMOTIONS = Preset("protomotions", ("below_ground", "body_speed", "joint_speed", "floating",

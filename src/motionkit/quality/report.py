@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,13 +36,13 @@ class CheckResult:
     failing: NDArray[np.bool_] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-friendly, without the per-frame series."""
-        return {"name": self.name, "passed": self.passed, "value": _number(self.value),
-                "threshold": _number(self.threshold), "unit": self.unit,
+        """Strict JSON (a number that is not finite is None), without the per-frame series."""
+        return _strict({"name": self.name, "passed": self.passed, "value": self.value,
+                "threshold": self.threshold, "unit": self.unit,
                 "fails": "above" if self.fails_above else "below",
                 "first_frame": self.first_frame, "worst_frame": self.worst_frame,
                 "constants": self.constants, "details": self.details,
-                **({"note": self.note} if self.note else {})}
+                **({"note": self.note} if self.note else {})})
 
     def line(self) -> str:
         """One line: verdict, value against threshold, frames, constants."""
@@ -94,6 +95,7 @@ class CheckReport:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, object]:
+        """Strict JSON (``check --json``): every number that is not finite is None."""
         out: dict[str, object] = {
             "name": self.name, "preset": self.preset, "verdict": self.verdict,
             "passed": self.passed, "failed": self.failed, "fps": self.fps,
@@ -108,7 +110,7 @@ class CheckReport:
             out["contact_agreement"] = self.contact_agreement
         if self.notes:
             out["notes"] = self.notes
-        return out
+        return _strict(out)
 
     def lines(self) -> list[str]:
         """The report as text: a header, the ground, one line per check, the notes."""
@@ -141,6 +143,20 @@ class CheckReport:
 def _number(value: float) -> float | None:
     """A float for JSON (None for NaN; infinities stay, as ``json`` spells them)."""
     return None if value != value else float(value)
+
+
+def _strict(value: dict[str, object]) -> dict[str, object]:
+    """``value`` with every float that is not finite, at any depth, made None (JSON has
+    no NaN or infinity)."""
+    def clean(item: object) -> object:
+        if isinstance(item, float):
+            return item if math.isfinite(item) else None
+        if isinstance(item, dict):
+            return {key: clean(inner) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [clean(inner) for inner in item]
+        return item
+    return {key: clean(item) for key, item in value.items()}
 
 
 def _text(value: object) -> str:

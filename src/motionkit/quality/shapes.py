@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import ConversionError, choices
 from ..model.skeleton import Shape, Skeleton
 
 Array = NDArray[np.float64]
@@ -80,7 +81,12 @@ def feet(skeleton: Skeleton, names: tuple[str, ...] | None = None) -> list[int]:
     """The feet: the bodies called ``names``, else those whose lowest primitive point at
     rest lies within :data:`FOOT_BAND` of the lowest (else whose origin does)."""
     if names is not None:
-        return [skeleton.body_index(name) for name in names]
+        bodies = {body.name: index for index, body in enumerate(skeleton.bodies)}
+        for name in names:
+            if name not in bodies:
+                raise ConversionError(f"no foot body {name!r} in {skeleton.name!r} "
+                                      f"({choices(name, bodies, 'bodies')})")
+        return [bodies[name] for name in names]
     rest = skeleton.rest_poses()
     lowest: dict[int, float] = {}
     for index, shape in primitives(skeleton):
