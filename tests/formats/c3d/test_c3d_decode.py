@@ -106,9 +106,10 @@ def _f32(values: list[float], processor: str) -> bytes:
     return ieee.tobytes()
 
 
-def _c3d(processor: str, floating: bool, points: np.ndarray, analog: np.ndarray) -> bytes:
+def _c3d(processor: str, floating: bool, points: np.ndarray, analog: np.ndarray,
+         extra: tuple[tuple[str, str, int, list[int], bytes], ...] = ()) -> bytes:
     """A C3D file: ``points`` (frames, markers, 4) and ``analog`` (frames, samples,
-    channels) words, in the processor's format."""
+    channels) words, in the processor's format, with ``extra`` parameters."""
     order = ">" if processor == "mips" else "<"
     frames, markers, _ = points.shape
     _, samples, channels = analog.shape
@@ -130,7 +131,7 @@ def _c3d(processor: str, floating: bool, points: np.ndarray, analog: np.ndarray)
               ("ANALOG", "OFFSET", 2, [channels], i16(*range(3, 3 + channels))),
               ("ANALOG", "SCALE", 4, [channels], _f32([0.5 + c for c in range(channels)],
                                                       processor)),
-              ("ANALOG", "GEN_SCALE", 4, [], _f32([2.0], processor))]
+              ("ANALOG", "GEN_SCALE", 4, [], _f32([2.0], processor)), *extra]
     groups: dict[str, int] = {}
     items: list[tuple[bytes, bytes]] = []
     for group, name, kind, dims, raw in params:
@@ -192,6 +193,20 @@ def test_every_processor_reads_the_same_numbers(tmp_path: Path, floating: bool,
     channel = motion.tracks["analog/channel#1"].data[:, 0]
     assert np.array_equal(channel, ((analog[:, :, 1].reshape(-1) - 4) * 1.5 * 2.0)
                           .astype(np.float32))
+
+
+def test_unsigned_integer_analog_is_refused_not_read_as_signed(tmp_path: Path) -> None:
+    """ANALOG:FORMAT UNSIGNED: a stored 40000 would read as -25536; refused instead (floats
+    carry their sign, so a float file with the same parameter reads)."""
+    points, analog = np.zeros((2, 1, 4)), np.array([[[-25536.0]], [[100.0]]])
+    unsigned = (("ANALOG", "FORMAT", -1, [8], b"UNSIGNED"),)
+    (tmp_path / "int.c3d").write_bytes(_c3d("intel", False, points, analog, unsigned))
+    with pytest.raises(mk.FormatError, match="UNSIGNED"):
+        mk.read(tmp_path / "int.c3d")
+    (tmp_path / "float.c3d").write_bytes(_c3d("intel", True, points, analog, unsigned))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert isinstance(mk.read(tmp_path / "float.c3d"), mk.Motion)
 
 
 def test_a_file_cut_inside_a_frame_keeps_its_whole_frames(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def frames(c3d: C3D, handle: io.BufferedReader, path: str | os.PathLike[str], me
     if left:
         warn(f"{os.fspath(path)}: the header has {per_frame} analog samples per frame, "
              f"ANALOG:USED {channels} channels; the last {left} of each frame are not read")
-    layout = _layout(c3d, used, channels, samples, metres)
+    layout = _layout(c3d, used, channels, samples, metres, path)
     stated = _frame_count(c3d)
     start = (c3d.data_block - 1) * BLOCK
     size = os.fstat(handle.fileno()).st_size
@@ -171,10 +171,16 @@ def frames(c3d: C3D, handle: io.BufferedReader, path: str | os.PathLike[str], me
     return labels, out.xyz, out.residual, out.analog, analog_labels
 
 
-def _layout(c3d: C3D, used: int, channels: int, samples: int, metres: float) -> Layout:
+def _layout(c3d: C3D, used: int, channels: int, samples: int, metres: float,
+            path: str | os.PathLike[str]) -> Layout:
     """How a frame's words become numbers: the word format, the point and residual scale
     and the analog channels' offset and gain."""
     floating = c3d.scale < 0
+    if not floating and channels and " ".join(c3d.texts("ANALOG:FORMAT")).strip().upper() \
+            == "UNSIGNED":
+        raise FormatError("integer analog samples stored UNSIGNED (ANALOG:FORMAT); motionkit "
+                          "reads signed ones only and will not give wrong values: convert the "
+                          "file's analog to signed or float", path)
     kind = {"intel": "<", "dec": "<", "mips": ">"}[c3d.processor] + ("f4" if floating else "i2")
     if floating and c3d.processor == "dec":
         kind = "dec"
