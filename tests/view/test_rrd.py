@@ -119,7 +119,10 @@ def test_ape_errors_are_on_the_same_timeline(tmp_path: Path) -> None:
     except SystemExit as exc:
         assert not exc.code
     expected = mk.evaluation.ape(mk.evaluation.read_poses(ref), mk.evaluation.read_poses(est))
-    start = mk.evaluation.read_poses(ref).times[0]
+    firsts = [mk.evaluation.read_poses(path).times[0] for path in (ref, est)]
+    start = min(firsts)  # one clock: the poses drawn and the errors, from the earliest stamp
+    drawn = {round(float(found["time"][0] + start), 3) for found in _read_back(target)[0].values()}
+    assert drawn == {round(float(first), 3) for first in firsts}
     times, values = [], []
     for chunk in RrdReader(target).stream():
         if chunk.entity_path.startswith("/motionkit/errors/") and not chunk.is_static:

@@ -89,7 +89,8 @@ def _rrd(files: tuple[str, ...], model: str | None, rrd_out: str, html_out: str 
     if html_out:
         raise MotionkitError("give --html or --rrd, not both")
     refuse_source_as_output(rrd_out, *files, model)
-    scene = build_scene(*files, model=model, max_link_poses=sys.maxsize)
+    # with --ape the files' stamps are one clock: the errors and the poses drawn share it
+    scene = build_scene(*files, model=model, max_link_poses=sys.maxsize, one_origin=ape)
     errors = {}
     if ape:
         from .. import evaluation
@@ -99,5 +100,6 @@ def _rrd(files: tuple[str, ...], model: str | None, rrd_out: str, html_out: str 
         reference = evaluation.read_poses(files[0])
         for path in files[1:]:
             result = evaluation.ape(reference, evaluation.read_poses(path))
-            errors[f"ape {Path(path).name}"] = (result.t_ref - reference.times[0], result.errors)
+            origin = scene.origin if scene.origin is not None else reference.times[0]
+            errors[f"ape {Path(path).name}"] = (result.t_ref - origin, result.errors)
     click.echo(f"wrote {clean(str(write_rrd(scene, rrd_out, errors)))}", err=True)

@@ -91,6 +91,8 @@ class Scene:
     note: str = ""
     title: str = "motionkit"
     offsets: list[NDArray[np.float64]] = field(default_factory=list)
+    #: with ``build_scene(one_origin=True)``: the source time every actor's 0 s stands for
+    origin: float | None = None
 
     def frame_of(self, actor: int, step: int) -> int:
         """The actor's shown-frame index at scene step ``step``: its last frame at or before
@@ -214,11 +216,14 @@ def _motions(sources: tuple[Source, ...], model: ModelSource | None,
 
 def build_scene(*sources: Source, model: ModelSource | None = None,
                 max_link_poses: int = MAX_LINK_POSES,
-                progress: Callable[[str], None] | None = None) -> Scene:
+                progress: Callable[[str], None] | None = None,
+                one_origin: bool = False) -> Scene:
     """The scene of one or more motions (files or :class:`Motion`), a model file alone, or a
     motion of joint values through ``model`` (forward kinematics). Several motions are shown
-    side by side on one clock; frames beyond ``max_link_poses`` are subsampled for the view.
-    ``progress`` is told each stage done (:func:`stages` of them), for a progress bar."""
+    side by side on one clock, each from its own first frame, or with ``one_origin`` from the
+    earliest first time of them all (an estimate and its ground truth, whose stamps are one
+    clock: :attr:`Scene.origin`); frames beyond ``max_link_poses`` are subsampled for the
+    view. ``progress`` is told each stage done (:func:`stages` of them), for a progress bar."""
     if not sources:
         raise MotionkitError("nothing to view: give at least one file or motion")
     tell = progress or (lambda _done: None)
@@ -230,6 +235,8 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
     total = sum(poses.shape[0] * poses.shape[1] for _, _, poses, *_ in raw)
     stride = max(1, int(np.ceil(total / max_link_poses)))
     actors: list[Actor] = []
+    firsts = [float(times[0]) for _, _, _, times, *_ in raw if len(times)]
+    origin = min(firsts) if one_origin and firsts else None
     for name, _motion, poses, times, parents, labels, model in raw:
         frames = np.arange(0, poses.shape[0], stride, dtype=np.intp)
         if len(frames) and frames[-1] != poses.shape[0] - 1:
@@ -241,7 +248,8 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
         kind = "trajectory" if model is None and len(labels) == 1 and labels[0] == "pose" \
             else "skeleton"
         with np.errstate(over="ignore"):  # a file's 1e308 is drawn as inf (float32)
-            actors.append(Actor(name, times[frames] - (times[0] if len(times) else 0.0),
+            zero = origin if origin is not None else (times[0] if len(times) else 0.0)
+            actors.append(Actor(name, times[frames] - zero,
                                 shown[..., :3].astype(np.float32), wxyz.astype(np.float32),
                                 parents, labels, path.astype(np.float32), frames, kind,
                                 _shapes(model, shown) if model is not None else []))
@@ -254,5 +262,5 @@ def build_scene(*sources: Source, model: ModelSource | None = None,
                 f"in all): {counts}. The files are not changed.")
     terrain = next((m.terrain for _, m in motions if m.terrain is not None), None)
     return Scene(actors, longest.times, _terrain_mesh(terrain) if terrain is not None else None,
-                 note, " + ".join(a.name for a in actors))
+                 note, " + ".join(a.name for a in actors), origin=origin)
 
