@@ -237,6 +237,21 @@ def test_accessors_and_nodes_that_do_not_fit_the_motion_are_refused(tmp_path: Pa
     assert mk.read(good).tracks["links"].data[:, 0, 0].tolist() == [0, 1, 2, 3, 4]
 
 
+def test_a_json_of_bare_numbers_is_refused_before_it_is_parsed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numbers cost ~10 times their text once parsed: their count is bounded first."""
+    from motionkit.formats.gltf import _container
+
+    monkeypatch.setattr(_container, "MAX_JSON_VALUES", 1000)
+    text = json.dumps({"asset": {"version": "2.0", "extras": {"junk": [0.5] * 2000}}})
+    (tmp_path / "bomb.gltf").write_text(text)
+    parsed = []
+    monkeypatch.setattr(_container.json, "loads", lambda *a, **k: parsed.append(1))
+    with pytest.raises(mk.FormatError, match="values"):
+        mk.read(tmp_path / "bomb.gltf")
+    assert not parsed
+
+
 @pytest.mark.corpus
 def _cli(*args: str) -> int:
     try:

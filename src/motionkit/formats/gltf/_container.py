@@ -10,7 +10,7 @@ import os
 import struct
 
 from ..._io import read_bytes
-from ..._limits import ARRAY_BYTES_CAP, check_bracket_depth
+from ..._limits import ARRAY_BYTES_CAP, WORK_CAP, check_bracket_depth
 from ...errors import FormatError
 
 MAGIC = b"glTF"
@@ -43,8 +43,18 @@ def pack_gltf(gltf: dict[str, object], blob: bytes) -> bytes:
     return _json_text(gltf) + b"\n"
 
 
+#: Most JSON values a document may hold: each costs a Python object of tens of bytes, so a
+#: file of bare numbers would need ~10 times its size (motionkit's own: a few thousand).
+MAX_JSON_VALUES = WORK_CAP // 64
+
+
 def _document(text: bytes, path: str | os.PathLike[str]) -> dict[str, object]:
     check_bracket_depth(text, path, "glTF JSON")
+    values = text.count(b",") + text.count(b"[") + text.count(b"{")
+    if values > MAX_JSON_VALUES:
+        raise FormatError(f"the glTF JSON holds about {values:,} values (more than "
+                          f"{MAX_JSON_VALUES:,}); motionkit keeps arrays in the binary buffer, "
+                          "so this is not a file it wrote", path)
     try:
         found = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

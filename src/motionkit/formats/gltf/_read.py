@@ -8,7 +8,6 @@ it is, so nobody mistakes a scene for a motion.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import cast
@@ -34,7 +33,7 @@ class _File:
         self.path = path
         self.gltf, self.blob = unpack(path)
         #: every array the read makes is charged here (a small file cannot ask for gigabytes)
-        self.budget = array_budget(path, len(self.blob) + len(json.dumps(self.gltf)))
+        self.budget = array_budget(path, os.stat(path).st_size)
 
     def fail(self, what: str) -> FormatError:
         return FormatError(what, self.path)
