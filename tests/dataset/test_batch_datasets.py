@@ -15,9 +15,13 @@ import polars as pl
 import pytest
 
 from conftest import corpus_file
+from motionkit.dataset.batch import Job, _unchanged
+from motionkit.dataset.files import expand, stamp
 
 pytestmark = pytest.mark.corpus
 
+EPISODES_META = Path("meta", "episodes", "chunk-000", "file-000.parquet")
+TASKS = Path("meta", "tasks.parquet")
 
 
 def _motionkit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -54,3 +58,45 @@ def test_batch_validate_and_info_take_a_dataset_folder(tmp_path: Path) -> None:
     assert alone.returncode == 0, alone.stdout + alone.stderr
     assert "1 file(s): 0 failed, 1 written" in alone.stderr
     assert json.loads((tmp_path / "info" / "arm7_tiny.json").read_text())["format"] == "lerobot"
+
+
+def _upper_case_tasks(arm: Path) -> list[Path]:
+    """Rewrite the tasks table and the episodes' metadata in place (the same files, no
+    entry added or removed in any folder) with the tasks upper-cased; the files."""
+    upper = pl.element().str.to_uppercase()
+    changes = {TASKS: pl.col("task").str.to_uppercase(),
+               EPISODES_META: pl.col("tasks").list.eval(upper)}
+    for name, change in changes.items():
+        table = pl.read_parquet(arm / name).with_columns(change)
+        with open(arm / name, "r+b") as handle:
+            handle.truncate()
+            table.write_parquet(handle)
+    return [arm / name for name in changes]
+
+
+def test_a_file_rewritten_inside_a_dataset_is_redone_on_a_rerun(tmp_path: Path) -> None:
+    """Neither the output check nor the catalog's resume check goes by the folder's own
+    time, which a file rewritten inside it does not change (finding 3); an untouched
+    dataset is still skipped without being read."""
+    arm = _dataset(tmp_path / "ds")
+    out = tmp_path / "info"
+    args = ("batch", "info", str(arm), "--out", str(out), "--engine", "local", "-j", "1")
+    first = _motionkit(*args)
+    assert first.returncode == 0 and "1 written" in first.stderr, first.stderr
+    written = out / "arm7_tiny.json"
+    assert "pick the red cube" in written.read_text()
+    folders = {p: p.stat().st_mtime_ns for p in (arm, *arm.rglob("*")) if p.is_dir()}
+    later = written.stat().st_mtime_ns + 10**9  # surely after the output, at any mtime grain
+    for rewritten in _upper_case_tasks(arm):
+        os.utime(rewritten, ns=(later, later))
+    assert {p: p.stat().st_mtime_ns for p in folders} == folders  # no folder's time moved
+    again = _motionkit(*args)
+    assert again.returncode == 0 and "1 written" in again.stderr, again.stderr
+    assert "PICK THE RED CUBE" in written.read_text()
+    table = pl.read_parquet(out / "catalog.parquet")
+    assert table["task"].to_list() == ["PICK THE RED CUBE", "PLACE THE CUBE IN THE BIN"]
+    assert table["mtime_ns"].to_list() == [later, later]
+    job = Job("info", out)
+    assert [index for index, _ in _unchanged(job, expand([str(arm)]))] == [0]
+    size = sum(p.stat().st_size for p in arm.rglob("*") if p.is_file())
+    assert stamp(arm) == (size, later) and table["size"].to_list() == [size, size]

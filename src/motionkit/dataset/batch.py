@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .._io import atomic_write
 from ..errors import ConversionError, MotionkitError
 from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
-from .files import Item, expand, up_to_date
+from .files import Item, expand, stamp, up_to_date
 from .sandbox import Limits, Stopped, run_limited
 
 if TYPE_CHECKING:
@@ -567,11 +567,8 @@ def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
         target = job.target(item)
         if row is None or target is None or row["status"] != "ok":
             continue
-        try:
-            stat = item.source.stat()
-        except OSError:
-            continue
-        if (row["size"], row["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns) \
+        now = stamp(item.source)  # a dataset folder's: its files' total size, newest time
+        if now is not None and (row["size"], row["mtime_ns"]) == now \
                 and up_to_date(item.source, target):
             found.append((index, Outcome(str(item.source), "skipped", row, output=str(target))))
     return found
