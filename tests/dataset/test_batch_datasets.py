@@ -11,9 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
+import motionkit as mk
 from conftest import corpus_file
 from motionkit.dataset.batch import Job, _unchanged
 from motionkit.dataset.files import expand, stamp
@@ -100,3 +102,38 @@ def test_a_file_rewritten_inside_a_dataset_is_redone_on_a_rerun(tmp_path: Path) 
     assert [index for index, _ in _unchanged(job, expand([str(arm)]))] == [0]
     size = sum(p.stat().st_size for p in arm.rglob("*") if p.is_file())
     assert stamp(arm) == (size, later) and table["size"].to_list() == [size, size]
+
+
+def test_into_gives_a_reader_s_option_to_the_reader_alone(tmp_path: Path) -> None:
+    """``batch convert --into -O time=log``: ``time`` is the bag reader's, so the dataset
+    written at the end gets only the writer's share of -O (finding 2), the same dataset
+    as writing the bags read with time=log directly; an -O key the dataset's writer
+    cannot take is refused before any worker runs."""
+    from motionkit.formats.lerobot.write import write_episodes
+    from motionkit.ops import sync
+
+    bags = tmp_path / "bags"
+    shutil.copytree(corpus_file("episodes", "bags"), bags)
+    sources = [bags / "joint_states_ros1.bag", bags / "joint_states_ros2" / "joint_states_ros2.mcap"]
+    dataset = tmp_path / "dataset"
+    done = _motionkit("batch", "convert", str(bags), "--out", str(tmp_path / "work"), "--into",
+                      str(dataset), "--fps", "30", "-O", "task=x", "-O", "time=log", "--lossy",
+                      "--engine", "local", "-j", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 file(s): 2 converted, 0 failed" in done.stderr, done.stderr
+    direct = tmp_path / "direct"
+    with pytest.warns(mk.MotionkitWarning, match="dropped"):
+        write_episodes(direct, [sync(mk.read(s, time="log"), 30, zero=True) for s in sources],
+                       task="x", lossy=True)
+    lerobot = mk.formats.registry.by_name("lerobot").load()
+    ours, theirs = lerobot.read_episodes(dataset), lerobot.read_episodes(direct)
+    assert len(ours) == len(theirs) == 2
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert set(mine.tracks) == set(reference.tracks) and mine.meta["task"] == "x"
+        for name, track in reference.tracks.items():
+            np.testing.assert_array_equal(mine.tracks[name].data, track.data)
+    refused = _motionkit("batch", "convert", str(bags), "--out", str(tmp_path / "w2"), "--into",
+                         str(tmp_path / "d2"), "--fps", "30", "-O", "lossy=true", "--engine",
+                         "local", "-j", "1")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "lossy" in refused.stderr and not (tmp_path / "w2").exists()

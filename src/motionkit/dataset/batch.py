@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import os
 import string
@@ -307,6 +308,12 @@ def _check_convert(job: Job) -> None:
         if not hasattr(fmt.load(), "write_episodes"):
             raise MotionkitError(f"--into writes one dataset of several episodes; {fmt.name} "
                                  "holds one motion per file (--to lerobot)")
+        takes = inspect.signature(fmt.load().write_episodes).parameters
+        wrong = sorted(key for key in set(job.options) & fmt.write_options()
+                       if key not in takes or key == "lossy")  # lossy: --lossy says it
+        if wrong:
+            raise MotionkitError(f"--into: option(s) {', '.join(wrong)} cannot go to the "
+                                 f"dataset's writer ({fmt.name}); --lossy for lossy")
 
 
 def _retarget_verb(job: Job, read: Read) -> Status:
@@ -530,9 +537,15 @@ def _join_episodes(job: Job, outcomes: list[Outcome]) -> None:
     assert job.into is not None and job.out is not None  # the CLI and check_convert see to it
     if any(o.status == "failed" for o in outcomes) or not outcomes:
         return
+    from ..api import split_options
+
     fmt = registry.by_name(job.to_format or "")
     episodes = [fmt.read(Path(str(o.output))) for o in outcomes]
-    kept = {key: value for key, value in job.options.items() if key not in ("state", "action")}
+    # the writer's share of -O, as the workers split it (the same for every reader: a
+    # reader's key goes to the reader alone), less the tracks' names the episodes hold
+    reader = registry.for_reading(Path(outcomes[0].source), job.from_format)
+    writing = split_options(reader, fmt, job.options, job.read_options)[1]
+    kept = {key: value for key, value in writing.items() if key not in ("state", "action")}
     fmt.load().write_episodes(job.into, episodes, lossy=job.lossy, **kept)
     shutil.rmtree(job.out / EPISODES, ignore_errors=True)
 
