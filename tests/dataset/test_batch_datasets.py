@@ -1,15 +1,19 @@
-"""Batch verbs over LeRobot dataset folders and ``convert --into`` options (review B,
-findings 1-3): a dataset folder is batched, never skipped; a file rewritten inside it
-is seen by a rerun; a reader's -O reaches the reader only, not the dataset's writer."""
+"""Batch verbs over LeRobot dataset folders, ``convert --into`` options and lost tasks
+(review B, findings 1-3 and 6): a dataset folder is batched, never skipped; a file
+rewritten inside it is seen by a rerun; a reader's -O reaches the reader only, not the
+dataset's writer; of a lost chunk of files only the one that kills its worker is lost."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -17,8 +21,8 @@ import pytest
 
 import motionkit as mk
 from conftest import corpus_file
-from motionkit.dataset.batch import Job, _unchanged
-from motionkit.dataset.files import expand, stamp
+from motionkit.dataset.batch import Job, _unchanged, run_batch
+from motionkit.dataset.files import Item, expand, stamp
 
 pytestmark = pytest.mark.corpus
 
@@ -137,3 +141,57 @@ def test_into_gives_a_reader_s_option_to_the_reader_alone(tmp_path: Path) -> Non
                          "local", "-j", "1")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     assert "lossy" in refused.stderr and not (tmp_path / "w2").exists()
+
+
+class _Killing:
+    """An engine that runs tasks in this process, but loses every task holding the file
+    named ``killer`` (as a worker that dies reading it would be, on any engine)."""
+
+    slots = 1
+
+    def __init__(self, killer: str) -> None:
+        self.killer = killer
+        self.tasks: list[tuple[Callable[..., object], tuple[object, ...]]] = []
+        self.sizes: list[int] = []  # the files of each task run
+
+    def submit(self, function: Callable[..., object], *args: object) -> int:
+        self.tasks.append((function, args))
+        return len(self.tasks) - 1
+
+    def completed(self) -> Iterator[tuple[int, object]]:
+        from motionkit.dataset.engines import Lost
+
+        done = 0
+        while done < len(self.tasks):
+            function, args = self.tasks[done]
+            files = cast("list[Item]", args[1])
+            self.sizes.append(len(files))
+            yield done, (Lost("a worker died") if any(f.source.name == self.killer for f in files)
+                         else function(*args))
+            done += 1
+
+    def cancel(self) -> None:
+        """Nothing runs in the background."""
+
+    def close(self) -> None:
+        """Nothing was started."""
+
+
+def test_a_lost_chunk_is_redone_a_file_at_a_time(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of several files whose task was lost is redone one file per task, so only
+    the file that kills its worker is reported lost, whatever the engine (finding 6)."""
+    from motionkit.dataset import engines
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for number in range(40):
+        (data / f"w{number:02d}.tum").write_text(f"0 {number} 0 0 0 0 0 1\n1 1 0 0 0 0 0 1\n")
+    engine = _Killing("w07.tum")
+    monkeypatch.setattr(engines, "open_engine", lambda *args: contextlib.nullcontext(engine))
+    outcomes = run_batch(Job("validate", tmp_path / "out"), expand([str(data)]), workers=1)
+    assert engine.sizes[0] > 1  # the files went in chunks
+    failed = [Path(o.source).name for o in outcomes if o.status == "failed"]
+    assert failed == ["w07.tum"]
+    assert [o.error for o in outcomes if o.status == "failed"] == ["task lost: a worker died"]
+    assert sum(o.status == "ok" for o in outcomes) == 39

@@ -478,8 +478,10 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     the one ``scheduler``'s address speaks, else Dask's or Ray's where installed, else
     local processes: ``dataset.engines``); outcomes in the items' order.
 
-    ``on_outcome`` is called as each file finishes (for progress). A task lost for good
-    (its workers kept dying) is a failed outcome, not an exception. With an ``out`` folder
+    ``on_outcome`` is called as each file finishes (for progress). A task of several files
+    lost for good (its workers kept dying) is redone a file per task, so that only the
+    file that kills its worker is lost, on every engine: a failed outcome, not an
+    exception. With an ``out`` folder
     the job also writes its catalog there, ``catalog.parquet``; with ``into``, the one
     dataset of every converted input's episode."""
     from .engines import Lost, open_engine
@@ -511,6 +513,10 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
                       todo[start:start + size] for start in range(0, len(todo), size)}
             for number, result in running.completed():
                 chunk = chunks.pop(number)
+                if isinstance(result, Lost) and len(chunk) > 1:  # each file alone: only the
+                    for index in chunk:                          # one that kills is lost
+                        chunks[running.submit(work_chunk, job, [items[index]])] = [index]
+                    continue
                 results = cast("list[Outcome]", result) if not isinstance(result, Lost) else [
                     failed_outcome(items[i].source, f"task lost: {result.reason}") for i in chunk]
                 for index, outcome in zip(chunk, results, strict=True):
