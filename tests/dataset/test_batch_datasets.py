@@ -195,3 +195,20 @@ def test_a_lost_chunk_is_redone_a_file_at_a_time(tmp_path: Path,
     assert failed == ["w07.tum"]
     assert [o.error for o in outcomes if o.status == "failed"] == ["task lost: a worker died"]
     assert sum(o.status == "ok" for o in outcomes) == 39
+
+
+def test_batch_convert_of_a_dataset_of_several_episodes_chooses_one(tmp_path: Path) -> None:
+    """An input is written as one motion, so a dataset of two episodes is refused rather
+    than written as its episode 0 alone; -R episode=N chooses the one to write."""
+    arm = _dataset(tmp_path / "ds")
+    whole = _motionkit("batch", "convert", str(arm), "--out", str(tmp_path / "o1"), "--to",
+                       "lerobot", "--engine", "local", "-j", "1")
+    assert whole.returncode == 2 and "-R episode=N" in whole.stdout, whole.stdout + whole.stderr
+    assert not (tmp_path / "o1" / "arm7_tiny").exists()
+    one = _motionkit("batch", "convert", str(arm), "--out", str(tmp_path / "o2"), "--to",
+                     "lerobot", "-R", "episode=1", "--engine", "local", "-j", "1")
+    assert one.returncode == 0, one.stdout + one.stderr
+    lerobot = mk.formats.registry.by_name("lerobot").load()
+    [written] = lerobot.read_episodes(tmp_path / "o2" / "arm7_tiny")
+    second = lerobot.read_episodes(arm)[1]
+    assert written.frames == second.frames and written.meta["task"] == second.meta["task"]

@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._io import atomic_write
 from ..errors import ConversionError, MotionkitError
-from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
+from .catalog import (
+    COLUMNS,
+    EPISODE_ROWS,
+    Row,
+    info_document,
+    one_line,
+    read_catalog,
+    read_file,
+    write_catalog,
+)
 from .files import Item, expand, stamp, up_to_date
 from .sandbox import Limits, Stopped, run_limited
 
@@ -275,6 +284,11 @@ def _convert(job: Job, read: Read) -> Status:
     from ..formats import registry
 
     obj = read.obj
+    episodes = read.row.get(EPISODE_ROWS)
+    if isinstance(episodes, list) and len(episodes) > 1 and \
+            "episode" not in {**job.options, **job.read_options}:
+        raise ConversionError(f"a dataset of {len(episodes)} episodes, and an input is written "
+                              "as one motion (episode 0 alone): choose one with -R episode=N")
     if job.where is not None and not _quality_report(job, read).passed:
         return "filtered"
     writer, writing = choose_writer(read.plans, obj) if read.plans else (registry.for_writing(
