@@ -263,3 +263,43 @@ def test_a_local_task_that_keeps_killing_its_worker_is_lost_and_the_rest_done() 
     assert results[first] == 2
     lost = results[poison]
     assert isinstance(lost, Lost) and f"{ATTEMPTS} times" in lost.reason
+
+
+def _outlives_the_killer(flags: str) -> str:
+    """A task still running when the task beside it kills its worker: it says it has
+    started, waits until the killer is about to die, then works on for a while."""
+    Path(flags, "started").touch()
+    _wait_for(Path(flags, "dying"))
+    time.sleep(2)
+    return "done"
+
+
+def _kills_once_the_other_runs(flags: str) -> None:
+    """Kills its worker, but only once the other task is running beside it."""
+    _wait_for(Path(flags, "started"))
+    Path(flags, "dying").touch()
+    os._exit(9)
+
+
+def _wait_for(path: Path) -> None:
+    for _ in range(6000):  # at most a minute
+        if path.exists():
+            return
+        time.sleep(0.01)
+
+
+def test_a_task_running_beside_a_local_killer_is_never_lost(tmp_path: Path) -> None:
+    """A broken pool cannot say which task killed it: the tasks that were on it are
+    rerun alone, so only the killer is charged and lost (review B, finding 6)."""
+    from motionkit.dataset.engines import ATTEMPTS, LocalEngine, Lost
+
+    engine = LocalEngine(2)
+    try:
+        innocent = engine.submit(_outlives_the_killer, str(tmp_path))
+        killer = engine.submit(_kills_once_the_other_runs, str(tmp_path))
+        results = dict(engine.completed())
+    finally:
+        engine.close()
+    assert results[innocent] == "done"
+    lost = results[killer]
+    assert isinstance(lost, Lost) and f"{ATTEMPTS} times" in lost.reason

@@ -119,19 +119,24 @@ def run(op: str, shared: dict[str, object], **fields: object) -> None:
 
 
 def _known(items: list[Item], from_format: str | None) -> tuple[list[Item], list[Item]]:
-    """The items a format's extension claims, and the rest (SOURCES.md, meshes), which a
-    batch skips and counts apart instead of failing them. With --from every file is read."""
+    """The items a format claims (by extension, or a dataset folder a format reads whole),
+    and the rest (SOURCES.md, meshes), which a batch skips and counts apart instead of
+    failing them. With --from every file is read."""
     if from_format is not None:
         return items, []
     from ..formats import registry
 
     known = {suffix for info in registry.formats() for suffix in info.extensions}
     items = [item for item in items if not _bag_index(item.source)]  # read with its bag
-    kept = [item for item in items if item.source.suffix.lower() in known]
+
+    def claimed(item: Item) -> bool:
+        return item.source.suffix.lower() in known or registry.episode_folder(item.source)
+
+    kept = [item for item in items if claimed(item)]
     if not kept and items:
         raise MotionkitError(f"none of the {len(items)} file(s) has the extension of a known "
                              "format (see motionkit formats; --from names one)")
-    return kept, [item for item in items if item.source.suffix.lower() not in known]
+    return kept, [item for item in items if not claimed(item)]
 
 
 def _bag_index(path: Path) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import os
 import string
@@ -24,8 +25,17 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._io import atomic_write
 from ..errors import ConversionError, MotionkitError
-from .catalog import COLUMNS, Row, info_document, one_line, read_catalog, read_file, write_catalog
-from .files import Item, expand, up_to_date
+from .catalog import (
+    COLUMNS,
+    EPISODE_ROWS,
+    Row,
+    info_document,
+    one_line,
+    read_catalog,
+    read_file,
+    write_catalog,
+)
+from .files import Item, expand, stamp, up_to_date
 from .sandbox import Limits, Stopped, run_limited
 
 if TYPE_CHECKING:
@@ -274,6 +284,11 @@ def _convert(job: Job, read: Read) -> Status:
     from ..formats import registry
 
     obj = read.obj
+    episodes = read.row.get(EPISODE_ROWS)
+    if isinstance(episodes, list) and len(episodes) > 1 and \
+            "episode" not in {**job.options, **job.read_options}:
+        raise ConversionError(f"a dataset of {len(episodes)} episodes, and an input is written "
+                              "as one motion (episode 0 alone): choose one with -R episode=N")
     if job.where is not None and not _quality_report(job, read).passed:
         return "filtered"
     writer, writing = choose_writer(read.plans, obj) if read.plans else (registry.for_writing(
@@ -307,6 +322,12 @@ def _check_convert(job: Job) -> None:
         if not hasattr(fmt.load(), "write_episodes"):
             raise MotionkitError(f"--into writes one dataset of several episodes; {fmt.name} "
                                  "holds one motion per file (--to lerobot)")
+        takes = inspect.signature(fmt.load().write_episodes).parameters
+        wrong = sorted(key for key in set(job.options) & fmt.write_options()
+                       if key not in takes or key == "lossy")  # lossy: --lossy says it
+        if wrong:
+            raise MotionkitError(f"--into: option(s) {', '.join(wrong)} cannot go to the "
+                                 f"dataset's writer ({fmt.name}); --lossy for lossy")
 
 
 def _retarget_verb(job: Job, read: Read) -> Status:
@@ -471,8 +492,10 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     the one ``scheduler``'s address speaks, else Dask's or Ray's where installed, else
     local processes: ``dataset.engines``); outcomes in the items' order.
 
-    ``on_outcome`` is called as each file finishes (for progress). A task lost for good
-    (its workers kept dying) is a failed outcome, not an exception. With an ``out`` folder
+    ``on_outcome`` is called as each file finishes (for progress). A task of several files
+    lost for good (its workers kept dying) is redone a file per task, so that only the
+    file that kills its worker is lost, on every engine: a failed outcome, not an
+    exception. With an ``out`` folder
     the job also writes its catalog there, ``catalog.parquet``; with ``into``, the one
     dataset of every converted input's episode."""
     from .engines import Lost, open_engine
@@ -504,6 +527,10 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
                       todo[start:start + size] for start in range(0, len(todo), size)}
             for number, result in running.completed():
                 chunk = chunks.pop(number)
+                if isinstance(result, Lost) and len(chunk) > 1:  # each file alone: only the
+                    for index in chunk:                          # one that kills is lost
+                        chunks[running.submit(work_chunk, job, [items[index]])] = [index]
+                    continue
                 results = cast("list[Outcome]", result) if not isinstance(result, Lost) else [
                     failed_outcome(items[i].source, f"task lost: {result.reason}") for i in chunk]
                 for index, outcome in zip(chunk, results, strict=True):
@@ -530,9 +557,15 @@ def _join_episodes(job: Job, outcomes: list[Outcome]) -> None:
     assert job.into is not None and job.out is not None  # the CLI and check_convert see to it
     if any(o.status == "failed" for o in outcomes) or not outcomes:
         return
+    from ..api import split_options
+
     fmt = registry.by_name(job.to_format or "")
     episodes = [fmt.read(Path(str(o.output))) for o in outcomes]
-    kept = {key: value for key, value in job.options.items() if key not in ("state", "action")}
+    # the writer's share of -O, as the workers split it (the same for every reader: a
+    # reader's key goes to the reader alone), less the tracks' names the episodes hold
+    reader = registry.for_reading(Path(outcomes[0].source), job.from_format)
+    writing = split_options(reader, fmt, job.options, job.read_options)[1]
+    kept = {key: value for key, value in writing.items() if key not in ("state", "action")}
     fmt.load().write_episodes(job.into, episodes, lossy=job.lossy, **kept)
     shutil.rmtree(job.out / EPISODES, ignore_errors=True)
 
@@ -567,11 +600,8 @@ def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
         target = job.target(item)
         if row is None or target is None or row["status"] != "ok":
             continue
-        try:
-            stat = item.source.stat()
-        except OSError:
-            continue
-        if (row["size"], row["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns) \
+        now = stamp(item.source)  # a dataset folder's: its files' total size, newest time
+        if now is not None and (row["size"], row["mtime_ns"]) == now \
                 and up_to_date(item.source, target):
             found.append((index, Outcome(str(item.source), "skipped", row, output=str(target))))
     return found

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._io import atomic_write, sha256
 from ..errors import MotionkitError
+from .files import stamp
 
 if TYPE_CHECKING:
     import polars as pl
@@ -50,7 +51,8 @@ def read_file(path: Path, from_format: str | None = None,
     row: Row = dict.fromkeys(COLUMNS)
     row.update(path=str(path), tracks=[], shapes=[], terrain=False, status="failed")
     try:
-        row["mtime_ns"] = path.stat().st_mtime_ns
+        changed = stamp(path)  # a folder's: its newest file's time (the resume check's)
+        row["mtime_ns"] = None if changed is None else changed[1]
         row["size"], row["sha256"] = _folder_digest(path) if path.is_dir() else sha256(path)
         fmt = registry.for_reading(path, from_format)
         row["format"] = fmt.name

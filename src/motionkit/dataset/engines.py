@@ -16,6 +16,7 @@ outputs are written atomically, so a task run twice writes the same bytes twice.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib.util
 import itertools
@@ -142,10 +143,11 @@ def _ready() -> None:
 
 class LocalEngine:
     """Worker processes of this machine (``spawn``ed, as Dask's local cluster: no fork of
-    a process with threads). A worker that dies breaks the pool; its unfinished tasks go
-    to a new pool. A task counts as lost after :data:`ATTEMPTS` breaks in a row during
-    which no task completed (the task that kills its worker cannot be told apart from the
-    ones waiting beside it, so progress is what is counted)."""
+    a process with threads). At most ``slots`` tasks are on the pool at once. A worker
+    that dies breaks the pool, and every task on it fails alike (the pool cannot say which
+    one killed it), so no task is charged for a break it shared: those tasks go to a new
+    pool and are rerun one at a time, alone on it. A task is charged only for a death
+    while it ran alone, and is lost after :data:`ATTEMPTS` of them; the others are done."""
 
     def __init__(self, workers: int) -> None:
         self.slots = workers
@@ -153,6 +155,11 @@ class LocalEngine:
         self._tasks: dict[int, tuple[Callable[..., object], tuple[object, ...]]] = {}
         self._running: dict[cf.Future[object], int] = {}
         self._numbers = itertools.count()
+        self._waiting: collections.deque[int] = collections.deque()  # not yet on the pool
+        #: tasks that were on a broken pool: each runs alone until it completes or is lost
+        self._suspects: collections.deque[int] = collections.deque()
+        self._deaths: collections.Counter[int] = collections.Counter()  # while alone
+        self._isolating = False  # the one task on the pool is a suspect: nothing joins it
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
         """A pool whose ``slots`` workers have all started (the pool starts one per task
@@ -174,17 +181,41 @@ class LocalEngine:
     def submit(self, function: Callable[..., object], *args: object) -> int:
         number = next(self._numbers)
         self._tasks[number] = (function, args)
-        self._start(number)
+        self._waiting.append(number)
+        self._fill()
         return number
 
-    def _start(self, number: int) -> None:
+    def _fill(self) -> None:
+        """Put tasks on the pool: a suspect alone once the pool is empty, else waiting
+        tasks up to ``slots`` (more would only wait in the pool and share its breaks)."""
+        if self._running and self._isolating:
+            return
+        self._isolating = bool(self._suspects)
+        if self._isolating:
+            self._start(self._suspects)
+            return
+        while self._waiting and len(self._running) < self.slots and self._start(self._waiting):
+            pass
+
+    def _start(self, queue: collections.deque[int]) -> bool:
+        """Put the first task of ``queue`` on the pool; False (it stays first) when the
+        pool has broken meanwhile: :meth:`completed` sees the break and starts a new one."""
+        number = queue[0]
         function, args = self._tasks[number]
-        with _interrupts_held():  # a worker spawned now ignores SIGINT from birth
-            self._running[self._pool.submit(function, *args)] = number
+        try:
+            with _interrupts_held():  # a worker spawned now ignores SIGINT from birth
+                self._running[self._pool.submit(function, *args)] = number
+        except cf.BrokenExecutor:
+            return False
+        queue.popleft()
+        return True
 
     def completed(self) -> Iterator[tuple[int, object]]:
-        broken_in_a_row = 0
-        while self._running:
+        while self._running or self._waiting or self._suspects:
+            if not self._running:  # the pool broke with no task on it (a worker killed idle)
+                self._restart()
+                self._fill()
+                continue
             done, _ = cf.wait(self._running, return_when=cf.FIRST_COMPLETED)
             broken = []
             for future in done:
@@ -194,27 +225,44 @@ class LocalEngine:
                 except cf.BrokenExecutor:  # a worker died: the pool is broken
                     broken.append(number)
                     continue
-                broken_in_a_row = 0
-                del self._tasks[number]
+                self._forget(number)
                 yield number, result
-            if not broken:
-                continue
-            # the pool is broken: every task still on it fails alike; take them all back
-            broken += [self._running.pop(future) for future in list(self._running)]
-            broken_in_a_row += 1
-            self._stop_pool()
-            self._pool = self._new_pool()
-            for number in sorted(broken):
-                if broken_in_a_row >= ATTEMPTS:
-                    del self._tasks[number]
-                    yield number, Lost(f"a worker died {ATTEMPTS} times in a row with it")
+            if broken:
+                # every task still on the broken pool fails alike; take them all back
+                broken += [self._running.pop(future) for future in list(self._running)]
+                self._restart()
+                if len(broken) == 1:  # alone on the pool: it killed its worker
+                    lost = self._charge(broken[0])
+                    if lost is not None:
+                        yield broken[0], lost
                 else:
-                    self._start(number)
+                    self._suspects.extend(sorted(broken))
+            self._fill()
+
+    def _restart(self) -> None:
+        self._stop_pool()
+        self._pool = self._new_pool()
+
+    def _charge(self, number: int) -> Lost | None:
+        """A death of a worker while ``number`` ran alone: Lost after :data:`ATTEMPTS`,
+        else the task is rerun alone."""
+        self._deaths[number] += 1
+        if self._deaths[number] >= ATTEMPTS:
+            self._forget(number)
+            return Lost(f"a worker died {ATTEMPTS} times running it alone")
+        self._suspects.appendleft(number)
+        return None
+
+    def _forget(self, number: int) -> None:
+        del self._tasks[number]
+        self._deaths.pop(number, None)
 
     def cancel(self) -> None:
         for future in self._running:
             future.cancel()
         self._running.clear()
+        self._waiting.clear()
+        self._suspects.clear()
         self._stop_pool()
 
     def _stop_pool(self) -> None:

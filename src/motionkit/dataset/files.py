@@ -6,6 +6,7 @@ import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 
 from ..errors import MotionkitError
 
@@ -88,9 +89,45 @@ def expand(patterns: list[str] | tuple[str, ...]) -> list[Item]:
     return items
 
 
-def up_to_date(source: Path, target: Path) -> bool:
-    """True when ``target`` exists and was written after ``source`` last changed."""
+#: The most entries :func:`stamp` looks at in a folder; a larger one has no stamp (it is
+#: read and redone on every run rather than walked without end).
+STAMP_ENTRIES = 100_000
+
+
+def stamp(source: Path) -> tuple[int, int] | None:
+    """``source``'s size and when it last changed (``st_mtime_ns``); for a folder (a
+    dataset), its files' total size and the newest time of it and everything in it: a
+    file rewritten inside changes no folder's own time. None when it cannot be told
+    (gone, unreadable, over :data:`STAMP_ENTRIES` entries): then it counts as changed."""
     try:
-        return target.stat().st_mtime_ns >= source.stat().st_mtime_ns
+        own = source.stat()
+        if not source.is_dir():
+            return own.st_size, own.st_mtime_ns
+        size, newest, seen = 0, own.st_mtime_ns, 0
+        for root, dirs, names in os.walk(source, onerror=_raise):
+            seen += len(dirs) + len(names)
+            if seen > STAMP_ENTRIES:
+                return None
+            for name in dirs:
+                newest = max(newest, os.stat(os.path.join(root, name)).st_mtime_ns)
+            for name in names:  # a link is followed, as the folder's hash does
+                entry = os.stat(os.path.join(root, name))
+                newest = max(newest, entry.st_mtime_ns)
+                size += entry.st_size if S_ISREG(entry.st_mode) else 0
+        return size, newest
+    except OSError:
+        return None
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def up_to_date(source: Path, target: Path) -> bool:
+    """True when ``target`` exists and was written after ``source`` last changed (for a
+    folder: after any file in it did, see :func:`stamp`)."""
+    changed = stamp(source)
+    try:
+        return changed is not None and target.stat().st_mtime_ns >= changed[1]
     except OSError:
         return False
