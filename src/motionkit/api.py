@@ -133,6 +133,8 @@ def split_options(reader: registry.Format, writer: registry.Format,
     """``convert``'s options as (the reader's, the writer's): each goes to whichever side
     takes it (both for SAME_ON_BOTH_SIDES), ``read_options`` to the reader alone; unknown
     or ambiguous keys are a MotionkitError naming the choices."""
+    if "lossy" in options:  # the writers take it, but as convert's own flag
+        raise MotionkitError("lossy is not a -O option: pass --lossy (lossy=True in Python)")
     read_allowed, write_allowed = reader.read_options(), writer.write_options()
     unknown = sorted(set(options) - read_allowed - write_allowed)
     ambiguous = sorted((set(options) & read_allowed & write_allowed) - SAME_ON_BOTH_SIDES)
