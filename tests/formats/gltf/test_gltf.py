@@ -252,6 +252,27 @@ def test_a_json_of_bare_numbers_is_refused_before_it_is_parsed(
     assert not parsed
 
 
+def test_link_attributes_come_back_and_far_poses_are_a_named_loss(tmp_path: Path) -> None:
+    """The links track's attributes are read back; positions 4,000 km out (UTM), which
+    float32 nodes round to 0.25 m, are refused unless lossy."""
+    links = np.zeros((4, 2, 7))
+    links[..., 6] = 1
+    links[:, 1, 0] = 1 + np.arange(4) * 0.01
+    motion = mk.Motion({"links": mk.Track("links", "pose", links, mk.Timeline.uniform(30, 4),
+                                          ["a", "b"], {"frame": "world", "note": "kept"})})
+    mk.write(tmp_path / "near.glb", motion)
+    back = mk.read(tmp_path / "near.glb")
+    assert back.tracks["links"].attrs == {"frame": "world", "note": "kept"}
+    links[:, 0, :3] = [512345.678, 4000000.3, 10.1]
+    far = mk.Motion({"links": mk.Track("links", "pose", links, mk.Timeline.uniform(30, 4),
+                                       ["a", "b"])})
+    with pytest.raises(mk.ConversionError, match="float32"):
+        mk.write(tmp_path / "far.glb", far)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mk.write(tmp_path / "far.glb", far, lossy=True)
+
+
 @pytest.mark.corpus
 def _cli(*args: str) -> int:
     try:

@@ -236,10 +236,14 @@ def read_motion(path: str | os.PathLike[str], motion: str | int | None = None) -
             poses[:, b, :3] = above[:, :3] + quaternion.rotate(above[:, 3:], t)
             poses[:, b, 3:] = quaternion.normalize(quaternion.multiply(above[:, 3:], q))
     result = Motion(meta=_meta(entry), terrain=_terrain(file, entry.get("terrain")))
-    result.add(Track("links", "pose", poses, timeline, labels=[str(x) for x in labels]))
     specs = entry.get("tracks") or []
     if not isinstance(specs, list):
         raise file.fail("the motion's tracks are not a list")
+    linked = next((spec for spec in specs if isinstance(spec, dict) and spec.get("nodes")), {})
+    found = linked.get("attrs")
+    link_attrs: dict[str, object] = dict(found) if isinstance(found, dict) else {}
+    result.add(Track("links", "pose", poses, timeline, labels=[str(x) for x in labels],
+                     attrs=link_attrs))
     for spec in specs:
         if isinstance(spec, dict) and not spec.get("nodes"):
             name, kind = str(spec.get("name")), spec.get("kind")

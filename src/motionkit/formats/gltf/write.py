@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
 from ..._io import atomic_write
 from ...errors import ConversionError
 from ...kinematics.motion import joints_from_rotations
@@ -36,22 +38,43 @@ def holds(skin: bool = False, spacing: float | None = None) -> Holds:
     return HOLDS
 
 
+#: Farthest a pose may lie from the origin (m): node translations are float32, whose steps
+#: there are 61 µm (at UTM coordinates, 0.25 m).
+FAR = 1000.0
+
+
 def losses(obj: Motion, **_: object) -> list[str]:
-    """A skeleton with no values to pose it (its poses would be made up, every joint at 0),
-    and mesh files the model names that are not there (their bodies get sticks instead)."""
+    """Poses too far from the origin for float32 nodes, a skeleton with no values to pose it
+    (its poses would be made up, every joint at 0), and mesh files the model names that are
+    not there (their bodies get sticks instead)."""
+    lost = _far(obj)
     skeleton = obj.skeleton
     if skeleton is None:
-        return []
+        return lost
     if "links" not in obj.tracks and "joints" not in obj.tracks \
             and joints_from_rotations(skeleton, obj) is None \
             and any(body.joint.dof_count for body in skeleton.bodies if body.parent >= 0):
-        return [f"the skeleton {skeleton.name!r} (no joint values or link poses to pose it)"]
+        return [*lost, f"the skeleton {skeleton.name!r} (no joint values or link poses to pose it)"]
     missing = missing_meshes(skeleton)
     if not missing:
-        return []
+        return lost
     more = ", …" if len(missing) > 3 else ""
-    return [f"{len(missing)} mesh file(s) that cannot be read ({'; '.join(missing[:3])}{more}; "
-            "their bodies are drawn as sticks)"]
+    return [*lost, f"{len(missing)} mesh file(s) that cannot be read ({'; '.join(missing[:3])}"
+            f"{more}; their bodies are drawn as sticks)"]
+
+
+def _far(obj: Motion) -> list[str]:
+    """The pose tracks' positions beyond :data:`FAR` of the origin, named with the float32
+    step they would be rounded to there."""
+    found = [float(np.nanmax(np.abs(np.asarray(obj.tracks[name].data)[..., :3])))
+             for name in ("root", "links") if name in obj.tracks
+             and np.asarray(obj.tracks[name].data).size]
+    farthest = max(found, default=0.0)
+    if not farthest > FAR:
+        return []
+    step = float(np.spacing(np.float32(farthest)))
+    return [f"positions as far as {farthest:.0f} m from the origin (float32 nodes round them "
+            f"to {step:.2g} m steps; move the motion near the origin first)"]
 
 
 def _generator() -> str:
