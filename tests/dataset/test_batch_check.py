@@ -5,18 +5,15 @@ a clip fails, and a converted dataset that holds only the passing clips."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 
-import motionkit as mk
 from conftest import corpus_file
+from quality.clips import sunk_sfu
 
 HUMANOID = ("parc", "character", "humanoid.xml")
 
@@ -29,18 +26,7 @@ def _motionkit(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def clips(tmp_path: Path) -> Path:
     """PARC's sfu clip as it is (it passes) and with frame 7 pushed 0.12 m into the ground."""
-    folder = tmp_path / "clips"
-    folder.mkdir()
-    shutil.copy(corpus_file("parc", "ms", "sfu.pkl"), folder / "good.pkl")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        motion = mk.read(folder / "good.pkl")
-    assert isinstance(motion, mk.Motion)
-    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
-    root[7, 2] -= 0.12
-    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
-    mk.write(folder / "sunk.pkl", motion)
-    return folder
+    return sunk_sfu(tmp_path / "clips")[0].parent
 
 
 def test_batch_check_writes_reports_and_catalog_columns(clips: Path, tmp_path: Path) -> None:

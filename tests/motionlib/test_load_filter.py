@@ -3,7 +3,6 @@ drops (a check preset, or a function of the motion)."""
 
 from __future__ import annotations
 
-import shutil
 import warnings
 from pathlib import Path
 
@@ -13,22 +12,12 @@ import pytest
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.motionlib import MotionLib
+from quality.clips import sunk_sfu
 
 
 def _folder(tmp_path: Path) -> Path:
     """sfu.pkl as it is, and a copy with frame 7 pushed 0.12 m into the ground."""
-    folder = tmp_path / "clips"
-    folder.mkdir()
-    shutil.copy(corpus_file("parc", "ms", "sfu.pkl"), folder / "good.pkl")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        motion = mk.read(folder / "good.pkl")
-    assert isinstance(motion, mk.Motion)
-    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
-    root[7, 2] -= 0.12
-    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
-    mk.write(folder / "sunk.pkl", motion)
-    return folder
+    return sunk_sfu(tmp_path / "clips")[0].parent
 
 
 def test_a_check_preset_drops_the_bad_clip(tmp_path: Path) -> None:

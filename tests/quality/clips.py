@@ -4,8 +4,10 @@ their models, and the oracle's planted defects applied as root-track edits."""
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -82,3 +84,20 @@ def with_defect(motion: mk.Motion, skeleton: mk.Skeleton, name: str, variant: st
     tracks = dict(motion.tracks)
     tracks["root"] = motion.tracks["root"].with_data(root)
     return mk.Motion(tracks, motion.skeleton, motion.terrain, dict(motion.meta))
+
+
+def sunk_sfu(folder: Path) -> tuple[Path, Path]:
+    """PARC's sfu clip in ``folder`` as it is (``good.pkl``: it passes) and with frame 7
+    pushed 0.12 m into the ground (``sunk.pkl``: a root-track edit), as (good, sunk)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    good, sunk = folder / "good.pkl", folder / "sunk.pkl"
+    shutil.copy(corpus_file("parc", "ms", "sfu.pkl"), good)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        motion = mk.read(good)
+    assert isinstance(motion, mk.Motion)
+    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
+    root[7, 2] -= 0.12
+    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
+    mk.write(sunk, motion)
+    return good, sunk

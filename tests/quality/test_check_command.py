@@ -13,23 +13,14 @@ import pytest
 
 import motionkit as mk
 from conftest import corpus_file
+from quality.clips import sunk_sfu
 from test_cli import run_cli
 
 HUMANOID = ("parc", "character", "humanoid.xml")
 
 
 def _sunk_sfu(tmp_path: Path) -> Path:
-    """PARC's sfu clip with frame 7 pushed 0.1 m into the ground (a root-track edit)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        motion = mk.read(corpus_file("parc", "ms", "sfu.pkl"))
-    assert isinstance(motion, mk.Motion)
-    root = np.asarray(motion.tracks["root"].data, dtype=np.float64).copy()
-    root[7, 2] -= 0.12
-    motion.tracks["root"] = motion.tracks["root"].with_data(root.astype(np.float32))
-    path = tmp_path / "sunk.pkl"
-    mk.write(path, motion)
-    return path
+    return sunk_sfu(tmp_path / "clips")[1]
 
 
 def test_a_good_clip_passes_and_every_constant_is_printed(capsys: pytest.CaptureFixture[str]

@@ -274,6 +274,20 @@ def test_link_attributes_come_back_and_far_poses_are_a_named_loss(tmp_path: Path
 
 
 @pytest.mark.corpus
+def test_each_motion_of_a_scene_keeps_its_own_colour(tmp_path: Path) -> None:
+    """The same BVH twice: its sticks and end markers in two colours, one per motion (the
+    mesh cache was keyed by geometry alone, so the second motion wore the first's)."""
+    bvh = mk.read(corpus_file("bvh", "example.bvh"))
+    assert isinstance(bvh, mk.Motion)
+    target = tmp_path / "both.glb"
+    write_scene(target, {"one": bvh, "two": bvh})
+    gltf, _ = unpack(target)
+    used = {mesh["primitives"][0]["material"] for mesh in gltf["meshes"]
+            if mesh["name"] in ("stick", "marker")}
+    assert len(used) == 2 == len(gltf["materials"])
+
+
+@pytest.mark.corpus
 def _cli(*args: str) -> int:
     try:
         main(list(args))

@@ -176,7 +176,7 @@ class Document:
     channels: list[dict[str, object]] = field(default_factory=list)
     skins: list[dict[str, object]] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
-    mesh_of: dict[str, int] = field(default_factory=dict)
+    mesh_of: dict[tuple[str, int], int] = field(default_factory=dict)
     material_of: dict[tuple[int, int, int], int] = field(default_factory=dict)
 
     def node(self, name: str, **fields: object) -> int:
@@ -207,8 +207,8 @@ class Document:
 
     def mesh(self, key: str, vertices: NDArray[np.float32], faces: NDArray[np.uint32],
              material: int) -> int:
-        """One glTF mesh per distinct geometry and material (``key`` names both)."""
-        if key not in self.mesh_of:
+        """One glTF mesh per distinct geometry (``key``) and material."""
+        if (key, material) not in self.mesh_of:
             if not np.isfinite(vertices).all() or np.abs(vertices).max(initial=0) > _FLOAT32_MAX:
                 raise ConversionError(f"shape {key}: its vertices are not finite float32 numbers")
             small = len(vertices) < 65536
@@ -219,8 +219,8 @@ class Document:
             self.meshes.append({"name": key, "primitives": [
                 {"attributes": {"POSITION": position}, "indices": indices, "mode": 4,
                  "material": material}]})
-            self.mesh_of[key] = len(self.meshes) - 1
-        return self.mesh_of[key]
+            self.mesh_of[key, material] = len(self.meshes) - 1
+        return self.mesh_of[key, material]
 
     def raw(self, array: Array) -> dict[str, object]:
         """A float64 array kept exactly in a buffer view of its own, described for ``extras``."""
