@@ -303,3 +303,31 @@ def test_a_task_running_beside_a_local_killer_is_never_lost(tmp_path: Path) -> N
     assert results[innocent] == "done"
     lost = results[killer]
     assert isinstance(lost, Lost) and f"{ATTEMPTS} times" in lost.reason
+
+
+class _FlakyRay:
+    """A stand-in for the ray module whose Ray Client server refuses the first ``refusals``
+    starts, as a loaded head's can ("Initialization failure from server")."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals, self.inits, self.shutdowns = refusals, 0, 0
+
+    def init(self, **_: object) -> None:
+        self.inits += 1
+        if self.inits <= self.refusals:
+            raise ConnectionAbortedError("Initialization failure from server")
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_joining_a_cluster_tries_again_after_a_refused_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from motionkit.dataset import engines
+
+    monkeypatch.setattr(engines.time, "sleep", lambda _: None)
+    flaky = _FlakyRay(2)
+    engines._join(flaky, "ray://127.0.0.1:1")  # type: ignore[arg-type]
+    assert (flaky.inits, flaky.shutdowns) == (3, 2)
+    with pytest.raises(ConnectionAbortedError):
+        engines._join(_FlakyRay(engines.JOIN_ATTEMPTS), "ray://127.0.0.1:1")  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures as cf
 from dataclasses import dataclass
@@ -447,6 +448,24 @@ def _interrupt_after_start() -> Iterator[Callable[[], contextlib.AbstractContext
 # ------------------------------------------------------------------------------ ray
 
 
+#: Tries at joining a cluster: Ray Client's server may fail to start the side of a new
+#: client once ("Initialization failure from server") and start it the next time.
+JOIN_ATTEMPTS = 3
+
+
+def _join(ray: ModuleType, address: str) -> None:
+    """``ray.init`` of the cluster at ``address``, tried again after a refused start."""
+    for attempt in range(JOIN_ATTEMPTS):
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+            return
+        except ConnectionAbortedError:
+            if attempt == JOIN_ATTEMPTS - 1:
+                raise
+            ray.shutdown()
+            time.sleep(1.0)
+
+
 class RayEngine:
     """Tasks as Ray tasks: on a new local Ray instance of ``workers`` CPUs, or on the
     cluster at ``address`` (``ray://host:10001`` through Ray Client, ``auto`` or
@@ -474,8 +493,7 @@ class RayEngine:
             try:
                 with _interrupt_after_start() as spawning, spawning():
                     if address:
-                        ray.init(address=address, logging_level=logging.ERROR,
-                                 log_to_driver=False)
+                        _join(ray, address)
                     else:  # ours alone: this many CPUs, no dashboard, a small object store
                         ray.init(num_cpus=workers, include_dashboard=False,
                                  object_store_memory=RAY_OBJECT_STORE_BYTES,
