@@ -59,14 +59,24 @@ def test_ctrl_c_in_a_batch_prints_one_line(tmp_path: Path, engine: str) -> None:
         while len(list(out.rglob("*.traj"))) < 5:  # the cluster is up and working
             assert time.monotonic() < deadline and batch.poll() is None
             time.sleep(0.01)
-        os.killpg(batch.pid, signal.SIGINT)  # what the terminal does
-        _, stderr = batch.communicate(timeout=120)
+        _interrupt(batch)
     finally:
-        if batch.poll() is None:
-            batch.kill()  # this test's own process, by its id
-            batch.wait()
+        _stop(batch)
+
+
+def _interrupt(batch: subprocess.Popen[str]) -> None:
+    """Ctrl-C as the terminal sends it, to the batch's process group: one line, exit 130."""
+    os.killpg(batch.pid, signal.SIGINT)
+    _, stderr = batch.communicate(timeout=120)
     assert batch.returncode == 130, stderr
     assert stderr == "motionkit: interrupted\n"
+
+
+def _stop(batch: subprocess.Popen[str]) -> None:
+    """This test's own process, killed by its id if it is still running."""
+    if batch.poll() is None:
+        batch.kill()
+        batch.wait()
 
 
 def _session(leader: int) -> list[int]:
@@ -103,14 +113,9 @@ def test_ctrl_c_while_the_cluster_starts_is_honoured(tmp_path: Path) -> None:
                 break
             time.sleep(0.001)
         assert batch.poll() is None and not list(out.rglob("*.traj"))  # still starting
-        os.killpg(batch.pid, signal.SIGINT)  # what the terminal does
-        _, stderr = batch.communicate(timeout=120)
+        _interrupt(batch)  # no worker's traceback
     finally:
-        if batch.poll() is None:
-            batch.kill()  # this test's own process, by its id
-            batch.wait()
-    assert batch.returncode == 130, stderr
-    assert stderr == "motionkit: interrupted\n"  # no worker's traceback
+        _stop(batch)
     assert len(list(out.rglob("*.traj"))) < 400
     for _ in range(200):  # the workers stop after the command (bounded)
         if not _session(batch.pid):

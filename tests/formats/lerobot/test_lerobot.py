@@ -395,23 +395,24 @@ def test_v2_datasets_are_refused_naming_the_version_and_the_converter(tmp_path: 
         mk.read(root)
 
 
-@pytest.mark.parametrize("names", [{"motors": ["a", "b"]}, {"b": 1, "a": 0}])
-def test_names_in_lerobots_other_shapes(tmp_path: Path, names: object) -> None:
-    root = tmp_path / "ds"
+def _with_state_names(root: Path, names: object) -> Path:
+    """A two-joint dataset whose info.json gives the state's names as ``names``."""
     lerobot.write(root, _motion(["x", "y"], task="t"))
     info = json.loads((root / "meta/info.json").read_text())
     info["features"]["observation.state"]["names"] = names
     (root / "meta/info.json").write_text(json.dumps(info))
+    return root
+
+
+@pytest.mark.parametrize("names", [{"motors": ["a", "b"]}, {"b": 1, "a": 0}])
+def test_names_in_lerobots_other_shapes(tmp_path: Path, names: object) -> None:
+    root = _with_state_names(tmp_path / "ds", names)
     assert lerobot.read(root).tracks["joints"].labels == ["a", "b"]
 
 
 @pytest.mark.parametrize("names", [{"a": 0, "b": 0}, {"a": 0, "b": 2}])
 def test_a_names_map_must_number_the_elements_once_each(tmp_path: Path, names: object) -> None:
-    root = tmp_path / "ds"
-    lerobot.write(root, _motion(["x", "y"], task="t"))
-    info = json.loads((root / "meta/info.json").read_text())
-    info["features"]["observation.state"]["names"] = names
-    (root / "meta/info.json").write_text(json.dumps(info))
+    root = _with_state_names(tmp_path / "ds", names)
     with pytest.raises(FormatError, match="indices other than 0 … 1, each once"):
         lerobot.read(root)
 
