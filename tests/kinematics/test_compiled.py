@@ -157,19 +157,6 @@ def test_the_pure_path_serves_when_the_extension_is_absent(monkeypatch: pytest.M
         _engine.poses(skeleton, q, compiled=True)
 
 
-def test_the_extension_import_failing_leaves_the_kernel_unset(monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
-    real_import = builtins.__import__
-
-    def refuse(name: str, *args: object, **kwargs: object) -> object:
-        if name.endswith("_fk_kernel") or (args[2] and "_fk_kernel" in args[2]):  # type: ignore[operator]
-            raise ImportError("no compiler here")
-        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(builtins, "__import__", refuse)
-    assert _compiled._load() is None
-
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 7])
 def test_threads_split_frames_without_changing_a_bit(threads: int) -> None:

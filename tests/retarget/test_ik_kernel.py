@@ -231,20 +231,6 @@ def test_without_the_kernel_numpy_solves(monkeypatch: pytest.MonkeyPatch) -> Non
     assert len(calls) == steps >= 1
 
 
-def test_the_extension_import_failing_leaves_the_kernel_unset(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
-    real_import = builtins.__import__
-
-    def refuse(name: str, *args: object, **kwargs: object) -> object:
-        if name.endswith("_ik_kernel") or (args[2] and "_ik_kernel" in args[2]):  # type: ignore[operator]
-            raise ImportError("no compiler here")
-        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(builtins, "__import__", refuse)
-    assert _ik._load() is None
-
 
 def test_stages_in_threads_give_the_same_bits() -> None:
     """The kernel runs without the GIL: two threads solving clips at once end as one alone."""

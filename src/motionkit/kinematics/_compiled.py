@@ -21,22 +21,15 @@ from types import ModuleType
 import numpy as np
 from numpy.typing import NDArray
 
+from .._accel import compiled
 from ..model.skeleton import Joint, Skeleton
 from ._fast import _Link, _plan
 
 Array = NDArray[np.float64]
 
 
-def _load() -> ModuleType | None:
-    try:
-        from . import _fk_kernel
-    except ImportError:
-        return None
-    return _fk_kernel
-
-
 #: The compiled module, or None where it was not built.
-KERNEL = _load()
+KERNEL = compiled("motionkit.kinematics._fk_kernel")
 
 INT_WIDTH, DOUBLE_WIDTH = 8, 48  # the C file's row widths (checked against it on import)
 ROT_NONE, ROT_ONE_AXIS, ROT_TWO_AXES, ROT_THREE_AXES, ROT_VECTOR = range(5)

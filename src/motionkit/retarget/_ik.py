@@ -16,26 +16,18 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._accel import compiled
 from .robot import Poses, Robot, State
 
 Array = NDArray[np.float64]
 
 
-def _load() -> ModuleType | None:
-    try:
-        from . import _ik_kernel
-    except ImportError:
-        return None
-    return _ik_kernel
-
-
 #: The compiled module, or None where it was not built.
-KERNEL = _load()
+KERNEL = compiled("motionkit.retarget._ik_kernel")
 
 BODY_INTS, BODY_DOUBLES = 8, 48  # the C file's row widths (checked against it on import)
 KIND_FIXED, KIND_SINGLE, KIND_MULTI = range(3)

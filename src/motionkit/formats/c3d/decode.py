@@ -15,11 +15,11 @@ residual, then ``samples`` rows of ``channels`` analog words):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._accel import compiled
 from .parse import floats
 
 #: The word formats, in the compiled pass's numbering.
@@ -28,15 +28,7 @@ KINDS = ("<f4", "<i2", ">f4", ">i2", "dec")
 _WORD_LIMIT = 2.0**31
 
 
-def _load() -> ModuleType | None:
-    try:
-        from . import _decode
-    except ImportError:
-        return None
-    return _decode
-
-
-_COMPILED = _load()
+_COMPILED = compiled("motionkit.formats.c3d._decode")
 #: Whether the compiled pass was built (the tests require it where a compiler is).
 COMPILED = _COMPILED is not None
 

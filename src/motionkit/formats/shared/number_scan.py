@@ -14,11 +14,12 @@ the caller decides about it with its own Python path and error message. At most
 from __future__ import annotations
 
 import re
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ..._accel import compiled
 
 TOKEN = re.compile(rb"\S+")
 _PLAIN = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -32,15 +33,7 @@ class Scan(NamedTuple):
     stop: int
 
 
-def _load() -> ModuleType | None:
-    try:
-        from . import _number_scan
-    except ImportError:
-        return None
-    return _number_scan
-
-
-_COMPILED = _load()
+_COMPILED = compiled("motionkit.formats.shared._number_scan")
 #: Whether the compiled walk was built (the tests require it where a compiler is).
 COMPILED = _COMPILED is not None
 

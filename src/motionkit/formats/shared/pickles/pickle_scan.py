@@ -17,6 +17,8 @@ import struct
 from array import array
 from typing import Any, Protocol
 
+from ...._accel import compiled
+
 #: Most values the unpickler stack may hold at once, and most open MARKs.
 MAX_STACK = 100_000
 MAX_MARKS = 1_000
@@ -229,14 +231,14 @@ class Scan(Protocol):
 
 def _compiled_scan() -> Scan | None:
     """The compiled walk, told the rules above; None where it was not built."""
-    try:
-        from . import _pickle_scan
-    except ImportError:
+    module = compiled("motionkit.formats.shared.pickles._pickle_scan")
+    if module is None:
         return None
-    _pickle_scan.configure(_TABLE, ROLES, (MAX_STACK, MAX_MARKS, MAX_DEPTH, MAX_INSERTS,
-                                           MAX_REUSE_SLACK, MAX_TEXT_NUMBER, CONTAINER_ALLOWANCE,
-                                           CONTAINER_FACTOR), PickleProblem)
-    return _pickle_scan.scan
+    module.configure(_TABLE, ROLES, (MAX_STACK, MAX_MARKS, MAX_DEPTH, MAX_INSERTS,
+                                     MAX_REUSE_SLACK, MAX_TEXT_NUMBER, CONTAINER_ALLOWANCE,
+                                     CONTAINER_FACTOR), PickleProblem)
+    walk: Scan = module.scan
+    return walk
 
 
 scan: Scan = _compiled_scan() or scan_reference
