@@ -133,10 +133,12 @@ def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: f
     with busy(f"converting {len(sources)} files"):
         for source in sources:
             reader = registry.for_reading(source)
-            mine = {k: v for k, v in extra.items() if k in reader.read_options()}
-            taken |= set(mine)
+            takes = reader.read_options()
+            mine = {k: v for k, v in extra.items() if k in takes}
+            read_mine = {k: v for k, v in reading.items() if k in takes}
+            taken |= set(mine) | {f"-R {k}" for k in read_mine}
             motion = reader.read(source, **reader.reader_options(character=character), **mine,
-                                 **reading)
+                                 **read_mine)
             if not isinstance(motion, Motion):
                 raise ConversionError(f"{clean(source)}: holds a {type(motion).__name__}, not a motion")
             if rate is not None:
@@ -145,9 +147,12 @@ def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: f
                 motion = link_motion(skeleton, motion)
             name = Path(source).name
             motions[name if name not in motions else f"{name} ({len(motions) + 1})"] = motion
-        if set(extra) - taken:
-            raise ConversionError(f"option(s) {', '.join(sorted(set(extra) - taken))} are taken "
-                                  "by no reader here (the glTF writer takes skin, spacing)")
+        unused = sorted(set(extra) - taken) + sorted(f"-R {k}" for k in reading
+                                                     if f"-R {k}" not in taken)
+        if unused:
+            raise ConversionError(f"option(s) {', '.join(unused)} are taken by no reader here "
+                                  "(each reader takes its own options; the glTF writer takes "
+                                  "skin, spacing)")
         write_scene(target, motions, lossy=lossy, format=writer.name, **writing)
     click.echo(f"wrote {clean(target)} ({len(motions)} motions side by side)")
 

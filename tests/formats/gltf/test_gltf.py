@@ -328,6 +328,23 @@ def test_several_motions_in_one_scene_from_the_cli_and_the_api(
     assert "glTF" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_each_source_of_a_scene_gets_the_reader_options_its_reader_takes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    seq, bvh = corpus_file("choreonoid", "SR1WalkPattern1.seq"), corpus_file("bvh", "example.bvh")
+    body = corpus_file("choreonoid", "SR1.body")
+    target = tmp_path / "metres.glb"
+    # unit is the BVH reader's option: the .seq reader takes none and must not be given it
+    assert _cli("convert", str(seq), str(bvh), str(target), "--model", str(body),
+                "-R", "unit=m") == 0
+    capsys.readouterr()
+    in_metres = mk.api.read_motion(target, motion=1).tracks["links"].data[0, 0, :3]
+    in_cm = mk.api.read_motion(bvh).tracks["root"].data[0, :3]
+    np.testing.assert_allclose(in_metres, in_cm * 100, rtol=1e-6)
+    assert _cli("convert", str(seq), str(bvh), str(tmp_path / "x.glb"), "--model", str(body),
+                "-R", "nosuch=1") == 2
+    err = capsys.readouterr().err
+    assert "-R nosuch" in err and len(err.strip().splitlines()) == 1
+
 @pytest.mark.corpus
 def test_a_model_without_poses_is_refused_and_shapes_become_meshes(tmp_path: Path) -> None:
     with warnings.catch_warnings():
