@@ -732,3 +732,18 @@ def test_episodes_with_several_tasks_round_trip(tmp_path: Path) -> None:
     del first.meta["tasks"]
     with pytest.raises(ConversionError, match="'task' \\(lerobot's name for the task text"):
         mk.write(tmp_path / "two", first, format="lerobot")
+
+
+def test_tasks_that_meta_episodes_gives_otherwise_are_named_on_reading(tmp_path: Path) -> None:
+    """info and catalog show meta/episodes' tasks (without reading the data); a read takes
+    each frame's task from task_index as LeRobot does, and names a disagreement."""
+    root = _copy(tmp_path)
+    table = pq.read_table(root / EPISODES)
+    column = table.schema.get_field_index("tasks")
+    edited = pa.array([["not what the frames say"]] * table.num_rows, type=table.schema.field(column).type)
+    pq.write_table(table.set_column(column, table.schema.field(column), edited), root / EPISODES)
+    with pytest.warns(MotionkitWarning, match="not what the frames say") as caught:
+        moved = lerobot.read_episodes(root)
+    assert len(caught) == len(moved) == 2
+    for motion, kept in zip(moved, _episodes("arm7_tiny"), strict=True):
+        assert motion.meta["task"] == kept.meta["task"]

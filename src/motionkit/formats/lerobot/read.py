@@ -501,6 +501,12 @@ def _meta(dataset: Dataset, episode: Episode,
         raise FormatError(f"episode {episode.index} has task_index {unknown[0]}, which "
                           "meta/tasks.parquet does not list", episode.data_file)
     tasks = [dataset.tasks[i] for i in task_indices]
+    if episode.tasks and set(episode.tasks) != set(tasks):
+        # LeRobot takes each frame's task from task_index; meta/episodes (what info and
+        # catalog show without reading the data) then says otherwise: name both
+        warn(f"{os.fspath(episode.data_file)}: episode {episode.index}: meta/episodes lists "
+             f"the tasks {episode.tasks!r}, its frames' task_index gives {tasks!r} "
+             "(meta/tasks.parquet); motionkit uses the frames', as LeRobot does")
     meta: dict[str, object] = {"name": f"episode_{episode.index:06d}"}
     if len(tasks) == 1:
         meta["task"] = tasks[0]
