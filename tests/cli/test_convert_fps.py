@@ -10,7 +10,7 @@ import pytest
 
 import motionkit as mk
 from conftest import corpus_file
-from motionkit.ops import action_from_state, sync
+from motionkit.ops import action_from_state, pieces, sync
 from test_cli import run_cli
 
 ADDRESS = ":/joint_states,/tf:world->base_link,/cmd"
@@ -75,6 +75,31 @@ def test_gaps_fail_or_drop_and_the_tolerance_is_asked(
                            capsys)
     assert code == 2 and "belong to --fps" in err
 
+
+def test_a_split_at_the_gaps_writes_an_episode_per_stretch(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"{corpus_file('episodes', 'bags', 'joint_states_ros1.bag')}:/joint_states,/cmd"
+    target = tmp_path / "ds"
+    code, out, err = run_cli(["convert", source, str(target), "--to", "lerobot", "--fps", "30",
+                              "--tolerance", "0.012", "--on-gap", "split", "-O", "task=reach",
+                              "-O", "state=/joint_states", "--action", "next"], capsys)
+    assert code == 0, err
+    with pytest.warns(mk.MotionkitWarning, match="dropped"):
+        expected = pieces(sync(mk.read(source), 30, tolerance=0.012, on_gap="drop"))
+    assert f"into {len(expected)} episodes" in out and len(expected) > 2
+    for number, piece in enumerate(expected):
+        episode = mk.read(f"{target}:episode={number}")
+        state = episode.tracks["joints"]
+        assert state.timeline.is_uniform and state.frames == piece.tracks["/joint_states"].frames
+        np.testing.assert_allclose(state.data, piece.tracks["/joint_states"].data, rtol=1e-6)
+        assert episode.tracks["joints"].timeline.start == pytest.approx(
+            piece.tracks["/joint_states"].timeline.start, abs=1e-6)
+        # the action never steps over a gap: the last frame of a stretch holds its own state
+        np.testing.assert_allclose(episode.tracks["action"].data[-1], state.data[-1], rtol=1e-6)
+    code, _, err = run_cli(["convert", source, str(tmp_path / "x.seq"), "--fps", "30",
+                            "--tolerance", "0.012", "--on-gap", "split"], capsys)
+    assert code == 2 and "--on-gap split" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.seq").exists()
 
 def test_the_sync_options_reach_ops_sync(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:

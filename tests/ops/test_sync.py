@@ -5,6 +5,7 @@ property test of hold and linear against their definitions."""
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 import motionkit as mk
 from conftest import corpus_file
 from motionkit.errors import ConversionError, MotionkitWarning
-from motionkit.ops import action_from_state, resample_track, sync, with_action
+from motionkit.ops import action_from_state, pieces, resample_track, sync, with_action
 
 T0 = 1_700_000_000  # s: header stamp of the first /joint_states message
 
@@ -130,6 +131,53 @@ def test_a_gap_longer_than_the_tolerance_is_refused_naming_topic_and_time() -> N
     zero = sync(motion, 10, tolerance=0.5, zero=True).tracks["/cmd"].timeline
     assert zero.is_uniform and zero.start == 0.0
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), min_size=3, max_size=40).filter(lambda k: k[0] and k[-1]),
+       st.sampled_from([10.0, 50.0, 200.0]), st.booleans(), st.booleans())
+def test_pieces_are_the_runs_between_gaps_each_uniform_from_its_first_frame(
+        kept: list[bool], fps: float, zero: bool, stamped_ns: bool) -> None:
+    """A stream sampled exactly on the grid (whole ns: 1e9/fps is one) where ``kept``
+    (missing elsewhere) synced with on_gap="drop" and cut: the pieces are the runs of kept
+    frames, in order, their values the dropped sync's, their starts the grid's times."""
+    start = T0 if stamped_ns else 2.5
+    grid = [k / fps for k, keep in enumerate(kept) if keep]
+    motion = mk.Motion()
+    if stamped_ns:
+        stamps = np.array([start * 10**9 + round(t * 1e9) for t in grid], dtype=np.int64)
+        timeline = mk.Timeline.from_nanoseconds(stamps)
+    else:
+        timeline = mk.Timeline.stamped([start + t for t in grid])
+    motion.add(mk.Track("a", "value", np.arange(len(grid), dtype=float)[:, None] * 2, timeline))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dropped = sync(motion, fps, on_gap="drop", tolerance=0.4 / fps, zero=zero,
+                       method="nearest")
+    cut = pieces(dropped)
+    runs = [len(run) for run in "".join("1" if k else "0" for k in kept).split("0") if run]
+    assert [piece.tracks["a"].frames for piece in cut] == runs
+    np.testing.assert_array_equal(np.concatenate([p.tracks["a"].data for p in cut]),
+                                  dropped.tracks["a"].data)
+    first = 0
+    for number, piece in enumerate(cut):
+        timeline = piece.tracks["a"].timeline
+        assert timeline.is_uniform and timeline.rate == fps
+        assert timeline.start == pytest.approx(dropped.tracks["a"].times[first], abs=1e-6)
+        facts = piece.meta["sync"]
+        assert (facts["piece"], facts["pieces"]) == (number, len(runs))
+        assert facts["start"] == pytest.approx(start + grid[first], abs=1e-6)
+        if stamped_ns:
+            assert facts["start_ns"] == stamps[first]
+        first += runs[number]
+
+
+def test_only_a_synchronised_motion_is_cut() -> None:
+    motion = mk.Motion()
+    motion.add(_track("a", [0.0, 0.1, 0.2], [0, 1, 2]))
+    with pytest.raises(ConversionError, match=r"ops\.sync"):
+        pieces(motion)
+    assert len(pieces(sync(motion, 10))) == 1
 
 def test_hold_never_uses_a_newer_sample_and_linear_needs_both_sides() -> None:
     motion = mk.Motion()

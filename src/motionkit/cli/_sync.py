@@ -11,9 +11,11 @@ import click
 
 from ..errors import ConversionError
 from ..model import Motion
-from ..ops.sync import ACTIONS, GAP_ACTIONS, SYNC_METHODS, sync, with_action
+from ..ops.sync import ACTIONS, GAP_ACTIONS, SYNC_METHODS, pieces, sync, with_action
 
 T = TypeVar("T")
+#: What ``--on-gap`` takes: ops.sync's actions, and ``split`` (drop, then cut at the gaps).
+GAPS = (*GAP_ACTIONS, "split")
 
 #: What the epilog of ``convert`` shows for them.
 EXAMPLES = """\
@@ -22,7 +24,9 @@ EXAMPLES = """\
   motionkit convert run.bag:/joint_states out/ --to lerobot --fps 30 -O task=reach \\
       --action next          (one topic: track joints, observation.state; action[k] = state[k+1])
   motionkit convert run.bag:/joint_states,/cmd run.seq --fps 50 --start +0.5 --end +1.5 \\
-      --sync-method /cmd=nearest --tolerance /cmd=0.05 --on-gap drop"""
+      --sync-method /cmd=nearest --tolerance /cmd=0.05 --on-gap drop
+  motionkit convert run.bag:/joint_states out/ --to lerobot --fps 30 -O task=reach \\
+      --on-gap split         (an episode per stretch between the gaps)"""
 
 
 def options(func: Callable[..., None]) -> Callable[..., None]:
@@ -40,10 +44,11 @@ def options(func: Callable[..., None]) -> Callable[..., None]:
         click.option("--tolerance", "tolerances", multiple=True, metavar="[TRACK=]SECONDS",
                      help="With --fps: how far a sample used may lie from a frame, for TRACK "
                           "or all (default 1.5 of each track's median period)."),
-        click.option("--on-gap", type=click.Choice(GAP_ACTIONS), default="fail",
+        click.option("--on-gap", type=click.Choice(GAPS), default="fail",
                      show_default=True,
-                     help="With --fps: a frame in a track's gap fails the conversion, or is "
-                          "dropped."),
+                     help="With --fps: a frame in a track's gap fails the conversion, is "
+                          "dropped, or splits the recording there (each stretch between gaps "
+                          "an episode of one dataset: --to lerobot)."),
         click.option("--action", metavar="HOW[:TRACK]",
                      help=f"With --fps: add an 'action' track from the state ({'|'.join(ACTIONS)}:"
                           " the next frame's state, or the step to it), from TRACK or the "
@@ -69,8 +74,10 @@ class SyncOptions:
         return any((self.start, self.end, self.sync_methods, self.tolerances,
                     self.on_gap != "fail", self.action))
 
-    def apply(self, motion: Motion, fps: float, zero: bool, state: str | None) -> Motion:
-        """``motion`` on one clock as asked (and its action, where asked)."""
+    def apply(self, motion: Motion, fps: float, zero: bool, state: str | None) -> list[Motion]:
+        """``motion`` on one clock as asked (and its action, where asked): one motion, or
+        with ``--on-gap split`` one per stretch between the gaps (an action never steps
+        over a gap)."""
         method, methods = _per_track(self.sync_methods, "--sync-method", str)
         tolerance, tolerances = _per_track(self.tolerances, "--tolerance", _seconds)
         if tolerance is not None and tolerances:
@@ -78,11 +85,12 @@ class SyncOptions:
                                   "not both")
         synced = sync(motion, fps, methods=methods, method=method, start=_time(self.start),
                       end=_time(self.end), tolerance=tolerances or tolerance,
-                      on_gap=self.on_gap, zero=zero)
+                      on_gap="drop" if self.on_gap == "split" else self.on_gap, zero=zero)
+        cut = pieces(synced) if self.on_gap == "split" else [synced]
         if self.action is None:
-            return synced
+            return cut
         how, _, track = self.action.partition(":")
-        return with_action(synced, how, track or state or "joints")
+        return [with_action(piece, how, track or state or "joints") for piece in cut]
 
 
 #: No sync option given.

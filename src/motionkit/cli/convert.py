@@ -175,9 +175,23 @@ def _synced(reader: registry.Format, source: str, target: str, to_format: str | 
     state = writing.get("state")
     if synced_as.action is not None and writing.get("action") is not None:
         raise ConversionError("--action and -O action= both name the action: give one")
+    episodes = getattr(writer.load(), "write_episodes", None)
+    if synced_as.on_gap == "split" and (episodes is None or model is not None):
+        raise ConversionError(f"--on-gap split writes an episode per stretch between the gaps "
+                              f"into one dataset (--to lerobot, without --model), not "
+                              f"{writer.name}")
     synced = synced_as.apply(obj, fps, zero, state if isinstance(state, str) else None)
-    return api.finish_conversion(synced, target, writer, model=model, lossy=lossy,
-                                 write_options=writing), writer
+    if episodes is None or synced_as.on_gap != "split":
+        return api.finish_conversion(synced[0], target, writer, model=model, lossy=lossy,
+                                     write_options=writing), writer
+    written = episodes(target, synced, lossy=lossy, **writing)
+    starts = [float(m.meta["sync"]["start"]) for m in synced]  # type: ignore[index]
+    shown = [f"{m.main_track.frames if m.main_track else 0} frame(s) at +{at - starts[0]:.4g} s"
+             for m, at in zip(synced[:5], starts, strict=False)]
+    more = f", … ({len(synced) - 5} more)" if len(synced) > 5 else ""
+    click.echo(f"split at {len(synced) - 1} gap(s) into {len(synced)} episodes: "
+               f"{', '.join(shown)}{more}")
+    return written, writer
 
 
 def _chosen_writer(target: str, writer: registry.Format, reader: registry.Format) -> str:

@@ -2,7 +2,7 @@
 concatenate, velocities)."""
 
 from .resample import METHODS, choreonoid_import, resample, resample_track, sample
-from .sync import action_from_state, sync, with_action
+from .sync import action_from_state, pieces, sync, with_action
 
-__all__ = ["METHODS", "action_from_state", "choreonoid_import", "resample", "resample_track",
-           "sample", "sync", "with_action"]
+__all__ = ["METHODS", "action_from_state", "choreonoid_import", "pieces", "resample",
+           "resample_track", "sample", "sync", "with_action"]

@@ -14,7 +14,7 @@ The rules (a bag's topics become a training dataset's frames):
 - a grid point is valid for a track only if the sample(s) used lie within the tolerance of
   it: by default 1.5 × the median sample period; outside it the sync fails naming the
   track, its topic and the time (``on_gap="fail"``) or drops that grid point from every
-  track (``on_gap="drop"``);
+  track (``on_gap="drop"``; :func:`pieces` then cuts the result at its gaps);
 - NaN values are missing samples (a JointState message without velocity, or without one
   joint's name): each column is sampled from the samples that have it, under the same
   tolerance, so ``hold`` keeps the previous value and ``linear`` bridges a short gap.
@@ -117,7 +117,42 @@ def sync(motion: Motion, fps: float, *, methods: Mapping[str, str] | None = None
                                 "tolerance": tolerances, "dropped": int(count - valid.sum())}
     if clock.origin_ns is not None:
         facts["start_ns"] = clock.origin_ns + first
+    if not valid.all():
+        facts["first_kept"] = int(np.argmax(valid))  # the grid frame the timeline starts at
     out.meta["sync"] = facts
+    return out
+
+
+def pieces(motion: Motion) -> list[Motion]:
+    """A motion :func:`sync` made with ``on_gap="drop"`` cut at its gaps: each run of
+    consecutive grid frames is one uniform motion at the sync's rate from its first frame
+    (what ``convert --on-gap split`` writes as the episodes of one dataset, so that no
+    episode steps over a gap). ``meta["sync"]`` of each says which piece it is, of how
+    many, and where it starts; a motion without dropped frames is one piece."""
+    facts = motion.meta.get("sync")
+    main = motion.main_track
+    if not isinstance(facts, dict) or main is None or not isinstance(facts.get("fps"), float):
+        raise ConversionError("only a motion put on one clock (ops.sync) is cut at its gaps")
+    fps = facts["fps"]
+    times = main.times
+    frame = np.rint((times - times[0]) * fps).astype(np.int64)
+    cuts = np.flatnonzero(np.diff(frame) > 1) + 1
+    bounds = list(zip([0, *cuts.tolist()], [*cuts.tolist(), len(times)], strict=True))
+    out = []
+    for number, (first, stop) in enumerate(bounds):
+        timeline = Timeline.uniform(fps, stop - first, float(times[first]))
+        piece = Motion(skeleton=motion.skeleton, terrain=motion.terrain, meta=dict(motion.meta))
+        for track in motion.tracks.values():
+            piece.add(track.with_data(track.data[first:stop], timeline))
+        offset = int(facts.get("first_kept", 0)) + int(frame[first])  # grid frames
+        own: dict[str, object] = {**{k: v for k, v in facts.items() if k != "first_kept"},
+                                  "frames": stop - first, "piece": number,
+                                  "pieces": len(bounds),
+                                  "start": float(facts["start"]) + offset / fps}
+        if "start_ns" in facts:
+            own["start_ns"] = int(facts["start_ns"]) + round(offset * 1e9 / fps)
+        piece.meta["sync"] = own
+        out.append(piece)
     return out
 
 
