@@ -93,7 +93,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
         if contacts_out is not None:
             _write_contacts(contacts_out, motion, report, lossy, as_json)
         if fix_out is not None:
-            again = _write_fixed(fix_out, motion, skeleton, lossy, as_json, ground=ground,
+            again = _write_fixed(fix_out, motion, skeleton, model, lossy, as_json, ground=ground,
                                  preset=preset, feet_names=feet_names, **options)
             reports.append(again)
             # the fixed copy decides the status: the original's failures are what --fix
@@ -134,20 +134,15 @@ def _write_contacts(target: str, motion: Motion, report: CheckReport, lossy: boo
         click.echo(f"  wrote {clean(target)} with the contact labels")
 
 
-def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, lossy: bool,
-                 quiet: bool, **settings: Any) -> CheckReport:
-    """--fix: the fixed motion written to ``target``, and its check (printed unless quiet)."""
-    from ..model.motion import Motion
-    from ..quality import check
-    from ..quality.fix import fix
+def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, model: str | None,
+                 lossy: bool, quiet: bool, **settings: Any) -> CheckReport:
+    """--fix: the fixed motion written to ``target`` (as ``motionkit fix`` writes it), and
+    its check (printed unless quiet)."""
+    from .fix import fix_lines, write_fixed
 
-    kept = {key: value for key, value in settings.items() if key != "feet_names"}
-    fixed = fix(motion, skeleton, **kept)
-    assert isinstance(fixed, Motion)
-    api.write(target, fixed, lossy=lossy)
-    again = check(fixed, skeleton, name=target, **settings)
+    fixed, again = write_fixed(target, motion, skeleton, model, lossy=lossy, **settings)
     if not quiet:
-        for line in fixed.meta["quality_fixes"]:  # type: ignore[attr-defined]
-            click.echo(f"  fixed: {clean(line)}")
+        lines = fix_lines(fixed)
+        click.echo("\n".join(lines) if lines else "  fixed: nothing to fix")
         click.echo("\n".join(clean(line) for line in again.lines()))
     return again

@@ -70,11 +70,14 @@ def fix(motion: Motion, skeleton: Skeleton | Character | None = None, *,
                        max_spike=max_spike, **thresholds).motion
 
 
-def check_fixes(fixes: tuple[str, ...]) -> None:
-    """A ConversionError naming the first of ``fixes`` that is not one of :data:`FIXES`."""
+def check_fixes(fixes: tuple[str, ...], max_spike: float = SPIKE_TIME) -> None:
+    """A ConversionError naming the first of ``fixes`` that is not one of :data:`FIXES`, or
+    a ``max_spike`` that is not a time >= 0 (so a command refuses them before reading)."""
     for name in fixes:
         if name not in FIXES:
             raise ConversionError(f"unknown fix {name!r} ({choices(name, FIXES, 'fixes')})")
+    if not (isinstance(max_spike, int | float) and np.isfinite(max_spike) and max_spike >= 0):
+        raise ConversionError(f"the longest spike must be a time >= 0 (s), not {max_spike!r}")
 
 
 def apply_fixes(motion: Motion, skeleton: Skeleton | Character | None = None, *,
@@ -82,9 +85,7 @@ def apply_fixes(motion: Motion, skeleton: Skeleton | Character | None = None, *,
                 fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
                 **thresholds: float | int | None) -> Fixed:
     """:func:`fix`, with the lines of what was done and of what was left alone."""
-    check_fixes(fixes)
-    if not (np.isfinite(max_spike) and max_spike >= 0):
-        raise ConversionError(f"the longest spike must be a time >= 0 (s), not {max_spike!r}")
+    check_fixes(fixes, max_spike)
     model = model_of(motion, skeleton)
     out = Motion(dict(motion.tracks), motion.skeleton, motion.terrain, dict(motion.meta))
     done: list[str] = []

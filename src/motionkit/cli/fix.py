@@ -1,0 +1,147 @@
+"""``motionkit fix``: a fixed copy of a motion (spikes refilled, joints clipped into their
+limits, lifted onto the ground), each fix listed in the copy's metadata; ``check --fix``
+writes its copy through the same :func:`write_fixed`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .. import api
+from ..errors import MotionkitError
+from ..quality.fix import FIXES, SPIKE_TIME, check_fixes
+from ._common import (
+    clean,
+    echo_json,
+    parse_options,
+    read_option,
+    refuse_source_as_output,
+    written_line,
+)
+
+if TYPE_CHECKING:
+    from ..model.motion import Motion
+    from ..model.skeleton import Skeleton
+    from ..quality import CheckReport
+    from ..quality.fix import Fixed
+
+
+@click.command("fix", epilog="""\b
+Examples:
+  motionkit fix run.pkl run_fixed.pkl --character humanoid.xml
+  motionkit fix walk.pkl walk_fixed.pkl --model g1.xml --only lift,limits
+  motionkit fix walk.pkl walk_fixed.pkl --model g1.xml --preset protomotions --json
+  motionkit fix walk.csv walk_fixed.csv --from g1csv-kimodo --model g1.xml -T body_speed=10
+  motionkit batch fix 'runs/*.pkl' --out fixed --character humanoid.xml
+\b
+The fixes: spikes (runs of frames out of line, up to --max-spike long, whose
+frames either side agree, are filled again from those two frames; a jump that
+does not come back is a step and left alone), limits (joint values clipped into
+the model's ranges), lift (the clip moved so that its lowest shape point touches
+the ground). Each fix made is printed and listed in TARGET's metadata
+(quality_fixes), which TARGET's format must hold (else --lossy); then the fixed
+copy is checked and its verdict printed. TARGET is never SOURCE.
+\b
+Exit status: 0 when the copy is written (whatever its check says), 2 on an error.""")
+@click.argument("source", type=click.Path(dir_okay=True))
+@click.argument("target", type=click.Path())
+@click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
+              help="The model (MJCF, URDF, .skel, .body, PARC character) the motion is of.")
+@click.option("--only", metavar="FIX,FIX", help=f"Make only these fixes, of {', '.join(FIXES)} "
+                                                 "(default: all three, in that order).")
+@click.option("--max-spike", type=float, default=SPIKE_TIME, show_default=True,
+              metavar="SECONDS", help="The longest run of frames refilled as one spike.")
+@click.option("--preset", type=click.Choice(["default", "protomotions"]), default="default",
+              show_default=True, help="The check constants the fixes measure with.")
+@click.option("--ground", metavar="Z|auto|terrain|hf", help="The ground, as check --ground.")
+@click.option("-T", "--threshold", "thresholds", multiple=True, metavar="NAME=VALUE",
+              help="Replace one check constant, e.g. -T body_speed=10.")
+@click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
+@click.option("--to", "to_format", metavar="FORMAT", help="Write TARGET as this format.")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A writer option, e.g. -O precision=9.")
+@read_option
+@click.option("--lossy", is_flag=True, help="Drop what TARGET cannot hold (with a warning).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+def command(source: str, target: str, model: str | None, only: str | None, max_spike: float,
+            preset: str, ground: str | None, thresholds: tuple[str, ...],
+            from_format: str | None, to_format: str | None, options: tuple[str, ...],
+            read_options: tuple[str, ...], lossy: bool, as_json: bool) -> None:
+    """Write a fixed copy of SOURCE to TARGET: spikes refilled, joint values clipped into
+    their limits, the clip lifted onto the ground; each fix made is printed."""
+    from ..formats import registry
+    from ..kinematics.motion import model_skeleton
+    from ..quality.presets import preset as find_preset
+
+    refuse_source_as_output(target, source, model)
+    fixes = parse_fixes(only)
+    check_fixes(fixes, max_spike)
+    limits = parse_options(thresholds)
+    find_preset(preset).with_options(**limits)  # a bad -T is one line before any reading
+    reader = registry.for_reading(source, from_format)
+    skeleton = model_skeleton(api.read(model), model) if model else None
+    extra = {**reader.reader_options(character=model), **parse_options(read_options)}
+    motion = api.read_motion(source, format=reader.name, **extra)
+    say = written_line(target)
+    fixed, again = write_fixed(target, motion, skeleton, model, fixes=fixes,
+                               max_spike=max_spike, to_format=to_format,
+                               write_options=parse_options(options), lossy=lossy,
+                               ground=ground, preset=preset, **limits)
+    if as_json:
+        echo_json({"source": source, "target": target, "fixes": fixed.fixes,
+                   "left": fixed.left, "fixed_check": {"verdict": again.verdict,
+                                                       "failed": again.failed,
+                                                       "ground": again.ground["source"]}})
+        return
+    click.echo(f"{clean(source)}: " + ("nothing to fix" if not fixed.fixes else
+                                       f"{len(fixed.fixes)} fix(es)"))
+    click.echo("\n".join(fix_lines(fixed)))
+    click.echo(f"  check of the fixed copy: {again.verdict}"
+               + (f" (failing: {', '.join(again.failed)})" if again.failed else ""))
+    click.echo(say())
+
+
+def parse_fixes(only: str | None) -> tuple[str, ...]:
+    """``--only``'s fixes in their order of :data:`FIXES` (all without it); a name that is
+    not a fix is one line."""
+    if only is None:
+        return FIXES
+    names = tuple(name.strip() for name in only.split(",") if name.strip())
+    if not names:
+        raise MotionkitError(f"--only names no fix (of {', '.join(FIXES)})")
+    check_fixes(names)
+    return tuple(name for name in FIXES if name in names)
+
+
+def fix_lines(fixed: Fixed) -> list[str]:
+    """What a fix did, one line each: ``fixed: …`` per fix made, ``left: …`` per thing
+    found and left alone."""
+    return [f"  fixed: {clean(line)}" for line in fixed.fixes] + [
+        f"  left: {clean(line)}" for line in fixed.left]
+
+
+def write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, model: str | None,
+                *, fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
+                to_format: str | None = None, write_options: dict[str, object] | None = None,
+                lossy: bool = False, **settings: Any) -> tuple[Fixed, CheckReport]:
+    """The motion fixed (``quality.fix.apply_fixes``), written to ``target`` atomically
+    under the loss rule (the model goes to a writer that takes a character), and the
+    check of what the file holds (a terrain dropped with --lossy is not stood on): the
+    one way ``fix`` and ``check --fix`` write a copy."""
+    from ..formats import registry
+    from ..model.motion import Motion
+    from ..quality import check
+    from ..quality.fix import apply_fixes
+
+    fixing = {key: value for key, value in settings.items() if key != "feet_names"}
+    fixed = apply_fixes(motion, skeleton, fixes=fixes, max_spike=max_spike, **fixing)
+    writing = dict(write_options or {})
+    like = motion.meta.get("source_format")
+    writer = registry.for_writing(target, to_format, like=like if isinstance(like, str) else None,
+                                  obj=fixed.motion, options=writing)
+    if model is not None and "character" in writer.write_options():
+        writing.setdefault("character", model)
+    kept = writer.write(target, fixed.motion, lossy=lossy, **writing)  # what the file holds
+    return fixed, check(kept if isinstance(kept, Motion) else fixed.motion, skeleton,
+                        name=target, **settings)
