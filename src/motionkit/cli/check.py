@@ -138,9 +138,10 @@ def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, model: 
                  lossy: bool, quiet: bool, **settings: Any) -> CheckReport:
     """--fix: the fixed motion written to ``target`` (as ``motionkit fix`` writes it), and
     its check (printed unless quiet)."""
-    from .fix import fix_lines, write_fixed
+    from .fix import fix_lines
 
-    fixed, again = write_fixed(target, motion, skeleton, model, lossy=lossy, **settings)
+    fixed, again = api.write_fixed(target, motion, skeleton, model=model, lossy=lossy,
+                                   **settings)
     if not quiet:
         lines = fix_lines(fixed)
         click.echo("\n".join(lines) if lines else "  fixed: nothing to fix")

@@ -1,10 +1,10 @@
 """``motionkit fix``: a fixed copy of a motion (spikes refilled, joints clipped into their
 limits, lifted onto the ground), each fix listed in the copy's metadata; ``check --fix``
-writes its copy through the same :func:`write_fixed`."""
+and ``batch fix`` write their copies through the same ``api.write_fixed``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,9 +21,6 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ..model.motion import Motion
-    from ..model.skeleton import Skeleton
-    from ..quality import CheckReport
     from ..quality.fix import Fixed
 
 
@@ -84,10 +81,10 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
     extra = {**reader.reader_options(character=model), **parse_options(read_options)}
     motion = api.read_motion(source, format=reader.name, **extra)
     say = written_line(target)
-    fixed, again = write_fixed(target, motion, skeleton, model, fixes=fixes,
-                               max_spike=max_spike, to_format=to_format,
-                               write_options=parse_options(options), lossy=lossy,
-                               ground=ground, preset=preset, **limits)
+    fixed, again = api.write_fixed(target, motion, skeleton, model=model, fixes=fixes,
+                                   max_spike=max_spike, format=to_format, lossy=lossy,
+                                   write_options=parse_options(options), ground=ground,
+                                   preset=preset, **limits)
     if as_json:
         echo_json({"source": source, "target": target, "fixes": fixed.fixes,
                    "left": fixed.left, "fixed_check": {"verdict": again.verdict,
@@ -119,29 +116,3 @@ def fix_lines(fixed: Fixed) -> list[str]:
     found and left alone."""
     return [f"  fixed: {clean(line)}" for line in fixed.fixes] + [
         f"  left: {clean(line)}" for line in fixed.left]
-
-
-def write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, model: str | None,
-                *, fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
-                to_format: str | None = None, write_options: dict[str, object] | None = None,
-                lossy: bool = False, **settings: Any) -> tuple[Fixed, CheckReport]:
-    """The motion fixed (``quality.fix.apply_fixes``), written to ``target`` atomically
-    under the loss rule (the model goes to a writer that takes a character), and the
-    check of what the file holds (a terrain dropped with --lossy is not stood on): the
-    one way ``fix`` and ``check --fix`` write a copy."""
-    from ..formats import registry
-    from ..model.motion import Motion
-    from ..quality import check
-    from ..quality.fix import apply_fixes
-
-    fixing = {key: value for key, value in settings.items() if key != "feet_names"}
-    fixed = apply_fixes(motion, skeleton, fixes=fixes, max_spike=max_spike, **fixing)
-    writing = dict(write_options or {})
-    like = motion.meta.get("source_format")
-    writer = registry.for_writing(target, to_format, like=like if isinstance(like, str) else None,
-                                  obj=fixed.motion, options=writing)
-    if model is not None and "character" in writer.write_options():
-        writing.setdefault("character", model)
-    kept = writer.write(target, fixed.motion, lossy=lossy, **writing)  # what the file holds
-    return fixed, check(kept if isinstance(kept, Motion) else fixed.motion, skeleton,
-                        name=target, **settings)
