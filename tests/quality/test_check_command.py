@@ -201,9 +201,10 @@ def test_a_motion_without_contacts_says_so(tmp_path: Path,
     model = str(corpus_file("containers", "characters", "g1.xml"))
     for path in (corpus_file("mimickit", "g1_walk.pkl"), with_key):
         code, out, err = run_cli(["check", str(path), "--model", model], capsys)
-        assert "contacts: the file holds no contacts of these bodies" in out
+        assert code == 0 and "contacts: the file holds no contacts of these bodies" in out
         code, out, _ = run_cli(["check", str(path), "--model", model, "--json"], capsys)
         (report,) = json.loads(out)
+        assert code == 0
         assert report["contact_agreement"]["compared"] == 0
         assert report["contact_agreement"]["agreement"] is None
     assert "keys contacts ignored" in err
