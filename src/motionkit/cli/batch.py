@@ -1,5 +1,5 @@
-"""``motionkit batch``: convert, validate, describe, evaluate or retarget many files, on
-local processes, Dask or Ray (``dataset.engines``)."""
+"""``motionkit batch``: convert, validate, describe, evaluate, retarget, check or fix many
+files, on local processes, Dask or Ray (``dataset.engines``)."""
 
 from __future__ import annotations
 
@@ -189,7 +189,9 @@ Examples:
   motionkit batch info 'parc/**/*.pkl' --out info --scheduler tcp://head:8786
   motionkit batch validate data/ --out report --engine ray --address auto
   motionkit batch eval 'runs/**/*.tum' --ref 'gt/{name}' --out results --align se3
-  motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out g1 --to gmr""")
+  motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out g1 --to gmr
+  motionkit batch check g1/ --out checked --model g1.xml
+  motionkit batch fix g1/ --out fixed --model g1.xml""")
 def command() -> None:
     """Work on many files at once: on local processes, Dask or Ray (--engine), started here
     or joined with --scheduler.

@@ -27,7 +27,8 @@ Examples:
 \b
 Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.
 With --fix, the fixed copy's check decides it (0 when the fixed copy passes,
-even if the original failed); both verdicts are printed.""")
+even if the original failed); both verdicts are printed. --fix writes the copy
+as `motionkit fix` does (every fix; see its --help for --only, --max-spike).""")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
               help="The model (MJCF, URDF, .skel, .body, PARC character) the motions are of.")
