@@ -99,9 +99,13 @@ def write_fixed(path: PathLike, motion: Motion, skeleton: Skeleton | Character |
     check of what the file holds (a terrain dropped with ``lossy`` is not stood on): the
     one way ``motionkit fix``, ``check --fix`` and ``batch fix`` write a fixed copy."""
     from .quality import check
+    from .quality.check import model_of
     from .quality.fix import FIXES, SPIKE_TIME, apply_fixes
+    from .quality.shapes import feet
 
     fixing = {key: value for key, value in settings.items() if key != "feet_names"}
+    if settings.get("feet_names"):  # the copy's check needs them: refused before writing
+        feet(model_of(motion, skeleton), tuple(settings["feet_names"]))
     fixed = apply_fixes(motion, skeleton, fixes=FIXES if fixes is None else fixes,
                         max_spike=SPIKE_TIME if max_spike is None else max_spike, **fixing)
     writing = dict(write_options or {})

@@ -120,6 +120,10 @@ def test_bad_options_are_one_line_before_anything_is_read(
     assert not out.exists()
     code, _, err = run_cli(["fix", str(broken), str(out), "--character", HUMANOID], capsys)
     assert code == 2 and "Traceback" not in err and not out.exists()
+    sunk = sunk_sfu(tmp_path / "clips")[1]
+    code, _, err = run_cli(["fix", str(sunk), str(out), "--character", HUMANOID, "--feet",
+                            "hoof"], capsys)
+    assert code == 2 and "no foot body 'hoof'" in err and not out.exists()
 
 
 def test_never_over_the_source_nor_through_a_link(

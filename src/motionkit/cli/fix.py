@@ -52,6 +52,8 @@ Exit status: 0 when the copy is written (whatever its check says), 2 on an error
 @click.option("--preset", type=click.Choice(["default", "protomotions"]), default="default",
               show_default=True, help="The check constants the fixes measure with.")
 @click.option("--ground", metavar="Z|auto|terrain|hf", help="The ground, as check --ground.")
+@click.option("--feet", metavar="BODY,BODY",
+              help="The foot bodies of the fixed copy's check, as check --feet.")
 @click.option("-T", "--threshold", "thresholds", multiple=True, metavar="NAME=VALUE",
               help="Replace one check constant, e.g. -T body_speed=10.")
 @click.option("--from", "from_format", metavar="FORMAT", help="Read SOURCE as this format.")
@@ -62,7 +64,7 @@ Exit status: 0 when the copy is written (whatever its check says), 2 on an error
 @click.option("--lossy", is_flag=True, help="Drop what TARGET cannot hold (with a warning).")
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 def command(source: str, target: str, model: str | None, only: str | None, max_spike: float,
-            preset: str, ground: str | None, thresholds: tuple[str, ...],
+            preset: str, ground: str | None, feet: str | None, thresholds: tuple[str, ...],
             from_format: str | None, to_format: str | None, options: tuple[str, ...],
             read_options: tuple[str, ...], lossy: bool, as_json: bool) -> None:
     """Write a fixed copy of SOURCE to TARGET: spikes refilled, joint values clipped into
@@ -78,13 +80,14 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
     find_preset(preset).with_options(**limits)  # a bad -T is one line before any reading
     reader = registry.for_reading(source, from_format)
     skeleton = model_skeleton(api.read(model), model) if model else None
+    feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
     extra = {**reader.reader_options(character=model), **parse_options(read_options)}
     motion = api.read_motion(source, format=reader.name, **extra)
     say = written_line(target)
     fixed, again = api.write_fixed(target, motion, skeleton, model=model, fixes=fixes,
                                    max_spike=max_spike, format=to_format, lossy=lossy,
                                    write_options=parse_options(options), ground=ground,
-                                   preset=preset, **limits)
+                                   preset=preset, feet_names=feet_names, **limits)
     if as_json:
         echo_json({"source": source, "target": target, "fixes": fixed.fixes,
                    "left": fixed.left, "fixed_check": {"verdict": again.verdict,
