@@ -48,7 +48,8 @@ Exit status: 0 when the copy is written (whatever its check says), 2 on an error
 @click.option("--only", metavar="FIX,FIX", help=f"Make only these fixes, of {', '.join(FIXES)} "
                                                  "(default: all three, in that order).")
 @click.option("--max-spike", type=float, default=SPIKE_TIME, show_default=True,
-              metavar="SECONDS", help="The longest run of frames refilled as one spike.")
+              metavar="SECONDS",
+              help="The longest run of frames refilled as one spike (at least one frame).")
 @click.option("--preset", type=click.Choice(["default", "protomotions"]), default="default",
               show_default=True, help="The check constants the fixes measure with.")
 @click.option("--ground", metavar="Z|auto|terrain|hf", help="The ground, as check --ground.")
