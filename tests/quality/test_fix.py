@@ -163,3 +163,13 @@ def test_a_step_is_never_fixed(data: st.DataObject, preset: str, axis: int, size
     assert "quality_fixes" not in fixed.motion.meta and not fixed.fixes
     (line,) = fixed.left
     assert f"after frames [{start - 1}]" in line and "a step" in line
+
+
+def test_a_clip_faster_than_the_thresholds_throughout_is_not_refilled() -> None:
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    fixed = apply_fixes(motion, skeleton, fixes=("spikes",), body_speed=1.0)
+    (line,) = fixed.left
+    assert "frame pairs jump" in line and "not spiky" in line and not fixed.fixes
+    assert _changed_frames(motion, fixed.motion) == set()

@@ -6,7 +6,8 @@
   between them over the run's time stays under the preset's speed thresholds) are
   dropped and filled again from those two frames (``ops.resample.sample``: linear, slerp
   for rotations), so the timeline stays as it was and no gap appears. A jump that does
-  not come back within that time is a step: left alone, and said so;
+  not come back within that time is a step: left alone, and said so; so is a clip in
+  which most frame pairs jump (:data:`MOST_JUMPS`: it is fast, not spiky);
 - **limits**: joint values are clipped into the model's ranges (a character's
   ``joint_rotations`` are made again from the clipped values);
 - **lift**: the whole clip is moved up or down so that its lowest shape point over the
@@ -48,6 +49,9 @@ LIFT_TOLERANCE = 1e-4
 SPIKE_TIME = 0.1
 #: The checks whose jumps make spikes.
 SPEED_CHECKS = ("body_speed", "joint_speed")
+#: A clip in which more than this share of frame pairs jump is fast for the thresholds
+#: throughout, not spiky: refilling would rewrite most of it, so nothing is refilled.
+MOST_JUMPS = 0.5
 
 
 @dataclass
@@ -122,6 +126,11 @@ def _spikes(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset,
         if result.failing is not None and not result.passed:
             jumps |= result.failing[1:]  # frame t + 1 holds the pair (t, t + 1)
     if not jumps.any():
+        return
+    if jumps.mean() > MOST_JUMPS:
+        left.append(f"spikes: {int(jumps.sum())} of {len(jumps)} frame pairs jump (more than "
+                    f"{MOST_JUMPS:g} of them): the clip is faster than the thresholds "
+                    "throughout, not spiky; not refilled")
         return
     longest = max(1, int(np.floor(max_spike * first.fps + 1e-9)))
     limit = f"{longest} frame(s) ({max_spike:g} s at {first.fps:g} fps)"
