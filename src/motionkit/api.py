@@ -108,12 +108,18 @@ def write_fixed(path: PathLike, motion: Motion, skeleton: Skeleton | Character |
         feet(model_of(motion, skeleton), tuple(settings["feet_names"]))
     fixed = apply_fixes(motion, skeleton, fixes=FIXES if fixes is None else fixes,
                         max_spike=SPIKE_TIME if max_spike is None else max_spike, **fixing)
-    writing = dict(write_options or {})
+    # the writer a convert of the unfixed motion would take (its own format where that
+    # holds it whole, the model going to both sides as --character does): the fixes'
+    # metadata then goes under that writer's loss rule, never to another format
     like = motion.meta.get("source_format")
-    writer = registry.for_writing(path, format, like=like if isinstance(like, str) else None,
-                                  obj=fixed.motion, options=writing)
-    if model is not None and "character" in writer.write_options():
-        writing.setdefault("character", os.fspath(model))
+    options = dict(write_options or {})
+    if isinstance(like, str) and like in {info.name for info in registry.formats()}:
+        reader = registry.by_name(like)
+        if model is not None and "character" in reader.read_options():
+            options.setdefault("character", os.fspath(model))
+        writer, writing = choose_writer(writer_plans(reader, path, format, options), motion)
+    else:
+        writer, writing = registry.for_writing(path, format, obj=motion, options=options), options
     kept = writer.write(path, fixed.motion, lossy=lossy, **writing)
     return fixed, check(kept if isinstance(kept, Motion) else fixed.motion, skeleton,
                         name=os.fspath(path), **settings)

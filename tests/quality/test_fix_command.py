@@ -163,3 +163,17 @@ def test_the_loss_rule_holds_for_the_copy(tmp_path: Path,
     assert "no terrain in the file" in json.loads(text)["fixed_check"]["ground"]
     assert any(line.startswith("lift:") for line in  # a .seq holds plain metadata
                mk.read(out).meta["quality_fixes"])  # type: ignore[union-attr]
+
+
+def test_a_format_without_metadata_refuses_the_list_unless_lossy(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MimicKit's files hold loop_mode, fps and frames only: the fixes' list is a loss."""
+    out = tmp_path / "fixed.pkl"
+    args = ["fix", str(corpus_file("mimickit", "g1_walk.pkl")), str(out), "--model", G1,
+            "--to", "mimickit"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "metadata 'quality_fixes'" in err and not out.exists()
+    code, text, err = run_cli([*args, "--lossy"], capsys)
+    assert code == 0 and "fixed: lift:" in text and "quality_fixes" in err
+    written = _read(out, G1)
+    assert written.meta["source_format"] == "mimickit" and "quality_fixes" not in written.meta

@@ -29,7 +29,7 @@ Examples:
   motionkit fix run.pkl run_fixed.pkl --character humanoid.xml
   motionkit fix walk.pkl walk_fixed.pkl --model g1.xml --only lift,limits
   motionkit fix walk.pkl walk_fixed.pkl --model g1.xml --preset protomotions --json
-  motionkit fix walk.csv walk_fixed.csv --from g1csv-kimodo --model g1.xml -T body_speed=10
+  motionkit fix walk.pkl walk_fixed.pkl --model g1.xml --to mimickit --lossy -T body_speed=10
   motionkit batch fix 'runs/*.pkl' --out fixed --character humanoid.xml
 \b
 The fixes: spikes (runs of frames out of line, up to --max-spike long, whose
