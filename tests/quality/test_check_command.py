@@ -208,3 +208,16 @@ def test_a_motion_without_contacts_says_so(tmp_path: Path,
         assert report["contact_agreement"]["compared"] == 0
         assert report["contact_agreement"]["agreement"] is None
     assert "keys contacts ignored" in err
+
+
+def test_bad_options_are_one_line_whatever_the_number_of_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, sunk = sunk_sfu(tmp_path / "clips")
+    for wrong, said in ((["-T", "body_speed=-1"], "body_speed=-1"),
+                        (["--ground", "sky"], "--ground must be"),
+                        (["--feet", "hoof"], "no foot body 'hoof'")):
+        code, out, err = run_cli(["check", str(good), str(sunk), "--character",
+                                  str(corpus_file(*HUMANOID)), *wrong], capsys)
+        lines = [line for line in err.splitlines() if line.startswith("motionkit:")]
+        assert code == 2 and len(lines) == 1 and said in lines[0], (wrong, err)
+        assert out == ""  # no file was checked

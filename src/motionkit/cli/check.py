@@ -63,6 +63,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     from ..formats import registry
     from ..kinematics.motion import model_skeleton
     from ..quality import check
+    from ..quality.options import check_options
 
     for out in (fix_out, contacts_out):
         if out is not None:
@@ -75,6 +76,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     options = parse_options(thresholds)
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
+    check_options(preset, ground, skeleton, feet_names, **options)  # one line, not per file
     reports, failed, errors = [], 0, 0
     for path in files:
         try:

@@ -72,16 +72,16 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
     their limits, the clip lifted onto the ground; each fix made is printed."""
     from ..formats import registry
     from ..kinematics.motion import model_skeleton
-    from ..quality.presets import preset as find_preset
+    from ..quality.options import check_options
 
     refuse_source_as_output(target, source, model)
     fixes = parse_fixes(only)
     check_fixes(fixes, max_spike)
     limits = parse_options(thresholds)
-    find_preset(preset).with_options(**limits)  # a bad -T is one line before any reading
-    reader = registry.for_reading(source, from_format)
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
+    check_options(preset, ground, skeleton, feet_names, **limits)  # before SOURCE is read
+    reader = registry.for_reading(source, from_format)
     extra = {**reader.reader_options(character=model), **parse_options(read_options)}
     motion = api.read_motion(source, format=reader.name, **extra)
     say = written_line(target)

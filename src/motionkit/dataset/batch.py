@@ -397,19 +397,10 @@ def _check_writable(job: Job) -> None:
 def _check_quality(job: Job) -> None:
     """The check settings refused before any file is read (one line, naming the value):
     the preset, every -T threshold, the ground, and the feet where the model names them."""
-    from ..model import Motion
-    from ..quality.check import resolve_ground
-    from ..quality.presets import preset as find_preset
-    from ..quality.shapes import feet
+    from ..quality.options import check_options
 
-    settings = _check_settings(job)
-    names = settings.pop("feet_names")
-    ground = settings.pop("ground")
-    find_preset(settings.pop("preset")).with_options(**settings)
-    if ground not in (None, "auto", "terrain", "hf"):
-        resolve_ground(Motion(), ground)  # a height, or the one line saying what it must be
-    if names and job.model is not None:
-        feet(cast("Skeleton", _model_skeleton(job.model)), tuple(names))
+    check_options(skeleton=_model_skeleton(job.model) if job.quality.get("feet_names") else None,
+                  **_check_settings(job))
 
 
 def _check_settings(job: Job) -> dict[str, Any]:
