@@ -173,3 +173,20 @@ def test_a_clip_faster_than_the_thresholds_throughout_is_not_refilled() -> None:
     (line,) = fixed.left
     assert "frame pairs jump" in line and "not spiky" in line and not fixed.fixes
     assert _changed_frames(motion, fixed.motion) == set()
+
+
+@pytest.mark.parametrize("frames", [2, 5])
+def test_a_joint_spike_of_several_frames_is_refilled_from_the_joint_values(frames: int) -> None:
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    values = np.asarray(motion.tracks["joints"].data, dtype=np.float64).copy()
+    values[50:50 + frames, 3] += 0.8  # one knee flicks for a few frames
+    tracks = {name: track for name, track in motion.tracks.items() if name != "joint_rotations"}
+    tracks["joints"] = motion.tracks["joints"].with_data(values)
+    spiky = mk.Motion(tracks, motion.skeleton, motion.terrain, dict(motion.meta))
+    assert not check(spiky, skeleton).result("joint_speed").passed
+    fixed = apply_fixes(spiky, skeleton, fixes=("spikes",))
+    assert _changed_frames(spiky, fixed.motion) == set(range(50, 50 + frames))
+    again = check(fixed.motion, skeleton)
+    assert again.result("joint_speed").passed and again.result("body_speed").passed
