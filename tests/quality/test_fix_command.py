@@ -66,6 +66,7 @@ def test_nothing_to_fix_writes_the_copy_without_a_list(
     code, text, _ = run_cli(["fix", str(source), str(out), "--character", HUMANOID,
                              "--only", "spikes"], capsys)
     assert code == 0 and "nothing to fix" in text and "fixed:" not in text
+    assert "" not in text.splitlines()  # no empty line where no fix is listed
     assert "quality_fixes" not in _read(out, HUMANOID).meta
 
 

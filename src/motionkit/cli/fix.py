@@ -97,7 +97,8 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
         return
     click.echo(f"{clean(source)}: " + ("nothing to fix" if not fixed.fixes else
                                        f"{len(fixed.fixes)} fix(es)"))
-    click.echo("\n".join(fix_lines(fixed)))
+    for line in fix_lines(fixed):
+        click.echo(line)
     click.echo(f"  check of the fixed copy: {again.verdict}"
                + (f" (failing: {', '.join(again.failed)})" if again.failed else ""))
     click.echo(say())
