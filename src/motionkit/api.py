@@ -8,7 +8,7 @@ read, an optional resample or derivation through a body model, and a write.
 from __future__ import annotations
 
 import os
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import (
     ConversionError,
@@ -21,6 +21,11 @@ from .errors import (
 from .formats import registry
 from .formats.registry import Loaded
 from .model import Motion, Skeleton
+
+if TYPE_CHECKING:
+    from .model.character import Character
+    from .quality import CheckReport
+    from .quality.fix import Fixed
 
 PathLike = str | os.PathLike[str]
 #: Options that mean the same to a reader and a writer that both take them (a character
@@ -81,6 +86,43 @@ def convert(
     obj, writer, writing = read_for_writing(reader, src, dst, to_format, options, read_options)
     return finish_conversion(obj, dst, writer, rate=rate, method=method, model=model,
                              lossy=lossy, write_options=writing)
+
+
+def write_fixed(path: PathLike, motion: Motion, skeleton: Skeleton | Character | None = None,
+                *, model: PathLike | None = None, fixes: tuple[str, ...] | None = None,
+                max_spike: float | None = None, format: str | None = None, lossy: bool = False,
+                write_options: dict[str, object] | None = None,
+                **settings: Any) -> tuple[Fixed, CheckReport]:
+    """``motion`` fixed (``quality.fix.apply_fixes``: ``fixes``, ``max_spike`` and the
+    check ``settings``, preset, ground, thresholds), written to ``path`` atomically under
+    the loss rule (the ``model`` file goes to a writer that takes a character), and the
+    check of what the file holds (a terrain dropped with ``lossy`` is not stood on): the
+    one way ``motionkit fix``, ``check --fix`` and ``batch fix`` write a fixed copy."""
+    from .quality import check
+    from .quality.check import model_of
+    from .quality.fix import FIXES, SPIKE_TIME, apply_fixes
+    from .quality.shapes import feet
+
+    fixing = {key: value for key, value in settings.items() if key != "feet_names"}
+    if settings.get("feet_names"):  # the copy's check needs them: refused before writing
+        feet(model_of(motion, skeleton), tuple(settings["feet_names"]))
+    fixed = apply_fixes(motion, skeleton, fixes=FIXES if fixes is None else fixes,
+                        max_spike=SPIKE_TIME if max_spike is None else max_spike, **fixing)
+    # the writer a convert of the unfixed motion would take (its own format where that
+    # holds it whole, the model going to both sides as --character does): the fixes'
+    # metadata then goes under that writer's loss rule, never to another format
+    like = motion.meta.get("source_format")
+    options = dict(write_options or {})
+    if isinstance(like, str) and like in {info.name for info in registry.formats()}:
+        reader = registry.by_name(like)
+        if model is not None and "character" in reader.read_options():
+            options.setdefault("character", os.fspath(model))
+        writer, writing = choose_writer(writer_plans(reader, path, format, options), motion)
+    else:
+        writer, writing = registry.for_writing(path, format, obj=motion, options=options), options
+    kept = writer.write(path, fixed.motion, lossy=lossy, **writing)
+    return fixed, check(kept if isinstance(kept, Motion) else fixed.motion, skeleton,
+                        name=os.fspath(path), **settings)
 
 
 def read_for_writing(reader: registry.Format, src: PathLike, dst: PathLike,

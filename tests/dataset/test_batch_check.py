@@ -1,6 +1,7 @@
-"""``batch check`` and ``batch convert --where check.ok``: each clip's report as FILE.json
-equal to the one-file check's, the verdict and worst values as catalog columns, exit 1 when
-a clip fails, and a converted dataset that holds only the passing clips."""
+"""``batch check``, ``batch fix`` and ``batch convert --where check.ok``: each clip's report
+as FILE.json equal to the one-file check's, the verdict and worst values as catalog
+columns, exit 1 when a clip fails, a converted dataset that holds only the passing clips,
+fixed copies as ``motionkit fix`` writes them, and bad options refused before any file."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -66,3 +68,59 @@ def test_an_unknown_where_condition_is_one_line(clips: Path, tmp_path: Path) -> 
     done = _motionkit("batch", "convert", str(clips), "--out", str(tmp_path / "o"),
                       "--where", "check.bad", "--engine", "local")
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_batch_fix_writes_each_fixed_copy_as_fix_does(clips: Path, tmp_path: Path) -> None:
+    import warnings
+
+    import motionkit as mk
+
+    out, model = tmp_path / "fixed", str(corpus_file(*HUMANOID))
+    args = ("batch", "fix", str(clips), "--out", str(out), "--model", model, "--engine",
+            "local", "-j", "1")
+    done = _motionkit(*args)
+    assert done.returncode == 0, done.stderr
+    assert "2 fixed" in done.stderr and "0 failed" in done.stderr
+    catalog = pl.read_parquet(out / "catalog.parquet").sort("path")
+    assert catalog["check.ok"].to_list() == [True, True]  # the copies pass
+    assert catalog["fix.count"].to_list() == [1, 1]
+    alone = tmp_path / "alone.pkl"
+    one = _motionkit("fix", str(clips / "sunk.pkl"), str(alone), "--model", model)
+    assert one.returncode == 0, one.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batched, single = (mk.read(path, character=model) for path in (out / "sunk.pkl", alone))
+    assert isinstance(batched, mk.Motion) and isinstance(single, mk.Motion)
+    assert batched.meta["quality_fixes"] == single.meta["quality_fixes"] == \
+        catalog["fix.made"][1].to_list()
+    assert np.array_equal(batched.tracks["root"].data, single.tracks["root"].data)
+    again = _motionkit(*args)  # a rerun skips the copies newer than their clips
+    assert again.returncode == 0 and "2 skipped" in again.stderr
+    nothing = _motionkit("batch", "fix", str(clips), "--out", str(tmp_path / "copies"),
+                         "--model", model, "--only", "spikes", "--engine", "local", "-j", "1")
+    assert nothing.returncode == 0 and "2 written" in nothing.stderr
+    copies = pl.read_parquet(tmp_path / "copies" / "catalog.parquet")
+    assert copies["fix.count"].to_list() == [0, 0]
+
+
+@pytest.mark.parametrize("verb, wrong, said", [
+    ("check", ["-T", "body_speed=-1"], "body_speed=-1"),
+    ("check", ["-T", "speed=3"], "unknown check threshold 'speed'"),
+    ("check", ["--ground", "sky"], "--ground must be"),
+    ("check", ["--feet", "hoof"], "no foot body 'hoof'"),
+    ("check", ["--from", "nosuch"], "unknown format 'nosuch'"),
+    ("fix", ["--only", "lift,sky"], "unknown fix 'sky'"),
+    ("fix", ["-T", "joint_speed=x"], "joint_speed='x'"),
+    ("fix", ["--to", "nosuch"], "unknown format 'nosuch'"),
+    ("convert", ["--where", "check.ok", "-T", "float_time=-2"], "float_time=-2"),
+    ("validate", ["--from", "nosuch"], "unknown format 'nosuch'"),
+])
+def test_bad_options_fail_the_batch_up_front(clips: Path, tmp_path: Path, verb: str,
+                                             wrong: list[str], said: str) -> None:
+    out = tmp_path / "out"
+    model = [] if verb == "validate" else ["--model", str(corpus_file(*HUMANOID))]
+    done = _motionkit("batch", verb, str(clips), "--out", str(out), *model, *wrong,
+                      "--engine", "local", "-j", "1")
+    errors = [line for line in done.stderr.splitlines() if line.startswith("motionkit:")]
+    assert done.returncode == 2 and len(errors) == 1 and said in errors[0], done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()  # no file was processed

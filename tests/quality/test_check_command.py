@@ -169,3 +169,55 @@ def test_check_json_is_strict_with_a_frame_that_is_not_a_number(
 
     (report,) = json.loads(out, parse_constant=refuse)
     assert code == 1 and "foot_skating" in report["failed"]
+
+
+def test_agreement_with_a_parc_files_contacts_is_reported_in_text_and_json(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["check", str(corpus_file("parc", "ms", "sfu.pkl")), "--character",
+            str(corpus_file(*HUMANOID))]
+    code, out, _ = run_cli(args, capsys)
+    (line,) = [line for line in out.splitlines() if "agree with the file's" in line]
+    code, out, _ = run_cli([*args, "--json"], capsys)
+    (report,) = json.loads(out)
+    agreement = report["contact_agreement"]
+    assert code == 0 and 0.9 < agreement["agreement"] <= 1.0
+    assert agreement["compared"] == 15 * 15  # 15 frames, 15 bodies
+    assert f"on {agreement['agreement']:.6g} of 225 (frame, body) labels" in line
+    assert set(agreement["feet"]) == {"right_foot", "left_foot"}
+
+
+def test_a_motion_without_contacts_says_so(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """MimicKit motion files hold no contacts (spec character-bridges: its saver writes
+    none; they live in the simulator's configs), so a ``contacts`` key is not read, with
+    a warning, and the report says there was nothing to compare."""
+    import pickle
+
+    with corpus_file("mimickit", "g1_walk.pkl").open("rb") as handle:
+        values = pickle.load(handle)
+    values["contacts"] = [[1.0] * 31 for _ in values["frames"]]
+    with_key = tmp_path / "with_contacts.pkl"
+    with_key.write_bytes(pickle.dumps(values))
+    model = str(corpus_file("containers", "characters", "g1.xml"))
+    for path in (corpus_file("mimickit", "g1_walk.pkl"), with_key):
+        code, out, err = run_cli(["check", str(path), "--model", model], capsys)
+        assert code == 0 and "contacts: the file holds no contacts of these bodies" in out
+        code, out, _ = run_cli(["check", str(path), "--model", model, "--json"], capsys)
+        (report,) = json.loads(out)
+        assert code == 0
+        assert report["contact_agreement"]["compared"] == 0
+        assert report["contact_agreement"]["agreement"] is None
+    assert "keys contacts ignored" in err
+
+
+def test_bad_options_are_one_line_whatever_the_number_of_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, sunk = sunk_sfu(tmp_path / "clips")
+    for wrong, said in ((["-T", "body_speed=-1"], "body_speed=-1"),
+                        (["--ground", "sky"], "--ground must be"),
+                        (["--feet", "hoof"], "no foot body 'hoof'")):
+        code, out, err = run_cli(["check", str(good), str(sunk), "--character",
+                                  str(corpus_file(*HUMANOID)), *wrong], capsys)
+        lines = [line for line in err.splitlines() if line.startswith("motionkit:")]
+        assert code == 2 and len(lines) == 1 and said in lines[0], (wrong, err)
+        assert out == ""  # no file was checked

@@ -14,8 +14,8 @@ from .._version import __version__
 from ..errors import HINTS_ENV, MotionkitError, MotionkitWarning
 
 #: Command modules; each defines a click command called ``command``.
-COMMANDS = ("info", "validate", "check", "convert", "resample", "fk", "retarget", "eval", "plot",
-            "view", "batch", "catalog", "pack", "formats")
+COMMANDS = ("info", "validate", "check", "fix", "convert", "resample", "fk", "retarget", "eval",
+            "plot", "view", "batch", "catalog", "pack", "formats")
 
 EPILOG = """\b
 Examples:
@@ -24,6 +24,7 @@ Examples:
   motionkit info --json walk.seq
   motionkit validate motions/*.seq
   motionkit check walk.pkl --character humanoid.xml
+  motionkit fix walk.pkl walk_fixed.pkl --character humanoid.xml
   motionkit convert walk.seq walk_v4.seq -O version=4
   motionkit resample stamped.seq uniform.seq --rate 100 --method linear
   motionkit info robot.skel

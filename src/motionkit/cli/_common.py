@@ -61,6 +61,23 @@ def refuse_source_as_output(out: str, *inputs: str | None, replaceable: str | No
                                   f"write elsewhere{how}")
 
 
+def written_line(target: str) -> Callable[[], str]:
+    """Called before writing ``target``: the line to print after it, ``wrote X``,
+    ``replaced X``, or, where ``target`` was a link (replaced by the file, never written
+    through), ``replaced the link X (the link's target Y unchanged)``."""
+    import os
+
+    existed = os.path.lexists(target)
+    link = os.readlink(target) if os.path.islink(target) else None
+
+    def line() -> str:
+        kept = f" (the link's target {clean(link)} unchanged)" if link is not None else ""
+        done = "replaced the link" if link is not None else "replaced" if existed else "wrote"
+        return f"{done} {clean(target)}{kept}"
+
+    return line
+
+
 def _file_of(source: str) -> str | None:
     """The file an input names: itself, or the part before ``:`` of an address such as
     ``run.bag:/topic`` (None when neither exists)."""

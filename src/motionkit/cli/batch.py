@@ -1,5 +1,5 @@
-"""``motionkit batch``: convert, validate, describe, evaluate or retarget many files, on
-local processes, Dask or Ray (``dataset.engines``)."""
+"""``motionkit batch``: convert, validate, describe, evaluate, retarget, check or fix many
+files, on local processes, Dask or Ray (``dataset.engines``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..errors import MotionkitError
 from ..ops import METHODS
 from ..ops.sync import GAP_ACTIONS
 from ._common import parse_options, read_option
-from .eval import ALIGN, MATCH, RELATION
+from .eval import ALIGN, MATCH, RELATION, parse_offset
 from .retarget import plan_of, plan_options
 
 if TYPE_CHECKING:
@@ -189,7 +189,9 @@ Examples:
   motionkit batch info 'parc/**/*.pkl' --out info --scheduler tcp://head:8786
   motionkit batch validate data/ --out report --engine ray --address auto
   motionkit batch eval 'runs/**/*.tum' --ref 'gt/{name}' --out results --align se3
-  motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out g1 --to gmr""")
+  motionkit batch retarget 'mocap/**/*.bvh' --robot g1.xml --map bvh_to_g1.json --out g1 --to gmr
+  motionkit batch check g1/ --out checked --model g1.xml
+  motionkit batch fix g1/ --out fixed --model g1.xml""")
 def command() -> None:
     """Work on many files at once: on local processes, Dask or Ray (--engine), started here
     or joined with --scheduler.
@@ -212,16 +214,18 @@ Examples:
 @_shared
 @click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
 @click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
-@click.option("--rate", type=float, help="Resample every track to this rate (Hz).")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True),
+              help="Resample every track to this rate (Hz).")
 @click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
               help="Interpolation when resampling.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
               help="Body model (.body, .skel, MJCF): derive link poses the target needs.")
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="A writer option (or a reader's, where only it takes the key), as convert.")
-@click.option("--fps", type=float, help="Put every track on one clock at this rate first, as "
-                                        "convert --fps (motionkit.ops.sync).")
-@click.option("--tolerance", type=float, metavar="SECONDS",
+@click.option("--fps", type=click.FloatRange(min=0, min_open=True),
+              help="Put every track on one clock at this rate first, as convert --fps "
+                   "(motionkit.ops.sync).")
+@click.option("--tolerance", type=click.FloatRange(min=0), metavar="SECONDS",
               help="With --fps: how far a sample used may lie from a frame.")
 @click.option("--on-gap", type=click.Choice(GAP_ACTIONS), default="fail", show_default=True,
               help="With --fps: a frame in a topic's gap fails the file, or is dropped.")
@@ -271,6 +275,41 @@ def check(model: str | None, preset: str, ground: str | None, feet: str | None,
         quality=_quality(preset, ground, feet, thresholds))
 
 
+@command.command("fix", epilog="""\b
+Examples:
+  motionkit batch fix 'runs/*.pkl' --out fixed --character humanoid.xml
+  motionkit batch fix g1/ --out fixed --model g1.xml --only lift,limits -j 2
+  motionkit batch fix g1/ --out fixed --model g1.xml --preset protomotions --to seq --lossy
+\b
+Each clip's fixed copy goes to --out (as motionkit fix writes it, the fixes in its
+quality_fixes metadata; a clip with nothing to fix is written as it is). catalog.parquet
+has fix.count, fix.made and fix.left, and the check of each copy (check.ok, ...).
+Exit 0 when every copy is written, 2 when a file fails.""")
+@_shared
+@click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
+              help="The model the motions are of (as fix --model).")
+@click.option("--only", metavar="FIX,FIX", help="Make only these fixes, as fix --only.")
+@click.option("--max-spike", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="The longest run of frames refilled as one spike, as fix --max-spike.")
+@_quality_options
+@click.option("--to", "to_format", metavar="FORMAT", help="Write this format (default: the input's).")
+@click.option("--lossy", is_flag=True, help="Drop what the target cannot hold (with a warning).")
+@click.option("-R", "--read-option", "read_options", multiple=True, metavar="KEY=VALUE",
+              help="A reader option, e.g. -R quat=wxyz.")
+def fix(model: str | None, only: str | None, max_spike: float | None, preset: str,
+        ground: str | None, feet: str | None, thresholds: tuple[str, ...],
+        to_format: str | None, lossy: bool, read_options: tuple[str, ...],
+        **shared: object) -> None:
+    """Write a fixed copy of every motion matched by PATTERNS into --out, as ``motionkit
+    fix``."""
+    from .fix import parse_fixes
+
+    run("fix", shared, model=str(Path(model).absolute()) if model else None,
+        fixes=parse_fixes(only), max_spike=max_spike, to_format=to_format, lossy=lossy,
+        read_options=parse_options(read_options),
+        quality=_quality(preset, ground, feet, thresholds))
+
+
 @command.command("validate", epilog="""\b
 Examples:
   motionkit batch validate data/ --out report
@@ -306,23 +345,30 @@ Examples:
 @click.option("--relation", type=RELATION, default="translation", show_default=True)
 @click.option("--match", type=MATCH, default="nearest", show_default=True,
               help="nearest stamp (as evo) or interpolate the estimate (as trajectopy).")
-@click.option("--max-diff", type=float, default=0.01, show_default=True, metavar="S",
-              help="Largest stamp difference of a nearest match.")
-@click.option("--max-gap", type=float, default=10.0, show_default=True, metavar="S",
+@click.option("--max-diff", type=click.FloatRange(min=0), default=0.01, show_default=True,
+              metavar="S", help="Largest stamp difference of a nearest match.")
+@click.option("--max-gap", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="S",
               help="Gaps longer than this are not bridged by interpolation.")
+@click.option("--offset", default="0", show_default=True, metavar="S|auto",
+              help="Seconds added to each estimate's stamps, or 'auto' to estimate them.")
+@click.option("--n-align", type=click.IntRange(min=1), metavar="N",
+              help="Fit the alignment on the first N pairs only.")
 @click.option("-R", "--ref-option", "ref_options", multiple=True, metavar="KEY=VALUE",
               help="Reader option for each reference, e.g. -R topic=groundtruth.")
 @click.option("-E", "--est-option", "est_options", multiple=True, metavar="KEY=VALUE",
               help="Reader option for each estimate, e.g. -E topic=ORB-SLAM.")
 def evaluate(reference: str, metric: str, alignment: str, relation: str, match: str,
-             max_diff: float, max_gap: float, ref_options: tuple[str, ...],
-             est_options: tuple[str, ...], **shared: object) -> None:
+             max_diff: float, max_gap: float, offset: str, n_align: int | None,
+             ref_options: tuple[str, ...], est_options: tuple[str, ...],
+             **shared: object) -> None:
     """Evaluate every estimate against its reference, with eval's options: FILE.json
     results and one table, results.parquet (``eval table``'s columns)."""
     run("eval", shared, reference=reference, metric=metric, align=alignment,
         ref_options=parse_options(ref_options), read_options=parse_options(est_options),
         metric_options={"relation": relation, "match": match, "max_diff": max_diff,
-                        "max_gap": max_gap})
+                        "max_gap": max_gap, "offset": parse_offset(offset),
+                        "n_align": n_align})
 
 
 @command.command("retarget", epilog="""\b

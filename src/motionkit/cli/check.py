@@ -27,7 +27,8 @@ Examples:
 \b
 Exit status: 0 when every file passes, 1 when a check fails, 2 on an error.
 With --fix, the fixed copy's check decides it (0 when the fixed copy passes,
-even if the original failed); both verdicts are printed.""")
+even if the original failed); both verdicts are printed. --fix writes the copy
+as `motionkit fix` does (every fix; see its --help for --only, --max-spike).""")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
 @click.option("--model", "--character", "model", type=click.Path(exists=True, dir_okay=False),
               help="The model (MJCF, URDF, .skel, .body, PARC character) the motions are of.")
@@ -62,6 +63,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     from ..formats import registry
     from ..kinematics.motion import model_skeleton
     from ..quality import check
+    from ..quality.options import check_options
 
     for out in (fix_out, contacts_out):
         if out is not None:
@@ -74,6 +76,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     options = parse_options(thresholds)
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
+    check_options(preset, ground, skeleton, feet_names, **options)  # one line, not per file
     reports, failed, errors = [], 0, 0
     for path in files:
         try:
@@ -93,7 +96,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
         if contacts_out is not None:
             _write_contacts(contacts_out, motion, report, lossy, as_json)
         if fix_out is not None:
-            again = _write_fixed(fix_out, motion, skeleton, lossy, as_json, ground=ground,
+            again = _write_fixed(fix_out, motion, skeleton, model, lossy, as_json, ground=ground,
                                  preset=preset, feet_names=feet_names, **options)
             reports.append(again)
             # the fixed copy decides the status: the original's failures are what --fix
@@ -134,20 +137,16 @@ def _write_contacts(target: str, motion: Motion, report: CheckReport, lossy: boo
         click.echo(f"  wrote {clean(target)} with the contact labels")
 
 
-def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, lossy: bool,
-                 quiet: bool, **settings: Any) -> CheckReport:
-    """--fix: the fixed motion written to ``target``, and its check (printed unless quiet)."""
-    from ..model.motion import Motion
-    from ..quality import check
-    from ..quality.fix import fix
+def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, model: str | None,
+                 lossy: bool, quiet: bool, **settings: Any) -> CheckReport:
+    """--fix: the fixed motion written to ``target`` (as ``motionkit fix`` writes it), and
+    its check (printed unless quiet)."""
+    from .fix import fix_lines
 
-    kept = {key: value for key, value in settings.items() if key != "feet_names"}
-    fixed = fix(motion, skeleton, **kept)
-    assert isinstance(fixed, Motion)
-    api.write(target, fixed, lossy=lossy)
-    again = check(fixed, skeleton, name=target, **settings)
+    fixed, again = api.write_fixed(target, motion, skeleton, model=model, lossy=lossy,
+                                   **settings)
     if not quiet:
-        for line in fixed.meta["quality_fixes"]:  # type: ignore[attr-defined]
-            click.echo(f"  fixed: {clean(line)}")
+        lines = fix_lines(fixed)
+        click.echo("\n".join(lines) if lines else "  fixed: nothing to fix")
         click.echo("\n".join(clean(line) for line in again.lines()))
     return again

@@ -9,7 +9,14 @@ from ..errors import ConversionError
 from ..formats import registry
 from ..ops import METHODS
 from . import _sync
-from ._common import busy, clean, parse_options, read_option, refuse_source_as_output
+from ._common import (
+    busy,
+    clean,
+    parse_options,
+    read_option,
+    refuse_source_as_output,
+    written_line,
+)
 
 
 @click.command(epilog="""\b
@@ -78,13 +85,9 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
         read_options: tuple[str, ...] = (), fps: float | None = None,
         synced_as: _sync.SyncOptions = _sync.NONE) -> None:
     """Do one conversion and report it in one line ("replaced" when TARGET existed)."""
-    import os
-
     refuse_source_as_output(target, source, character, model,
                             replaceable=source, in_place=in_place)
-    existed = os.path.lexists(target)
-    # a link is replaced by the file, never written through: say so, naming what it named
-    link = os.readlink(target) if os.path.islink(target) else None
+    said = written_line(target)  # a link is replaced by the file, never written through
     extra = parse_options(options)
     if character:
         extra["character"] = character
@@ -105,9 +108,7 @@ def run(source: str, target: str, from_format: str | None, to_format: str | None
     frames = getattr(motion, "frames", None)
     detail = f" ({frames} frames)" if frames is not None else ""
     chosen = "" if to_format else _chosen_writer(target, writer, reader)
-    kept = f" (the link's target {clean(link)} unchanged)" if link is not None else ""
-    done = "replaced the link" if link is not None else "replaced" if existed else "wrote"
-    click.echo(f"{done} {clean(target)}{kept}{chosen}{detail}")
+    click.echo(f"{said()}{chosen}{detail}")
 
 
 def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: float | None,

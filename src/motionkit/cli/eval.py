@@ -24,7 +24,8 @@ RELATION = click.Choice(["translation", "rotation_angle", "rotation", "full", "p
 ALIGN = click.Choice(["se3", "sim3", "posyaw", "scale", "translation", "none"])
 
 
-def _offset(value: str) -> Offset:
+def parse_offset(value: str) -> Offset:
+    """--offset: seconds, or 'auto' (estimated)."""
     if value == "auto":
         return "auto"
     try:
@@ -129,7 +130,7 @@ def ape(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
     with busy("evaluating"):
         result = run(reference, estimate, relation=cast("Relation", relation), unit=unit,
                      align=cast("Kind", alignment), n_align=n_align, origin=origin,
-                     match=cast("Method", match), max_diff=max_diff, offset=_offset(offset),
+                     match=cast("Method", match), max_diff=max_diff, offset=parse_offset(offset),
                      max_gap=max_gap)
     _finish(result, as_json, save, plot, (reference, estimate))
 
@@ -158,7 +159,7 @@ def rpe(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[str
                      relation=cast("Relation", relation),
                      error_unit=angle_unit, all_pairs=all_pairs, tolerance=tolerance,
                      align=cast("Kind", alignment), match=cast("Method", match), max_diff=max_diff,
-                     offset=_offset(offset), max_gap=max_gap)
+                     offset=parse_offset(offset), max_gap=max_gap)
     _finish(result, as_json, save, plot, (reference, estimate))
 
 
@@ -174,7 +175,7 @@ def kitti(ref: str, est: str, ref_options: tuple[str, ...], est_options: tuple[s
 
     reference, estimate = _read(ref, est, ref_options, est_options)
     with busy("evaluating"):
-        shift = _offset(offset)
+        shift = parse_offset(offset)
         if len(reference) != len(estimate) or match != "nearest" or shift != 0.0:
             if shift == "auto":
                 from ..evaluation import estimate_offset

@@ -1,4 +1,5 @@
-"""Batch jobs over many files: convert, validate, info, catalog, evaluate, retarget and check.
+"""Batch jobs over many files: convert, validate, info, catalog, evaluate, retarget, check
+and fix.
 
 Files are done by :func:`work` on the workers of an engine (``dataset.engines``: local
 processes, Dask or Ray), a chunk of files per task. It never raises for a bad file: it
@@ -47,10 +48,11 @@ if TYPE_CHECKING:
     from ..retarget.plan import Plan
 
 #: A verb's name: a key of :data:`VERBS` (convert, validate, info, catalog, eval, retarget,
-#: check).
+#: check, fix).
 Op = str
-#: "filtered": convert --where check.ok left a clip that fails a check unwritten
-Status = Literal["converted", "written", "skipped", "filtered", "ok", "failed"]
+#: "filtered": convert --where check.ok left a clip that fails a check unwritten; "fixed":
+#: fix made a fix ("written": it found nothing to fix and wrote the copy as it is)
+Status = Literal["converted", "written", "skipped", "filtered", "fixed", "ok", "failed"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,9 @@ class Job:
     quality: dict[str, object] = field(default_factory=dict)
     #: convert: "check.ok" writes only the clips that pass every check
     where: str | None = None
+    #: fix: the fixes to make (``quality.fix.FIXES``; empty: all) and the longest spike (s)
+    fixes: tuple[str, ...] = ()
+    max_spike: float | None = None
 
     def target(self, item: Item) -> Path | None:
         """Where ``item``'s output goes (None for jobs that write no per-file output)."""
@@ -309,14 +314,15 @@ def _convert(job: Job, read: Read) -> Status:
 def _check_convert(job: Job) -> None:
     from ..formats import registry
 
-    if job.to_format and not registry.by_name(job.to_format).can_write():
-        raise MotionkitError(f"format {job.to_format!r} cannot be written")
+    _check_writable(job)
     if job.fps is not None and job.rate is not None:
         raise ConversionError("--fps and --rate both set a rate: give one")
     if job.fps is None and (job.tolerance is not None or job.on_gap != "fail"):
         raise ConversionError("--tolerance and --on-gap belong to --fps")
     if job.where not in (None, "check.ok"):
         raise MotionkitError(f"--where {job.where!r}: the one condition is check.ok")
+    if job.where is not None:
+        _check_quality(job)
     if job.into is not None:
         fmt = registry.by_name(job.to_format or "")
         if not hasattr(fmt.load(), "write_episodes"):
@@ -355,6 +361,56 @@ def _check_verb(job: Job, read: Read) -> Status:
     return "written"
 
 
+def _fix_verb(job: Job, read: Read) -> Status:
+    """The fixed copy written (``api.write_fixed``, as ``motionkit fix``); the check of
+    what it holds and the fixes made go into the file's catalog row."""
+    from ..api import write_fixed
+    from ..model import Motion
+
+    if not isinstance(read.obj, Motion):
+        raise MotionkitError(f"holds a {type(read.obj).__name__}, not a motion")
+    fixed, again = write_fixed(read.target, read.obj, _model_skeleton(job.model),
+                               model=job.model, fixes=tuple(job.fixes) or None,
+                               max_spike=job.max_spike, format=job.to_format, lossy=job.lossy,
+                               **_check_settings(job))
+    read.row.update(again.catalog_row())
+    read.row.update({"fix.count": len(fixed.fixes), "fix.made": list(fixed.fixes),
+                     "fix.left": list(fixed.left)})
+    return "fixed" if fixed.fixes else "written"
+
+
+def _check_fix(job: Job) -> None:
+    from ..quality.fix import SPIKE_TIME, check_fixes
+
+    check_fixes(tuple(job.fixes), SPIKE_TIME if job.max_spike is None else job.max_spike)
+    _check_writable(job)
+    _check_quality(job)
+
+
+def _check_writable(job: Job) -> None:
+    from ..formats import registry
+
+    if job.to_format and not registry.by_name(job.to_format).can_write():
+        raise MotionkitError(f"format {job.to_format!r} cannot be written")
+
+
+def _check_quality(job: Job) -> None:
+    """The check settings refused before any file is read (one line, naming the value):
+    the preset, every -T threshold, the ground, and the feet where the model names them."""
+    from ..quality.options import check_options
+
+    check_options(skeleton=_model_skeleton(job.model) if job.quality.get("feet_names") else None,
+                  **_check_settings(job))
+
+
+def _check_settings(job: Job) -> dict[str, Any]:
+    """``quality.check``'s keywords from the job (the feet as a tuple)."""
+    settings = {"preset": "default", "ground": None, **job.quality}
+    feet = settings.get("feet_names")
+    settings["feet_names"] = tuple(cast("list[str]", feet)) if feet else None
+    return settings
+
+
 def _quality_report(job: Job, read: Read) -> CheckReport:
     """``quality.check`` of the file with the job's model and settings; its verdict and
     worst values go into the file's catalog row (``check.ok``, ``check.<name>``, …)."""
@@ -363,11 +419,8 @@ def _quality_report(job: Job, read: Read) -> CheckReport:
 
     if not isinstance(read.obj, Motion):
         raise MotionkitError(f"holds a {type(read.obj).__name__}, not a motion")
-    settings = dict(job.quality)
-    feet = settings.pop("feet_names", None)
     report = check(read.obj, _model_skeleton(job.model), name=str(read.item.source),
-                   feet_names=tuple(cast("list[str]", feet)) if feet else None,
-                   **cast("dict[str, Any]", settings))
+                   **_check_settings(job))
     read.row.update(report.catalog_row())
     return report
 
@@ -396,7 +449,8 @@ VERBS.update(
     eval=Verb("json", _eval, _check_eval),
     validate=Verb(None),
     catalog=Verb(None),
-    check=Verb("json", _check_verb),
+    check=Verb("json", _check_verb, _check_quality),
+    fix=Verb("motion", _fix_verb, _check_fix),
 )
 
 
@@ -505,6 +559,7 @@ def run_batch(job: Job | Op, items: list[Item], workers: int = 1, scheduler: str
     verb = VERBS.get(job.op)
     if verb is None:
         raise MotionkitError(f"no batch verb {job.op!r}; one of {', '.join(sorted(VERBS))}")
+    _check_job(job)
     if verb.check is not None:
         verb.check(job)
     if not items:
@@ -568,6 +623,22 @@ def _join_episodes(job: Job, outcomes: list[Outcome]) -> None:
     kept = {key: value for key, value in writing.items() if key not in ("state", "action")}
     fmt.load().write_episodes(job.into, episodes, lossy=job.lossy, **kept)
     shutil.rmtree(job.out / EPISODES, ignore_errors=True)
+
+
+def _check_job(job: Job) -> None:
+    """What every verb's job may get wrong, refused before any file is read (one line,
+    not one failure per file): a --from or --to that names no format, a rate that is not
+    a positive number of Hz."""
+    import math
+
+    from ..formats import registry
+
+    for name in (job.from_format, job.to_format):
+        if name:
+            registry.by_name(name)
+    for option, rate in (("--rate", job.rate), ("--fps", job.fps)):
+        if rate is not None and not (math.isfinite(rate) and rate > 0):
+            raise ConversionError(f"{option} {rate!r}: expected a rate > 0 (Hz)")
 
 
 def _refuse_shared_targets(job: Job, items: list[Item]) -> None:

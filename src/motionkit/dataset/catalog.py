@@ -126,19 +126,27 @@ def skeleton_name(obj: Loaded) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _check_columns(rows: list[Row]) -> dict[str, type[pl.DataType]]:
-    """The ``check.*`` columns batch check adds (``CheckReport.catalog_row``), typed by
-    their values: pass flags boolean, the verdict and preset text, measured values float."""
+#: The prefixes of the columns a verb adds to a row: batch check's verdict and values
+#: (``CheckReport.catalog_row``), batch fix's fixes.
+ADDED = ("check.", "fix.")
+
+
+def _check_columns(rows: list[Row]) -> dict[str, pl.DataType | type[pl.DataType]]:
+    """The columns batch check and fix add (:data:`ADDED`), typed by their values: flags
+    boolean, the verdict and preset text, counts integer, lists of text, measured values
+    float."""
     import polars as pl
 
-    found: dict[str, type[pl.DataType]] = {}
+    found: dict[str, pl.DataType | type[pl.DataType]] = {}
     for row in rows:
         for key, value in row.items():
-            if key.startswith("check.") and key not in found and value is not None:
+            if key.startswith(ADDED) and key not in found and value is not None:
                 found[key] = (pl.Boolean if isinstance(value, bool) else
-                              pl.Utf8 if isinstance(value, str) else pl.Float64)
+                              pl.Utf8 if isinstance(value, str) else
+                              pl.Int64 if isinstance(value, int) else
+                              pl.List(pl.Utf8) if isinstance(value, list) else pl.Float64)
     for row in rows:
-        for key in [key for key in row if key.startswith("check.") and key not in found]:
+        for key in [key for key in row if key.startswith(ADDED) and key not in found]:
             found[key] = pl.Float64  # a value no row measured (None everywhere)
     return dict(sorted(found.items()))
 
@@ -151,7 +159,7 @@ def write_catalog(rows: list[Row], path: str | os.PathLike[str]) -> Path:
         "str": pl.Utf8, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean,
         "list[str]": pl.List(pl.Utf8), "list[list[int]]": pl.List(pl.List(pl.Int64))}
     schema = {name: types[kind] for name, kind in COLUMNS.items()}
-    flat = [{key: value for key, value in each.items() if key in COLUMNS or key.startswith("check.")}
+    flat = [{key: value for key, value in each.items() if key in COLUMNS or key.startswith(ADDED)}
             for row in rows for each in (row.get(EPISODE_ROWS) or [row])]  # type: ignore[attr-defined]
     schema.update(_check_columns(flat))
     frame = pl.DataFrame(sorted(flat, key=lambda r: (str(r["path"]), r["episode"] or 0)),

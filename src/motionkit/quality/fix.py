@@ -1,9 +1,13 @@
-"""Safe fixes of what ``check`` finds, only when asked (``motionkit check --fix``).
+"""Safe fixes of what ``check`` finds, only when asked (``motionkit fix``, ``check --fix``).
 
-- **spikes**: the frames out of line with both neighbours (:func:`spike_frames`: the
-  frame pairs on both sides of it jump in body or joint speed) are dropped and filled
-  again from their neighbours (``ops.resample.sample``: linear, slerp for rotations), so
-  the timeline stays as it was and no gap appears;
+- **spikes**: runs of at most ``max_spike`` seconds of frames out of line (the frame pair
+  before the run and the one closing it jump in body or joint speed, while the frame
+  before and the frame after the run are consistent with each other: a straight bridge
+  between them over the run's time stays under the preset's speed thresholds) are
+  dropped and filled again from those two frames (``ops.resample.sample``: linear, slerp
+  for rotations), so the timeline stays as it was and no gap appears. A jump that does
+  not come back within that time is a step: left alone, and said so; so is a clip in
+  which most frame pairs jump (:data:`MOST_JUMPS`: it is fast, not spiky);
 - **limits**: joint values are clipped into the model's ranges (a character's
   ``joint_rotations`` are made again from the clipped values);
 - **lift**: the whole clip is moved up or down so that its lowest shape point over the
@@ -11,18 +15,21 @@
   under ``protomotions`` the flat plane its rules use, measured on the shapes (not its
   body origins, which stand above the soles).
 
-Every fix applied is listed in ``meta["quality_fixes"]`` of the motion returned, which the
-writer then holds or refuses under the loss rule like any other metadata.
+Every fix made is listed in ``meta["quality_fixes"]`` of the motion returned (after the
+fixes an input already listed), which the writer then holds or refuses under the loss
+rule like any other metadata; what was found and left alone is only reported
+(:attr:`Fixed.left`), since it changed nothing in the file.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ConversionError
+from ..errors import ConversionError, choices
 from ..kinematics.motion import coordinates
 from ..model.character import Character
 from ..model.motion import Motion
@@ -33,58 +40,183 @@ from ..ops.resample import sample
 from .check import GroundSpec, check, model_of, protomotions_ground
 from .presets import Preset
 from .presets import preset as find_preset
-from .report import CheckReport
 
 FIXES = ("spikes", "limits", "lift")
 #: A lift smaller than this (m) is not made.
 LIFT_TOLERANCE = 1e-4
+#: The longest run of frames refilled as one spike (s): a quick glitch of a capture or a
+#: solver, not a move; at least one frame at any rate.
+SPIKE_TIME = 0.1
+#: The checks whose jumps make spikes.
+SPEED_CHECKS = ("body_speed", "joint_speed")
+#: A clip in which more than this share of frame pairs jump is fast for the thresholds
+#: throughout, not spiky: refilling would rewrite most of it, so nothing is refilled.
+MOST_JUMPS = 0.5
+
+
+@dataclass
+class Fixed:
+    """What :func:`apply_fixes` gives: the fixed motion, one line per fix made (also in
+    its ``meta["quality_fixes"]``), and one line per thing found but left alone."""
+
+    motion: Motion
+    fixes: list[str]
+    left: list[str]
 
 
 def fix(motion: Motion, skeleton: Skeleton | Character | None = None, *,
         ground: GroundSpec = None, preset: str | Preset = "default",
-        fixes: tuple[str, ...] = FIXES, **thresholds: float | int | None) -> Motion:
+        fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
+        **thresholds: float | int | None) -> Motion:
     """A copy of ``motion`` with the ``fixes`` applied (see the module's docstring), in
     the order spikes, limits, lift; ``meta["quality_fixes"]`` lists each."""
-    unknown = [name for name in fixes if name not in FIXES]
-    if unknown:
-        raise ConversionError(f"unknown fix {unknown[0]!r} (fixes: {', '.join(FIXES)})")
+    return apply_fixes(motion, skeleton, ground=ground, preset=preset, fixes=fixes,
+                       max_spike=max_spike, **thresholds).motion
+
+
+def check_fixes(fixes: tuple[str, ...], max_spike: float = SPIKE_TIME) -> None:
+    """A ConversionError naming the first of ``fixes`` that is not one of :data:`FIXES`, or
+    a ``max_spike`` that is not a time >= 0 (so a command refuses them before reading)."""
+    for name in fixes:
+        if name not in FIXES:
+            raise ConversionError(f"unknown fix {name!r} ({choices(name, FIXES, 'fixes')})")
+    if not (isinstance(max_spike, int | float) and np.isfinite(max_spike) and max_spike >= 0):
+        raise ConversionError(f"the longest spike must be a time >= 0 (s), not {max_spike!r}")
+
+
+def apply_fixes(motion: Motion, skeleton: Skeleton | Character | None = None, *,
+                ground: GroundSpec = None, preset: str | Preset = "default",
+                fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
+                **thresholds: float | int | None) -> Fixed:
+    """:func:`fix`, with the lines of what was done and of what was left alone."""
+    check_fixes(fixes, max_spike)
     model = model_of(motion, skeleton)
     out = Motion(dict(motion.tracks), motion.skeleton, motion.terrain, dict(motion.meta))
-    done: list[str] = list(_listed(motion.meta.get("quality_fixes")))
-
+    done: list[str] = []
+    left: list[str] = []
     chosen = find_preset(preset).with_options(**thresholds)
-
-    def report() -> CheckReport:
-        return check(out, model, ground=ground, preset=chosen)
-
     if "spikes" in fixes:
-        first = report()
-        jumps = np.zeros(max(first.frames - 1, 0), dtype=bool)
-        for name in ("body_speed", "joint_speed"):
-            result = first.result(name) if name in {r.name for r in first.results} else None
-            if result is not None and result.failing is not None and not result.passed:
-                jumps |= result.failing[1:]  # frame t + 1 holds the pair (t, t + 1)
-        spiky = spike_frames(jumps)
-        if spiky.any():
-            _refill(out, spiky)
-            frames = np.flatnonzero(spiky).tolist()
-            done.append(f"spikes: dropped frames {frames} and filled them from their "
-                        "neighbours (linear, slerp)")
-        left = jumps & ~(spiky[:-1] | spiky[1:])
-        if left.any():
-            done.append(f"spikes: the jumps after frames {np.flatnonzero(left).tolist()} "
-                        "leave no one frame out of line (a step, or a spike of several "
-                        "frames): not refilled")
+        _spikes(out, model, ground, chosen, max_spike, done, left)
     if "limits" in fixes:
         clipped = _clip_limits(out, model)
-        if clipped:
+        if clipped.startswith("limits: not clipped"):
+            left.append(clipped)
+        elif clipped:
             done.append(clipped)
     if "lift" in fixes:
         lift = _lift(out, model, ground, chosen)
         if lift:
             done.append(lift)
-    out.meta["quality_fixes"] = done
-    return out
+    before = _listed(motion.meta.get("quality_fixes"))
+    if before or done:
+        out.meta["quality_fixes"] = before + done
+    return Fixed(out, done, left)
+
+
+def _spikes(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset,
+            max_spike: float, done: list[str], left: list[str]) -> None:
+    """Refill the spikes of ``motion`` in place; the lines of what was done and left."""
+    speeds = tuple(name for name in SPEED_CHECKS if name in chosen.checks)
+    if not speeds:
+        return
+    measure = replace(chosen, checks=speeds)
+    first = check(motion, model, ground=ground, preset=measure)
+    jumps = np.zeros(max(first.frames - 1, 0), dtype=bool)
+    for result in first.results:
+        if result.failing is not None and not result.passed:
+            jumps |= result.failing[1:]  # frame t + 1 holds the pair (t, t + 1)
+    if not jumps.any():
+        return
+    if jumps.mean() > MOST_JUMPS:
+        left.append(f"spikes: {int(jumps.sum())} of {len(jumps)} frame pairs jump (more than "
+                    f"{MOST_JUMPS:g} of them): the clip is faster than the thresholds "
+                    "throughout, not spiky; not refilled")
+        return
+    longest = max(1, int(np.floor(max_spike * first.fps + 1e-9)))
+    limit = f"{longest} frame(s) ({max_spike:g} s at {first.fps:g} fps)"
+
+    def bridges(before: int, after: int) -> bool:
+        return _bridges(motion, model, ground, measure, before, after)
+
+    runs, steps = spike_runs(jumps, longest, bridges)
+    if runs:
+        drop = np.zeros(first.frames, dtype=bool)
+        for start, stop in runs:
+            drop[start:stop] = True
+        _refill(motion, drop)
+        frames = np.flatnonzero(drop).tolist()
+        done.append(f"spikes: dropped frames {frames} and filled them from their neighbours "
+                    f"(linear, slerp; runs of at most {limit} between consistent frames)")
+    if steps:
+        left.append(f"spikes: the jumps after frames {steps} do not come back within {limit} "
+                    "to a frame consistent with the one before (a step, or a longer run): "
+                    "not refilled")
+
+
+def spike_runs(jumps: NDArray[np.bool_], longest: int, bridges: Callable[[int, int], bool],
+               ) -> tuple[list[tuple[int, int]], list[int]]:
+    """The runs of frames ``[start, stop)`` out of line, from which frame pairs ``(t, t +
+    1)`` jump: a run opens after a jumping pair and closes with the nearest jumping pair at
+    most ``longest`` frames on for which ``bridges(start - 1, stop)`` (the frames on either
+    side are consistent with each other); an end frame whose one pair jumps, and its
+    neighbour's next pair does not, is a run of one (a one-sided jump at the clip's
+    ends). Also the pairs whose jump opens no run (a step). A frame between good pairs
+    outside every run is never in one, so a refill rewrites no clean frame."""
+    pairs = np.flatnonzero(jumps).tolist()
+    frames = len(jumps) + 1
+    runs: list[tuple[int, int]] = []
+    steps: list[int] = []
+    if frames < 3:
+        return runs, pairs
+    k = 0
+    while k < len(pairs):
+        opening = pairs[k]
+        closing = None
+        for m in range(k + 1, len(pairs)):
+            if pairs[m] - opening > longest:
+                break
+            if bridges(opening, pairs[m] + 1):
+                closing = m
+                break
+        if closing is not None:
+            runs.append((opening + 1, pairs[closing] + 1))
+            k = closing + 1
+            continue
+        if opening == 0 and not jumps[1]:
+            runs.append((0, 1))
+        elif opening == frames - 2 and not jumps[-2]:
+            runs.append((frames - 1, frames))
+        else:
+            steps.append(opening)
+        k += 1
+    return runs, steps
+
+
+def _bridges(motion: Motion, model: Skeleton, ground: GroundSpec, measure: Preset,
+             before: int, after: int) -> bool:
+    """Whether frames ``before`` and ``after`` are consistent: the frames between them
+    filled from those two pass the speed checks."""
+    window = _window(motion, before, after + 1)
+    drop = np.ones(after + 1 - before, dtype=bool)
+    drop[[0, -1]] = False
+    _refill(window, drop)
+    return check(window, model, ground=ground, preset=measure).passed
+
+
+def _window(motion: Motion, start: int, stop: int) -> Motion:
+    """Frames ``[start, stop)`` of the tracks on the motion's frames (their timeline's
+    rate kept: ProtoMotions' speeds use it)."""
+    frames = motion.frames
+    tracks = {}
+    for name, track in motion.tracks.items():
+        if track.frames != frames:
+            continue
+        line = track.timeline
+        part = (Timeline.uniform(line.rate, stop - start, float(track.times[start]))
+                if line.is_uniform and line.rate else
+                Timeline.stamped(track.times[start:stop], rate=line.rate))
+        tracks[name] = track.with_data(np.asarray(track.data)[start:stop], part)
+    return Motion(tracks, motion.skeleton, motion.terrain, dict(motion.meta))
 
 
 def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -> str:
@@ -110,21 +242,6 @@ def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -
         "body origin (the model has no shapes)"
     return (f"lift: root moved {-lowest:+.6f} m in z so that the lowest {points} over the "
             f"clip touches the ground ({measured.ground['source']})")
-
-
-def spike_frames(jumps: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """The frames out of line, from which frame pairs ``(t, t + 1)`` jump: a frame whose
-    pairs on both sides jump; an end frame whose one pair jumps and its neighbour's next
-    pair does not (a one-sided jump at the clip's ends). A frame between two good pairs
-    is never one, so a refill rewrites no clean frame."""
-    frames = len(jumps) + 1
-    out = np.zeros(frames, dtype=bool)
-    if frames < 3:
-        return out
-    out[1:-1] = jumps[:-1] & jumps[1:]
-    out[0] = jumps[0] and not jumps[1]
-    out[-1] = jumps[-1] and not jumps[-2]
-    return out
 
 
 def _listed(value: object) -> list[str]:

@@ -9,6 +9,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
+#: The agreement a report gives when the file holds no contacts to compare the labels with
+#: (none, or not one column per body: a note says which), so that it says so.
+NO_FILE_CONTACTS: dict[str, object] = {
+    "agreement": None, "compared": 0,
+    "note": "the file holds no contacts of these bodies: no agreement to report"}
 
 
 @dataclass
@@ -106,8 +111,8 @@ class CheckReport:
             out["contact_frames"] = dict(zip(self.body_names,
                                              (int(n) for n in self.contacts.sum(axis=0)),
                                              strict=True))
-        if self.contact_agreement is not None:
-            out["contact_agreement"] = self.contact_agreement
+        if self.contacts is not None:
+            out["contact_agreement"] = self.contact_agreement or NO_FILE_CONTACTS
         if self.notes:
             out["notes"] = self.notes
         return _strict(out)
@@ -126,6 +131,8 @@ class CheckReport:
             agreement = self.contact_agreement
             out.append(f"  contacts: agree with the file's on {_text(agreement['agreement'])} "
                        f"of {agreement['compared']} (frame, body) labels")
+        elif self.contacts is not None:
+            out.append(f"  contacts: {NO_FILE_CONTACTS['note']}")
         out += [f"  note: {note}" for note in self.notes]
         return out
 
