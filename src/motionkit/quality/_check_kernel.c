@@ -57,11 +57,11 @@ typedef struct {
 } Ground;
 
 /* The ground under world (x, y): the nearest cell, clamped to the grid (round half to
- * even, as np.round); NaN under a point that is not a number. */
+ * even, as np.round); NaN under a point whose x or y is not a finite number. */
 static inline double under(const Ground *g, double x, double y) {
     if (g->hf == NULL) return g->height;
+    if (!isfinite(x) || !isfinite(y)) return NAN;
     double u = nearbyint((x - g->ox) / g->dx), v = nearbyint((y - g->oy) / g->dy);
-    if (u != u || v != v) return NAN;
     u = u < 0 ? 0 : (u > (double)(g->nx - 1) ? (double)(g->nx - 1) : u);
     v = v < 0 ? 0 : (v > (double)(g->ny - 1) ? (double)(g->ny - 1) : v);
     return g->height + g->hf[(Py_ssize_t)u * g->ny + (Py_ssize_t)v];
@@ -541,7 +541,7 @@ static PyObject *gaps(PyObject *self, PyObject *args) {
         return NULL;
     if (frames < 0 || g.bodies < 0 || g.shapes < 0 || g.pairs < 0 || g.first < 0 || g.stride < 1 ||
         g.count < 0 || g.bodies > MAX_SIZE || g.shapes > MAX_SIZE || g.pairs > MAX_SIZE ||
-        frames > ((Py_ssize_t)1 << 62) / (7 * g.bodies + 8) || g.stride > frames + 1 ||
+        frames > ((Py_ssize_t)1 << 62) / (7 * g.bodies + 8) ||
         (g.count > 0 && (g.first >= frames || (g.count - 1) > (frames - 1 - g.first) / g.stride))) {
         PyErr_SetString(PyExc_ValueError, "bad sizes or frames");
         return NULL;

@@ -46,7 +46,7 @@ class Ground:
 
     def under(self, xy: ArrayLike) -> Array:
         """The ground height under world points ``(..., 2)`` (or ``(..., 3)``); under a
-        point whose x or y is not a number, not a number (no cell is nearest to it)."""
+        point whose x or y is not a finite number, not a number (no cell is nearest)."""
         points = np.asarray(xy, dtype=np.float64)
         if self.terrain is None:
             return np.full(points.shape[:-1], self.height)
