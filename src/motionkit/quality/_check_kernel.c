@@ -26,6 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* On x86-64 Linux with GCC, the passes are also built for x86-64-v3 (AVX2; rounding to
+ * an integer in one instruction), taken at load time where the CPU has it; without
+ * fused multiply-adds either way (-ffp-contract=off), so the results do not change. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+#define CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define CLONES
+#endif
+
 /* A shape's int row. */
 enum { S_BODY, S_KIND, SHAPE_INTS = 2 };
 /* What a shape is: a ball around a point, around a segment (capsule), a cylinder (taken as
@@ -152,30 +161,99 @@ typedef struct {
     const double *steps;  /* (frames - 1) seconds */
     int largest;          /* speeds as the largest |component| (ProtoMotions), else norms */
     double fps, contact_speed, contact_height;
+    double squares[3];    /* (fps / h)^2 for h = 1, 2, 3 */
+    double slow_low, slow_high; /* least squared speeds clearly below, above the contact
+                                   speed squared (between them, sqrt decides) */
     double *lowest, *origin_low, *body, *joint; /* (frames), (frames), (frames - 1) x 2 */
     unsigned char *contacts;                    /* (frames, bodies) */
     double *m;            /* (bodies, 9) scratch */
     double *local;        /* (2, bodies, 4) scratch: rotations in the parent, two frames */
 } Pass;
 
-/* ProtoMotions' contact speed of body b at frame f: the least norm of the forward
- * differences over 1..3 frames (the last h frames take the last one), its label. */
-static inline unsigned char contact(const Pass *p, Py_ssize_t f, Py_ssize_t b) {
-    Py_ssize_t frames = p->frames, bodies = p->bodies;
-    double least = INFINITY;
-    for (Py_ssize_t h = 1; h <= 3; h++) {
-        if (frames <= h) break;
-        Py_ssize_t g = f < frames - h ? f : frames - h - 1;
-        const double *a = p->poses + (g * bodies + b) * 7, *c = p->poses + ((g + h) * bodies + b) * 7;
-        double dx = c[0] - a[0], dy = c[1] - a[1], dz = c[2] - a[2];
-        double k = p->fps / (double)h;
-        least = nmin(least, (dx * dx + dy * dy + dz * dz) * (k * k));
-    }
-    const double *at = p->poses + (f * bodies + b) * 7;
-    double height = at[2] - under(&p->ground, at[0], at[1]);
-    return sqrt(least) < p->contact_speed && height < p->contact_height;
+static inline unsigned char labelled(const Pass *p, double least, const double *at) {
+    if (!(least < p->slow_high)) return 0; /* NaN too */
+    if (!(least < p->slow_low) && !(sqrt(least) < p->contact_speed)) return 0;
+    return at[2] - under(&p->ground, at[0], at[1]) < p->contact_height;
 }
 
+static inline double moved(const double *a, const double *c) {
+    double dx = c[0] - a[0], dy = c[1] - a[1], dz = c[2] - a[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* ProtoMotions' contact labels of every body on frame f: the least norm of the forward
+ * differences over 1..3 frames (the last h frames take the last one) below the contact
+ * speed, and the origin below the contact height above the ground. The norm is compared
+ * squared, and through its square root (as NumPy) only within a hair of the speed. */
+static inline void contacts(const Pass *p, Py_ssize_t f) {
+    Py_ssize_t frames = p->frames, bodies = p->bodies, row = bodies * 7;
+    const double *now = p->poses + f * row;
+    unsigned char *out = p->contacts + f * bodies;
+    if (f + 3 < frames) { /* every horizon ahead of f */
+        for (Py_ssize_t b = 0; b < bodies; b++) {
+            const double *a = now + 7 * b;
+            double least = moved(a, a + row) * p->squares[0];
+            least = nmin(least, moved(a, a + 2 * row) * p->squares[1]);
+            least = nmin(least, moved(a, a + 3 * row) * p->squares[2]);
+            out[b] = labelled(p, least, a);
+        }
+        return;
+    }
+    for (Py_ssize_t b = 0; b < bodies; b++) {
+        double least = INFINITY;
+        for (Py_ssize_t h = 1; h <= 3; h++) {
+            if (frames <= h) break;
+            Py_ssize_t g = f < frames - h ? f : frames - h - 1;
+            const double *a = p->poses + (g * bodies + b) * 7;
+            least = nmin(least, moved(a, a + h * row) * p->squares[h - 1]);
+        }
+        out[b] = labelled(p, least, now + 7 * b);
+    }
+}
+
+/* The angular speed of each joint between two frames (its rotation in its parent, `before`
+ * and `local`), the fastest: its norm, or ProtoMotions' largest |component|. The norm of
+ * exp_map(turn) / dt is the turn's angle / dt, which grows with |xyz| / |w| (w >= 0): the
+ * fastest joint is found on that ratio (squared, crosswise: no root, no atan2), then its
+ * rate is made as quaternion.to_exp_map makes it. */
+static inline double turning(const Pass *p, const double *before, const double *local, double dt) {
+    double best_s = 0.0, best_w = 1.0, largest = 0.0, turn[4], best[4] = {0.0, 0.0, 0.0, 1.0};
+    int broken = 0;
+    for (Py_ssize_t b = 0; b < p->bodies; b++) {
+        if (p->parents[b] < 0) continue;
+        double inverse[4];
+        conjugate(before + 4 * b, inverse);
+        multiply(inverse, local + 4 * b, turn);
+        if (p->largest) {
+            /* its largest |component| is at most 2 max|xyz| min(1/w, pi/2 / |xyz|) / dt
+             * (atan2(s, w) <= min(s/w, pi/2)): a joint that cannot be the fastest is
+             * passed over without its atan2 */
+            double ax = fabs(turn[0]), ay = fabs(turn[1]), az = fabs(turn[2]);
+            double top = ax > ay ? ax : ay;
+            top = top > az ? top : az;
+            double bound = 2.0 * top * fmin(1.0 / fabs(turn[3]),
+                                            1.5707963267948966 / sqrt(ax * ax + ay * ay + az * az)) / dt;
+            if (dt > 0 && bound * (1.0 + 1e-9) < largest) continue; /* NaN: never passed over */
+            double v[3];
+            rate(turn, dt, v);
+            largest = nmax(largest, nmax(nmax(fabs(v[0]), fabs(v[1])), fabs(v[2])));
+            continue;
+        }
+        double s = turn[0] * turn[0] + turn[1] * turn[1] + turn[2] * turn[2], w = turn[3] * turn[3];
+        if (s != s || w != w) broken = 1;
+        if (s * best_w > best_s * w) {
+            best_s = s; best_w = w;
+            memcpy(best, turn, sizeof best);
+        }
+    }
+    if (p->largest) return largest;
+    if (broken) return NAN;
+    double v[3];
+    rate(best, dt, v);
+    return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+CLONES
 static void run_pass(Pass *p) {
     Py_ssize_t bodies = p->bodies;
     int all = p->ground.hf != NULL;
@@ -208,28 +286,17 @@ static void run_pass(Pass *p) {
         }
         if (f > 0 && (p->body || p->joint)) {
             const double *last = now - bodies * 7;
-            double dt = p->steps[f - 1], inv = 1.0 / dt, fastest = 0.0, turning = 0.0;
+            double dt = p->steps[f - 1], inv = 1.0 / dt, fastest = 0.0;
             for (Py_ssize_t b = 0; b < bodies && p->body; b++) {
                 double v[3];
                 for (int i = 0; i < 3; i++) v[i] = (now[7 * b + i] - last[7 * b + i]) * inv;
                 fastest = nmax(fastest, p->largest ? nmax(nmax(fabs(v[0]), fabs(v[1])), fabs(v[2]))
                                                    : v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
             }
-            for (Py_ssize_t b = 0; b < bodies && p->joint; b++) {
-                if (p->parents[b] < 0) continue;
-                double inverse[4], turn[4], v[3];
-                conjugate(before + 4 * b, inverse);
-                multiply(inverse, local + 4 * b, turn);
-                rate(turn, dt, v);
-                double s = p->largest ? nmax(nmax(fabs(v[0]), fabs(v[1])), fabs(v[2]))
-                                      : sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-                turning = nmax(turning, s);
-            }
             if (p->body) p->body[f - 1] = p->largest ? fastest : sqrt(fastest);
-            if (p->joint) p->joint[f - 1] = turning;
+            if (p->joint) p->joint[f - 1] = turning(p, before, local, dt);
         }
-        if (p->contacts)
-            for (Py_ssize_t b = 0; b < bodies; b++) p->contacts[f * bodies + b] = contact(p, f, b);
+        if (p->contacts) contacts(p, f);
     }
 }
 
@@ -400,6 +467,7 @@ static double pair_gap(const Gaps *g, Py_ssize_t k) {
     return segment_box(second->p, second->q, first, dfirst + S_SIZE) - dsecond[S_RADIUS];
 }
 
+CLONES
 static void run_gaps(Gaps *g) {
     for (Py_ssize_t n = 0; n < g->count; n++) {
         Py_ssize_t f = g->first + n * g->stride;
@@ -512,6 +580,13 @@ static PyObject *frames(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "bad parent of body %zd", b);
             ok = 0;
         }
+    for (int h = 1; h <= 3; h++) {
+        double k = p.fps / (double)h;
+        p.squares[h - 1] = k * k;
+    }
+    /* sqrt is correctly rounded: a square this far from the speed's is on its side */
+    p.slow_low = p.contact_speed * p.contact_speed * (1.0 - 1e-12);
+    p.slow_high = p.contact_speed * p.contact_speed * (1.0 + 1e-12);
     if (ok && frames > 0 && bodies > 0) {
         p.m = malloc((size_t)bodies * (9 + 8) * sizeof(double));
         if (p.m == NULL) {
