@@ -300,6 +300,54 @@ static void run_pass(Pass *p) {
     }
 }
 
+/* ---- foot skating ---- */
+
+typedef struct {
+    const double *poses;
+    Py_ssize_t frames, bodies, foot, points;
+    const double *local;  /* (points, 3) sole points in the foot's frame */
+    const double *radii;  /* (points) */
+    Ground ground;
+    double height;        /* planted: every sole point within this of the ground */
+    unsigned char *planted, *broken; /* (frames) */
+    double *step;         /* (frames - 1): how far the sole's middle moved in x, y */
+} Soles;
+
+/* Per frame whether the foot is planted (its highest sole point, less its radius, above
+ * the ground under it, within the height: NaN is not), whether a sole point is not a
+ * finite number, and between frames how far the mean of its sole points moved in x, y:
+ * check._foot_skating's NumPy statement. */
+CLONES
+static void run_soles(Soles *s) {
+    double last[2] = {0.0, 0.0};
+    for (Py_ssize_t f = 0; f < s->frames; f++) {
+        const double *pose = s->poses + (f * s->bodies + s->foot) * 7;
+        double m[9];
+        rows(pose + 3, 1, m);
+        double top = -INFINITY, sum[2] = {0.0, 0.0};
+        int finite = 1;
+        for (Py_ssize_t k = 0; k < s->points; k++) {
+            const double *l = s->local + 3 * k;
+            double w[3];
+            for (int i = 0; i < 3; i++)
+                w[i] = (m[3 * i] * l[0] + m[3 * i + 1] * l[1] + m[3 * i + 2] * l[2]) + pose[i];
+            finite &= isfinite(w[0]) && isfinite(w[1]) && isfinite(w[2]);
+            top = nmax(top, w[2] - s->radii[k] - under(&s->ground, w[0], w[1]));
+            sum[0] += w[0];
+            sum[1] += w[1];
+        }
+        s->planted[f] = top < s->height;
+        s->broken[f] = !finite;
+        double middle[2] = {sum[0] / (double)s->points, sum[1] / (double)s->points};
+        if (f > 0) {
+            double dx = middle[0] - last[0], dy = middle[1] - last[1];
+            s->step[f - 1] = sqrt(dx * dx + dy * dy);
+        }
+        last[0] = middle[0];
+        last[1] = middle[1];
+    }
+}
+
 /* ---- self-penetration ---- */
 
 typedef struct {
@@ -670,9 +718,67 @@ static PyObject *gaps(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *soles(PyObject *self, PyObject *args) {
+    PyObject *poses_o, *local_o, *radii_o, *hf_o, *planted_o, *step_o, *broken_o;
+    Soles s = {0};
+    if (!PyArg_ParseTuple(args, "OnnnOOndOnndddddOOO:soles", &poses_o, &s.frames, &s.bodies,
+                          &s.foot, &local_o, &radii_o, &s.points, &s.ground.height, &hf_o,
+                          &s.ground.nx, &s.ground.ny, &s.ground.ox, &s.ground.oy, &s.ground.dx,
+                          &s.ground.dy, &s.height, &planted_o, &step_o, &broken_o))
+        return NULL;
+    if (poses_o == Py_None || local_o == Py_None || radii_o == Py_None || planted_o == Py_None ||
+        step_o == Py_None || broken_o == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "every buffer but the heightfield is needed");
+        return NULL;
+    }
+    if (s.frames < 0 || s.bodies < 1 || s.foot < 0 || s.foot >= s.bodies || s.points < 1 ||
+        s.bodies > MAX_SIZE || s.points > MAX_SIZE ||
+        s.frames > ((Py_ssize_t)1 << 62) / (7 * s.bodies + 8)) {
+        PyErr_SetString(PyExc_ValueError, "bad sizes");
+        return NULL;
+    }
+    if (hf_o != Py_None && (s.ground.nx < 1 || s.ground.ny < 1 || s.ground.nx > MAX_SIZE ||
+                            s.ground.ny > MAX_SIZE || !(s.ground.dx > 0) || !(s.ground.dy > 0))) {
+        PyErr_SetString(PyExc_ValueError, "bad heightfield");
+        return NULL;
+    }
+    PyObject *objs[7] = {poses_o, local_o, radii_o, hf_o, planted_o, step_o, broken_o};
+    Py_ssize_t sizes[7] = {8, 8, 8, 8, 1, 8, 1};
+    Py_ssize_t needs[7] = {s.frames * s.bodies * 7, s.points * 3, s.points,
+                           s.ground.nx * s.ground.ny, s.frames, s.frames > 0 ? s.frames - 1 : 0,
+                           s.frames};
+    const char *names[7] = {"poses", "sole points", "radii", "heightfield", "planted", "step",
+                            "broken"};
+    Py_buffer views[7];
+    int taken = 0, ok = 1;
+    for (; taken < 7 && ok; taken++)
+        if (objs[taken] != Py_None)
+            ok = take(objs[taken], &views[taken], taken >= 4, sizes[taken], needs[taken], names[taken]);
+    if (!ok) taken--;
+    if (ok) {
+        s.poses = views[0].buf;
+        s.local = views[1].buf;
+        s.radii = views[2].buf;
+        s.ground.hf = hf_o != Py_None ? views[3].buf : NULL;
+        s.planted = views[4].buf;
+        s.step = views[5].buf;
+        s.broken = views[6].buf;
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        run_soles(&s);
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < taken; i++)
+        if (objs[i] != Py_None) PyBuffer_Release(&views[i]);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"frames", frames, METH_VARARGS, "The per-frame checks in one pass (see _compiled.py)."},
     {"gaps", gaps, METH_VARARGS, "Self-penetration gaps per checked frame (see _compiled.py)."},
+    {"soles", soles, METH_VARARGS, "A foot's planted frames and sole moves (see _compiled.py)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_definition = {

@@ -1,5 +1,6 @@
 """The compiled path of the checks: a model's shapes as the table ``_check_kernel.c``
-reads, and the two calls on it (the per-frame checks in one pass; self-penetration gaps).
+reads, and the calls on it (the per-frame checks in one pass; a foot's planted frames and
+sole moves; self-penetration gaps).
 
 The rules are those of :mod:`.check` and :mod:`.shapes` (the NumPy statement, which the
 tests hold this one to). The extension is optional (``setup.py``): where it was not built,
@@ -120,16 +121,7 @@ def frame_checks(kernel: ModuleType, poses: Array, parents: NDArray[np.intp], ta
     steps = np.ascontiguousarray(steps, dtype=np.float64)
     if len(steps) != pairs:
         raise ValueError("one step per frame pair")
-    terrain = ground.terrain
-    hf: Array | None = None
-    nx = ny = 1
-    ox = oy = 0.0
-    dx = dy = 1.0
-    if terrain is not None:
-        hf = np.ascontiguousarray(terrain.heights, dtype=np.float64)
-        nx, ny = terrain.shape
-        ox, oy = float(terrain.origin[0]), float(terrain.origin[1])
-        dx, dy = (float(v) for v in terrain.cell)
+    hf, nx, ny, ox, oy, dx, dy = _ground(ground)
     lowest, origin_low = np.empty(frames), np.empty(frames)
     body_out = np.empty(pairs) if body else None
     joint_out = np.empty(pairs) if joint else None
@@ -140,6 +132,38 @@ def frame_checks(kernel: ModuleType, poses: Array, parents: NDArray[np.intp], ta
                   float(contact_height), lowest, origin_low, body_out, joint_out, labels)
     return Frames(lowest, origin_low, body_out, joint_out,
                   None if labels is None else labels.view(np.bool_))
+
+
+def _ground(ground: Ground) -> tuple[Array | None, int, int, float, float, float, float]:
+    """A ground as the kernel takes it: the heights (None for a plane), cells along x and
+    y, the centre of cell (0, 0), the cell sizes."""
+    terrain = ground.terrain
+    if terrain is None:
+        return None, 1, 1, 0.0, 0.0, 1.0, 1.0
+    nx, ny = terrain.shape
+    dx, dy = (float(v) for v in terrain.cell)
+    return (np.ascontiguousarray(terrain.heights, dtype=np.float64), nx, ny,
+            float(terrain.origin[0]), float(terrain.origin[1]), dx, dy)
+
+
+def soles(kernel: ModuleType, poses: Array, foot: int, points: Array, radii: Array,
+          ground: Ground, height: float) -> tuple[NDArray[np.bool_], Array, NDArray[np.bool_]]:
+    """One foot's frames (GIL released): whether it is planted (every sole point, in
+    the foot's frame ``(P, 3)`` with its radius, within ``height`` of the ground), how
+    far the middle of its sole moved in x, y between frames ``(frames - 1,)``, and whether
+    a sole point is not a finite number."""
+    poses = np.ascontiguousarray(poses, dtype=np.float64)
+    frames, bodies = int(poses.shape[0]), int(poses.shape[1])
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    radii = np.ascontiguousarray(radii, dtype=np.float64)
+    if poses.shape != (frames, bodies, 7) or points.shape != (len(radii), 3):
+        raise ValueError("poses must be (frames, bodies, 7), sole points (P, 3) with P radii")
+    planted, broken = np.empty(frames, dtype=np.uint8), np.empty(frames, dtype=np.uint8)
+    step = np.empty(max(frames - 1, 0))
+    hf, nx, ny, ox, oy, dx, dy = _ground(ground)
+    kernel.soles(poses, frames, bodies, foot, points, radii, len(radii), float(ground.height),
+                 hf, nx, ny, ox, oy, dx, dy, float(height), planted, step, broken)
+    return planted.view(np.bool_), step, broken.view(np.bool_)
 
 
 def gaps(kernel: ModuleType, poses: Array, table: Table, pairs: NDArray[np.intp], stride: int,

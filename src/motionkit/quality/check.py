@@ -94,12 +94,17 @@ class _Clip:
             return None
         p = self.preset
         table = _lowest_table(self.skeleton, p.protomotions)
-        ground = grounds.Ground(self.ground.height) if p.protomotions else self.ground
         return _compiled.frame_checks(
-            kernel, self.poses, self.skeleton.parents, table, ground, self.steps,
+            kernel, self.poses, self.skeleton.parents, table, self.kernel_ground, self.steps,
             largest=p.protomotions, fps=self.fps, contact_speed=p.contact_speed,
             contact_height=p.contact_height, body="body_speed" in p.checks,
             joint="joint_speed" in p.checks, contacts=self.labels)
+
+    @property
+    def kernel_ground(self) -> grounds.Ground:
+        """The ground as the compiled path measures from it (ProtoMotions: a plane at the
+        ground's height, as :meth:`_under`)."""
+        return grounds.Ground(self.ground.height) if self.preset.protomotions else self.ground
 
     @cached_property
     def lowest(self) -> Array:
@@ -346,6 +351,24 @@ def _joint_limits(clip: _Clip) -> CheckResult:
     return result
 
 
+def _soles_on_ground(clip: _Clip, foot: int) -> tuple[NDArray[np.bool_], Array, NDArray[np.bool_]]:
+    """Per frame whether ``foot`` is planted (every sole point within the skating height
+    of the ground), between frames how far its sole's middle moved in x, y, and per frame
+    whether a sole point is not a finite number."""
+    local, radii = _model(clip.skeleton).soles(foot)
+    kernel = _compiled.KERNEL
+    if kernel is not None:
+        return _compiled.soles(kernel, clip.poses, foot, local, radii, clip.kernel_ground,
+                               clip.preset.skate_height)
+    turn = _rows(clip.poses[:, foot, 3:], False)
+    world = np.einsum("fij,pj->fpi", turn, local) + clip.poses[:, foot, None, :3]
+    broken: NDArray[np.bool_] = ~np.isfinite(world).all(axis=(1, 2))
+    planted: NDArray[np.bool_] = (world[..., 2] - radii - clip._under(world)).max(axis=1) < (
+        clip.preset.skate_height)
+    step: Array = np.linalg.norm(np.diff(world.mean(axis=1)[:, :2], axis=0), axis=-1)
+    return planted, step, broken
+
+
 def _foot_skating(clip: _Clip) -> CheckResult:
     """A foot is planted while every sole point (:func:`.shapes.sole_points`) is within
     the contact height of the ground: flat on it. It slides between two planted frames
@@ -359,13 +382,9 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     total: dict[str, float] = {}
     broken = np.zeros(clip.frames, dtype=bool)
     for k, foot in enumerate(clip.feet):
-        local, radii = _model(clip.skeleton).soles(foot)
-        turn = _rows(clip.poses[:, foot, 3:], False)
-        world = np.einsum("fij,pj->fpi", turn, local) + clip.poses[:, foot, None, :3]
-        broken |= ~np.isfinite(world).all(axis=(1, 2))
-        planted = (world[..., 2] - radii - clip._under(world)).max(axis=1) < p.skate_height
+        planted, step, bad = _soles_on_ground(clip, foot)
+        broken |= bad
         both = planted[:-1] & planted[1:]
-        step = np.linalg.norm(np.diff(world.mean(axis=1)[:, :2], axis=0), axis=-1)
         speed[:, k] = np.where(both, step / clip.steps, 0.0)
         slid[:, k] = np.where(speed[:, k] > p.skate_speed, step, 0.0)
         total[clip.skeleton.bodies[foot].name] = float(slid[:, k].sum())
