@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import motionkit as mk
 from conftest import require_compiled
+from motionkit.model.skeleton import Body, Joint, Shape, Skeleton
 from motionkit.model.terrain import Terrain
 from motionkit.quality import CheckReport, _compiled, check
 from motionkit.quality.ground import Ground
@@ -213,6 +214,60 @@ def test_the_compiled_gaps_give_the_numpy_self_penetration_on_random_poses(
         gaps = [r.details["min_gap_m"] for r in (compiled, numpy)]
         close(np.array([np.nan if g is None else g for g in gaps[:1]], dtype=float),
               np.array([np.nan if g is None else g for g in gaps[1:]], dtype=float))
+
+
+@st.composite
+def models(draw: st.DrawFn) -> Skeleton:
+    """A random model: 1-6 bodies (a free root, then ball joints on earlier bodies, a
+    random offset each), 0-3 primitives on each of every kind, turned and moved in their
+    body, marked as collision shapes or not."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    bodies: list[Body] = []
+    for index in range(draw(st.integers(1, 6))):
+        shapes = []
+        for _ in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(["sphere", "capsule", "cylinder", "box"]))
+            transform = np.eye(4)
+            transform[:3, :3] = mk.spatial.quaternion.to_matrix(rng.normal(size=4))
+            transform[:3, 3] = rng.uniform(-0.2, 0.2, 3)
+            params: dict[str, object] = (
+                {"size": rng.uniform(0.02, 0.4, 3)} if kind == "box" else
+                {"radius": float(rng.uniform(0.01, 0.2)), "height": float(rng.uniform(0, 0.5))})
+            shapes.append(Shape(kind, params, transform,  # type: ignore[arg-type]
+                                role=draw(st.sampled_from(["collision", "visual"]))))
+        offset = np.eye(4)
+        offset[:3, 3] = rng.uniform(-0.5, 0.5, 3)
+        joint = Joint(f"j{index}", "free" if index == 0 else "ball", parent_to_joint=offset)
+        bodies.append(Body(f"b{index}", joint, parent=-1 if index == 0 else
+                           draw(st.integers(0, index - 1)), shapes=shapes))
+    return Skeleton("random", bodies)
+
+
+@settings(max_examples=60, deadline=None)
+@given(models(), st.data(), terrains(), st.sampled_from([DEFAULT, PROTOMOTIONS]))
+def test_both_paths_agree_on_random_models(skeleton: Skeleton, data: st.DataObject,
+                                           terrain: Terrain | None, preset: Preset) -> None:
+    drawn = data.draw(poses(len(skeleton.bodies)))
+    times = np.arange(len(drawn)) / 30.0
+    motion = mk.Motion({}, skeleton, None, {})
+    ground = Ground(0.0, terrain, "test")
+    feet = rules._feet(skeleton, None)
+
+    def measures() -> tuple[object, ...]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            c = rules._Clip(motion, skeleton, drawn, times, ground, preset, feet)
+            soles = [part for foot in feet for part in rules._soles_on_ground(c, foot)]
+            penetration = rules._self_penetration(c)
+            return (c.lowest, c.origin_low, c.body_pairs, c.joint_pairs, c.contacts, *soles,
+                    penetration.series, penetration.passed, penetration.details)
+
+    compiled, numpy = both(measures)
+    for a, b in zip(compiled, numpy, strict=True):
+        if isinstance(a, np.ndarray):
+            close(a, b)  # type: ignore[arg-type]
+        else:
+            assert alike(a, b), (a, b)
 
 
 def test_the_terrain_cell_is_numpys_on_rims_and_off_the_edges() -> None:

@@ -218,9 +218,10 @@ static inline void contacts(const Pass *p, Py_ssize_t f) {
  * rate is made as quaternion.to_exp_map makes it. */
 static inline double turning(const Pass *p, const double *before, const double *local, double dt) {
     double best_s = 0.0, best_w = 1.0, largest = 0.0, turn[4], best[4] = {0.0, 0.0, 0.0, 1.0};
-    int broken = 0;
+    int broken = 0, joints = 0;
     for (Py_ssize_t b = 0; b < p->bodies; b++) {
         if (p->parents[b] < 0) continue;
+        joints++;
         double inverse[4];
         conjugate(before + 4 * b, inverse);
         multiply(inverse, local + 4 * b, turn);
@@ -246,7 +247,7 @@ static inline double turning(const Pass *p, const double *before, const double *
             memcpy(best, turn, sizeof best);
         }
     }
-    if (p->largest) return largest;
+    if (p->largest || !joints) return largest; /* no joint: 0, as NumPy's empty rates */
     if (broken) return NAN;
     double v[3];
     rate(best, dt, v);
