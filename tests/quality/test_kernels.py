@@ -162,6 +162,13 @@ def terrains(draw: st.DrawFn) -> Terrain | None:
 MODELS = ["parc_sfu", "g1_walk", "g1_kimodo_walk"]
 
 
+def stamps(data: st.DataObject, frames: int) -> np.ndarray:
+    """Times of ``frames`` frames, some steps zero or backwards (their speeds are NaN)."""
+    steps = data.draw(st.lists(st.sampled_from([1 / 30, 1 / 60, 0.0, -0.01]),
+                               min_size=frames - 1, max_size=frames - 1))
+    return np.cumsum(np.r_[0.0, steps])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(MODELS), st.data(), terrains(), st.sampled_from([DEFAULT, PROTOMOTIONS]),
        st.floats(-0.3, 0.3))
@@ -170,9 +177,7 @@ def test_the_compiled_measures_are_the_numpy_ones_on_random_poses(
         height: float) -> None:
     motion, skeleton = clip(name)
     drawn = data.draw(poses(len(skeleton.bodies)))
-    times = np.cumsum(np.r_[0.0, data.draw(st.lists(st.sampled_from([1 / 30, 1 / 60, 0.0, -0.01]),
-                                                    min_size=len(drawn) - 1,
-                                                    max_size=len(drawn) - 1))])
+    times = stamps(data, len(drawn))
     ground = Ground(height, terrain, "test")
     feet = rules._feet(skeleton, None)
 
@@ -248,7 +253,7 @@ def models(draw: st.DrawFn) -> Skeleton:
 def test_both_paths_agree_on_random_models(skeleton: Skeleton, data: st.DataObject,
                                            terrain: Terrain | None, preset: Preset) -> None:
     drawn = data.draw(poses(len(skeleton.bodies)))
-    times = np.arange(len(drawn)) / 30.0
+    times = stamps(data, len(drawn))
     motion = mk.Motion({}, skeleton, None, {})
     ground = Ground(0.0, terrain, "test")
     feet = rules._feet(skeleton, None)
