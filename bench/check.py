@@ -115,7 +115,7 @@ def clip_of(motion: mk.Motion, skeleton: mk.Skeleton, poses: np.ndarray, preset:
             ground: Ground) -> object:
     times = np.arange(len(poses)) / 30.0
     return rules._Clip(motion, skeleton, poses, times, ground, preset,
-                       rules._feet(skeleton, None))
+                       list(rules._feet(skeleton, None)))
 
 
 def heights_speeds_contacts(report: Report, frames: int) -> None:

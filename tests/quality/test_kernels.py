@@ -179,7 +179,7 @@ def test_the_compiled_measures_are_the_numpy_ones_on_random_poses(
     drawn = data.draw(poses(len(skeleton.bodies)))
     times = stamps(data, len(drawn))
     ground = Ground(height, terrain, "test")
-    feet = rules._feet(skeleton, None)
+    feet = list(rules._feet(skeleton, None))
 
     def measures() -> tuple[np.ndarray, ...]:
         with warnings.catch_warnings():
@@ -208,7 +208,7 @@ def test_the_compiled_gaps_give_the_numpy_self_penetration_on_random_poses(
     times = np.arange(len(drawn)) / 30.0
     for frames in (drawn, near):
         c = rules._Clip(motion, skeleton, frames, times, Ground(), preset,
-                        rules._feet(skeleton, None))
+                        list(rules._feet(skeleton, None)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             compiled, numpy = both(lambda c=c: rules._self_penetration(c))
@@ -256,7 +256,7 @@ def test_both_paths_agree_on_random_models(skeleton: Skeleton, data: st.DataObje
     times = stamps(data, len(drawn))
     motion = mk.Motion({}, skeleton, None, {})
     ground = Ground(0.0, terrain, "test")
-    feet = rules._feet(skeleton, None)
+    feet = list(rules._feet(skeleton, None))
 
     def measures() -> tuple[object, ...]:
         with warnings.catch_warnings():

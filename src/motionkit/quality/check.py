@@ -432,11 +432,14 @@ class _ModelFacts:
     body_pairs: int
 
     def soles(self, foot: int) -> tuple[Array, Array]:
+        """A foot's sole points in its frame and their radii (:func:`.shapes.sole_points`)."""
         return _soles(self.skeleton, foot)
 
 
 @lru_cache(maxsize=16)
 def _model(skeleton: Skeleton) -> _ModelFacts:
+    """The model's facts, made once per model (a skeleton changed after a check would be
+    stale, as the collider)."""
     shaped = sorted({body for body, _ in collision_shapes(skeleton)})
     parents = skeleton.parents
     pairs = sum(1 for k, a in enumerate(shaped) for b in shaped[k + 1:]
@@ -446,12 +449,16 @@ def _model(skeleton: Skeleton) -> _ModelFacts:
 
 @lru_cache(maxsize=64)
 def _soles(skeleton: Skeleton, foot: int) -> tuple[Array, Array]:
-    return sole_points(skeleton, foot)
+    """A foot's sole points and radii, once per model (read-only: they are shared)."""
+    points, radii = sole_points(skeleton, foot)
+    points.flags.writeable = radii.flags.writeable = False
+    return points, radii
 
 
 @lru_cache(maxsize=16)
-def _feet(skeleton: Skeleton, names: tuple[str, ...] | None) -> list[int]:
-    return feet(skeleton, names)
+def _feet(skeleton: Skeleton, names: tuple[str, ...] | None) -> tuple[int, ...]:
+    """The feet, once per model and names (:func:`.shapes.feet`)."""
+    return tuple(feet(skeleton, names))
 
 
 def shape_pairs(skeleton: Skeleton, collider: Collider, skip_rest_overlaps: bool
