@@ -1,21 +1,37 @@
 """``check`` against the corpus quality oracle (spec containers-and-quality §7.4): the
 protomotions preset gives ProtoMotions' verdicts and measured values (1e-6) on every
 motion and planted defect; the default preset catches every defect, the foot slide
-included, and passes PARC's terrain clips on their terrain."""
+included, and passes PARC's terrain clips on their terrain. Every test runs on both
+paths: the compiled checks (``quality/_check_kernel.c``) and NumPy."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import motionkit as mk
-from conftest import corpus_file
-from motionkit.quality import DEFAULT, check
+from conftest import corpus_file, require_compiled
+from motionkit.quality import DEFAULT, _compiled, check
 from quality.clips import CLIPS, PARC_TERRAIN, clip, model, oracle, with_defect
+
+KERNEL = _compiled.KERNEL
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each test on the compiled path (it must be built where a C compiler is), then on
+    the NumPy path."""
+    if request.param == "compiled":
+        require_compiled(KERNEL is not None, "motionkit.quality._check_kernel")
+    _compiled.KERNEL = KERNEL if request.param == "compiled" else None
+    yield str(request.param)
+    _compiled.KERNEL = KERNEL
+
 
 VERDICTS = {"min_height": "below_ground", "body_velocity": "body_speed",
             "dof_velocity": "joint_speed", "floating": "floating"}

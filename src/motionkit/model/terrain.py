@@ -65,10 +65,12 @@ class Terrain:
 
     def world_to_grid(self, xy: ArrayLike, clamp: bool = True) -> NDArray[np.int64]:
         """Nearest cell ``(..., 2)`` of world points, clamped to the grid as PARC does."""
-        ij: NDArray[np.int64] = np.round(
-            (np.asarray(xy, dtype=np.float64)[..., :2] - self.origin) / self.cell).astype(np.int64)
-        if clamp:
-            ij = np.clip(ij, 0, np.array(self.shape) - 1)
+        cells = np.round((np.asarray(xy, dtype=np.float64)[..., :2] - self.origin) / self.cell)
+        if clamp:  # before the cast: a point far off the grid takes the edge cell (and
+            # one that is not a number cell 0, as its cast did)
+            cells = np.clip(np.where(np.isnan(cells), 0.0, cells), 0, np.array(self.shape) - 1)
+        with np.errstate(invalid="ignore"):
+            ij: NDArray[np.int64] = cells.astype(np.int64)
         return ij
 
     def height_at(self, xy: ArrayLike, method: str = "bilinear") -> NDArray[np.float64]:

@@ -8,7 +8,7 @@ verdict never depends on which check runs first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -22,11 +22,12 @@ from ..model.motion import Motion
 from ..model.skeleton import Skeleton
 from ..model.track import Track
 from ..spatial import quaternion
+from . import _compiled
 from . import ground as grounds
 from .presets import Preset
 from .presets import preset as find_preset
 from .report import CheckReport, CheckResult
-from .shapes import Collider, bottoms, collision_shapes, feet, pair_gaps, primitives, sole_points
+from .shapes import NEAR, Collider, bottoms, collision_shapes, feet, pair_gaps, primitives, sole_points
 
 Array = NDArray[np.float64]
 GroundSpec = float | str | grounds.Ground | None
@@ -42,7 +43,9 @@ FILE_CONTACT = 0.5
 
 @dataclass
 class _Clip:
-    """What the checks share: the poses of every body, times, ground, preset."""
+    """What the checks share: the poses of every body, times, ground, preset. The
+    per-frame measures (lowest points, speeds, contact labels) come from one compiled
+    pass where the extension is built (:mod:`._compiled`), else from NumPy."""
 
     motion: Motion
     skeleton: Skeleton
@@ -52,6 +55,11 @@ class _Clip:
     preset: Preset
     feet: list[int]
     notes: list[str] = field(default_factory=list)
+    #: per frame the lowest shape point above z = 0, when known already (a flat plane's
+    #: heights are it less the plane's height: ``--ground auto`` measures it first)
+    lowest_above_zero: Array | None = None
+    #: whether the contact labels will be asked for (the compiled pass makes them)
+    labels: bool = True
 
     @property
     def frames(self) -> int:
@@ -79,13 +87,38 @@ class _Clip:
         return np.where(steps > 0, steps, np.nan)
 
     @cached_property
-    def lowest(self) -> tuple[Array, NDArray[np.intp]]:
-        """Per frame and point, the height above the ground of the lowest shape points
-        (origins without shapes, or for ProtoMotions), and each point's body."""
+    def compiled(self) -> _compiled.Frames | None:
+        """The compiled pass over the poses (None where the extension is not built)."""
+        kernel = _compiled.KERNEL
+        if kernel is None:
+            return None
+        p = self.preset
+        table = _lowest_table(self.skeleton, p.protomotions)
+        return _compiled.frame_checks(
+            kernel, self.poses, self.skeleton.parents, table, self.kernel_ground, self.steps,
+            largest=p.protomotions, fps=self.fps, contact_speed=p.contact_speed,
+            contact_height=p.contact_height, body="body_speed" in p.checks,
+            joint="joint_speed" in p.checks, contacts=self.labels)
+
+    @property
+    def kernel_ground(self) -> grounds.Ground:
+        """The ground as the compiled path measures from it (ProtoMotions: a plane at the
+        ground's height, as :meth:`_under`)."""
+        return grounds.Ground(self.ground.height) if self.preset.protomotions else self.ground
+
+    @cached_property
+    def lowest(self) -> Array:
+        """Per frame the height above the ground of the lowest shape point (of the lowest
+        body origin without shapes, or for ProtoMotions)."""
+        if self.lowest_above_zero is not None and self.ground.terrain is None:
+            out: Array = self.lowest_above_zero - self.ground.height
+            return out
+        if self.compiled is not None:
+            return self.compiled.lowest
         shapes = [] if self.preset.protomotions else primitives(self.skeleton)
         if not shapes:
-            z = self.positions[..., 2] - self._under(self.positions)
-            return z, np.arange(self.positions.shape[1])
+            lowest: Array = (self.positions[..., 2] - self._under(self.positions)).min(axis=1)
+            return lowest
         heights = np.empty((self.frames, len(shapes)))
         flat = self.ground.terrain is None
         turns = {body: _rows(self.poses[:, body, 3:], flat) for body, _ in shapes}
@@ -97,7 +130,59 @@ class _Clip:
             else:
                 centre = at + turn @ shape.transform[:3, 3]
                 heights[:, k] = low - self._under(centre)
-        return heights, np.array([body for body, _ in shapes], dtype=np.intp)
+        out = heights.min(axis=1)
+        return out
+
+    @cached_property
+    def origin_low(self) -> Array:
+        """Per frame the lowest body origin's z (ProtoMotions' floating)."""
+        if self.compiled is not None:
+            return self.compiled.origin_low
+        out: Array = self.positions[..., 2].min(axis=1)
+        return out
+
+    @cached_property
+    def body_pairs(self) -> Array:
+        """Per frame pair the fastest body: the norm of its forward difference, or
+        ProtoMotions' largest |component|."""
+        if self.compiled is not None and self.compiled.body is not None:
+            return self.compiled.body
+        moves = np.subtract(self.positions[1:], self.positions[:-1])
+        moves *= (1.0 / self.steps)[:, None, None]
+        if not len(moves):
+            return np.zeros(0)
+        if self.preset.protomotions:
+            largest: Array = np.abs(moves, out=moves).max(axis=(1, 2))
+            return largest
+        out: Array = np.sqrt(np.einsum("fbi,fbi->fb", moves, moves).max(axis=1))
+        return out
+
+    @cached_property
+    def joint_pairs(self) -> Array:
+        """Per frame pair the fastest turning joint (its angular velocity in its parent:
+        the norm, or ProtoMotions' largest |component|)."""
+        if self.compiled is not None and self.compiled.joint is not None:
+            return self.compiled.joint
+        rates = local_angular_velocity(self.poses[..., 3:], self.skeleton.parents, self.steps)
+        if not rates.size:
+            return np.zeros(max(self.frames - 1, 0))
+        if self.preset.protomotions:
+            largest: Array = np.abs(rates).max(axis=(1, 2))
+            return largest
+        out: Array = np.linalg.norm(rates, axis=-1).max(axis=1)
+        return out
+
+    @cached_property
+    def contacts(self) -> NDArray[np.bool_]:
+        """ProtoMotions' contact labels ``(frames, bodies)``: horizon-3 speed below the
+        preset's, body origin below its height above the ground."""
+        if self.compiled is not None and self.compiled.contacts is not None:
+            return self.compiled.contacts
+        speed = contact_speed(self.positions, self.fps)
+        height = self.positions[..., 2] - self._under(self.positions)
+        out: NDArray[np.bool_] = (speed < self.preset.contact_speed) & (
+            height < self.preset.contact_height)
+        return out
 
     def _under(self, points: Array) -> Array:
         if self.preset.protomotions:
@@ -111,6 +196,15 @@ class _Clip:
             out[1:] = pairs
             out[0] = pairs[0]
         return out
+
+
+@lru_cache(maxsize=16)
+def _lowest_table(skeleton: Skeleton, origins: bool) -> _compiled.Table:
+    """The shapes whose lowest points the compiled pass measures (body origins for
+    ProtoMotions or a model without shapes), made once per model."""
+    shapes = [] if origins else primitives(skeleton)
+    return (_compiled.shape_table(shapes) if shapes
+            else _compiled.origin_table(len(skeleton.bodies)))
 
 
 def _rows(quats: Array, z_only: bool) -> Array:
@@ -161,24 +255,16 @@ def _joined(note: str, more: str) -> str:
 
 
 def _below_ground(clip: _Clip) -> CheckResult:
-    heights, _ = clip.lowest
-    per_frame = heights.min(axis=1)
     what = "body origins, absolute z" if clip.preset.protomotions else (
-        "lowest shape points" if primitives(clip.skeleton) else "body origins")
-    return _result("below_ground", per_frame, clip.preset.below_ground, "m", above=False,
+        "lowest shape points" if _model(clip.skeleton).shaped else "body origins")
+    return _result("below_ground", clip.lowest, clip.preset.below_ground, "m", above=False,
                    constants={"threshold_m": clip.preset.below_ground, "points": what})
 
 
 def _body_speed(clip: _Clip) -> CheckResult:
-    moves = np.subtract(clip.positions[1:], clip.positions[:-1])
-    moves *= (1.0 / clip.steps)[:, None, None]
-    if clip.preset.protomotions:
-        pairs = np.abs(moves, out=moves).max(axis=(1, 2)) if len(moves) else np.zeros(0)
-        how = "largest |component| of forward differences"
-    else:
-        pairs = (np.sqrt(np.einsum("fbi,fbi->fb", moves, moves).max(axis=1)) if len(moves)
-                 else np.zeros(0))
-        how = "norm of forward differences"
+    pairs = clip.body_pairs
+    how = ("largest |component| of forward differences" if clip.preset.protomotions
+           else "norm of forward differences")
     return _result("body_speed", clip.series(pairs), clip.preset.body_speed, "m/s",
                    constants={"threshold_mps": clip.preset.body_speed, "speed": how})
 
@@ -196,13 +282,7 @@ def local_angular_velocity(rotations: Array, parents: NDArray[np.intp], steps: A
 
 
 def _joint_speed(clip: _Clip) -> CheckResult:
-    rates = local_angular_velocity(clip.poses[..., 3:], clip.skeleton.parents, clip.steps)
-    if not rates.size:
-        pairs = np.zeros(max(clip.frames - 1, 0))
-    elif clip.preset.protomotions:
-        pairs = np.abs(rates).max(axis=(1, 2))
-    else:
-        pairs = np.linalg.norm(rates, axis=-1).max(axis=1)
+    pairs = clip.joint_pairs
     how = "largest |component|" if clip.preset.protomotions else "norm"
     return _result("joint_speed", clip.series(pairs), clip.preset.joint_speed, "rad/s",
                    constants={"threshold_radps": clip.preset.joint_speed,
@@ -217,7 +297,7 @@ def _runs(mask: NDArray[np.bool_]) -> list[tuple[int, int]]:
 def _floating(clip: _Clip) -> CheckResult:
     p = clip.preset
     if p.protomotions:
-        low = clip.positions[..., 2].min(axis=1)
+        low = clip.origin_low
         finite = low[np.isfinite(low)]
         above_floor = low - (finite.min() if len(finite) else np.nan)  # NaN frames stay NaN
         needed = int(p.float_time * clip.fps)
@@ -234,7 +314,7 @@ def _floating(clip: _Clip) -> CheckResult:
                             "frames_needed": needed,
                             "height_of": "lowest body origin above the clip's lowest point"}
         return result
-    height = clip.lowest[0].min(axis=1)
+    height = clip.lowest
     needed = max(1, round(p.float_time * clip.fps))
     runs = _runs(height > p.float_height)
     longest = max((b - a for a, b in runs), default=0)
@@ -271,6 +351,24 @@ def _joint_limits(clip: _Clip) -> CheckResult:
     return result
 
 
+def _soles_on_ground(clip: _Clip, foot: int) -> tuple[NDArray[np.bool_], Array, NDArray[np.bool_]]:
+    """Per frame whether ``foot`` is planted (every sole point within the skating height
+    of the ground), between frames how far its sole's middle moved in x, y, and per frame
+    whether a sole point is not a finite number."""
+    local, radii = _model(clip.skeleton).soles(foot)
+    kernel = _compiled.KERNEL
+    if kernel is not None:
+        return _compiled.soles(kernel, clip.poses, foot, local, radii, clip.kernel_ground,
+                               clip.preset.skate_height)
+    turn = _rows(clip.poses[:, foot, 3:], False)
+    world = np.einsum("fij,pj->fpi", turn, local) + clip.poses[:, foot, None, :3]
+    broken: NDArray[np.bool_] = ~np.isfinite(world).all(axis=(1, 2))
+    planted: NDArray[np.bool_] = (world[..., 2] - radii - clip._under(world)).max(axis=1) < (
+        clip.preset.skate_height)
+    step: Array = np.linalg.norm(np.diff(world.mean(axis=1)[:, :2], axis=0), axis=-1)
+    return planted, step, broken
+
+
 def _foot_skating(clip: _Clip) -> CheckResult:
     """A foot is planted while every sole point (:func:`.shapes.sole_points`) is within
     the contact height of the ground: flat on it. It slides between two planted frames
@@ -284,13 +382,9 @@ def _foot_skating(clip: _Clip) -> CheckResult:
     total: dict[str, float] = {}
     broken = np.zeros(clip.frames, dtype=bool)
     for k, foot in enumerate(clip.feet):
-        local, radii = sole_points(clip.skeleton, foot)
-        turn = _rows(clip.poses[:, foot, 3:], False)
-        world = np.einsum("fij,pj->fpi", turn, local) + clip.poses[:, foot, None, :3]
-        broken |= ~np.isfinite(world).all(axis=(1, 2))
-        planted = (world[..., 2] - radii - clip._under(world)).max(axis=1) < p.skate_height
+        planted, step, bad = _soles_on_ground(clip, foot)
+        broken |= bad
         both = planted[:-1] & planted[1:]
-        step = np.linalg.norm(np.diff(world.mean(axis=1)[:, :2], axis=0), axis=-1)
         speed[:, k] = np.where(both, step / clip.steps, 0.0)
         slid[:, k] = np.where(speed[:, k] > p.skate_speed, step, 0.0)
         total[clip.skeleton.bodies[foot].name] = float(slid[:, k].sum())
@@ -319,11 +413,52 @@ def _foot_skating(clip: _Clip) -> CheckResult:
 
 @lru_cache(maxsize=16)
 def _collider(skeleton: Skeleton, kinds: tuple[str, ...], skip_rest_overlaps: bool
-              ) -> tuple[Collider, NDArray[np.intp]]:
-    """A model's collider and checked pairs, made once per model (a dataset checks many
-    clips of one model)."""
+              ) -> tuple[Collider, NDArray[np.intp], _compiled.Table]:
+    """A model's collider, checked pairs and the compiled path's table of them, made once
+    per model (a dataset checks many clips of one model)."""
     collider = Collider.of(skeleton, kinds)
-    return collider, shape_pairs(skeleton, collider, skip_rest_overlaps)
+    return (collider, shape_pairs(skeleton, collider, skip_rest_overlaps),
+            _compiled.collider_table(collider))
+
+
+@dataclass(frozen=True)
+class _ModelFacts:
+    """What the checks need of a model, worked out once per model."""
+
+    skeleton: Skeleton
+    #: whether it has primitive shapes (else body origins stand in for them)
+    shaped: bool
+    #: body pairs with collision shapes, not parent and child (``pairs_checked``)
+    body_pairs: int
+
+    def soles(self, foot: int) -> tuple[Array, Array]:
+        """A foot's sole points in its frame and their radii (:func:`.shapes.sole_points`)."""
+        return _soles(self.skeleton, foot)
+
+
+@lru_cache(maxsize=16)
+def _model(skeleton: Skeleton) -> _ModelFacts:
+    """The model's facts, made once per model (a skeleton changed after a check would be
+    stale, as the collider)."""
+    shaped = sorted({body for body, _ in collision_shapes(skeleton)})
+    parents = skeleton.parents
+    pairs = sum(1 for k, a in enumerate(shaped) for b in shaped[k + 1:]
+                if parents[a] != b and parents[b] != a)
+    return _ModelFacts(skeleton, bool(primitives(skeleton)), pairs)
+
+
+@lru_cache(maxsize=64)
+def _soles(skeleton: Skeleton, foot: int) -> tuple[Array, Array]:
+    """A foot's sole points and radii, once per model (read-only: they are shared)."""
+    points, radii = sole_points(skeleton, foot)
+    points.flags.writeable = radii.flags.writeable = False
+    return points, radii
+
+
+@lru_cache(maxsize=16)
+def _feet(skeleton: Skeleton, names: tuple[str, ...] | None) -> tuple[int, ...]:
+    """The feet, once per model and names (:func:`.shapes.feet`)."""
+    return tuple(feet(skeleton, names))
 
 
 def shape_pairs(skeleton: Skeleton, collider: Collider, skip_rest_overlaps: bool
@@ -341,13 +476,10 @@ def shape_pairs(skeleton: Skeleton, collider: Collider, skip_rest_overlaps: bool
     return pairs
 
 
-def _self_penetration(clip: _Clip) -> CheckResult:
-    p = clip.preset
-    collider, pairs = _collider(clip.skeleton, p.penetration_shapes, p.skip_rest_overlaps)
-    checked = np.arange(0, clip.frames, p.penetration_stride)
-    if not len(pairs):
-        return CheckResult("self_penetration", 0.0, p.penetration_depth, "m", True,
-                           note="no collision shape pairs to check")
+def _numpy_penetration(clip: _Clip, collider: Collider, pairs: NDArray[np.intp],
+                       checked: NDArray[np.intp]) -> tuple[Array, NDArray[np.intp], float]:
+    """Per checked frame the depth of the deepest pair and which pair it is, and the least
+    gap that is a number (NumPy: shape matrices a chunk of frames at a time)."""
     depth = np.empty(len(checked))
     worst_pair = np.empty(len(checked), dtype=np.intp)
     closest = np.inf
@@ -359,6 +491,25 @@ def _self_penetration(clip: _Clip) -> CheckResult:
             closest = min(closest, float(known.min()))
         worst_pair[start:start + len(frames)] = np.argmin(gaps, axis=1)
         depth[start:start + len(frames)] = np.maximum(0.0, -gaps.min(axis=1))
+    return depth, worst_pair, closest
+
+
+def _self_penetration(clip: _Clip) -> CheckResult:
+    p = clip.preset
+    collider, pairs, table = _collider(clip.skeleton, p.penetration_shapes, p.skip_rest_overlaps)
+    checked = np.arange(0, clip.frames, p.penetration_stride)
+    if not len(pairs):
+        return CheckResult("self_penetration", 0.0, p.penetration_depth, "m", True,
+                           note="no collision shape pairs to check")
+    kernel = _compiled.KERNEL
+    if kernel is not None:
+        least, worst_pair, nearest = _compiled.gaps(kernel, clip.poses, table, pairs,
+                                                    p.penetration_stride, NEAR)
+        known = nearest[np.isfinite(nearest)]
+        closest = float(known.min()) if known.size else np.inf
+        depth = np.maximum(0.0, -least)
+    else:
+        depth, worst_pair, closest = _numpy_penetration(clip, collider, pairs, checked)
     series = np.zeros(clip.frames)
     series[checked] = depth
     soft = int((depth > p.penetration_soft).sum())
@@ -374,15 +525,12 @@ def _self_penetration(clip: _Clip) -> CheckResult:
                      failing=series > p.penetration_depth,
                      passed=worst <= p.penetration_depth and not too_long)
     names = [b.name for b in clip.skeleton.bodies]
-    shaped = sorted({body for body, _ in collision_shapes(clip.skeleton)})
-    parents = clip.skeleton.parents
-    body_pairs = [(a, b) for k, a in enumerate(shaped) for b in shaped[k + 1:]
-                  if parents[a] != b and parents[b] != a]
     at = int(np.argmax(depth)) if len(depth) else 0
     a, b = collider.body[pairs[worst_pair[at]]] if len(depth) else (0, 0)
     result.details = {"min_gap_m": closest if np.isfinite(closest) else None,
                       "frames_checked": len(checked),
-                      "pairs_checked": len(body_pairs), "shape_pairs": len(pairs),
+                      "pairs_checked": _model(clip.skeleton).body_pairs,
+                      "shape_pairs": len(pairs),
                       "shape_pairs_note": "body pairs: bodies with collision shapes, not parent "
                                           "and child; shape pairs: of the kinds checked",
                       "frames_above_soft": soft,
@@ -483,14 +631,6 @@ def contact_speed(positions: Array, fps: float, horizon: int = HORIZON) -> Array
     return out
 
 
-def _contacts(clip: _Clip) -> NDArray[np.bool_]:
-    speed = contact_speed(clip.positions, clip.fps)
-    height = clip.positions[..., 2] - clip._under(clip.positions)
-    out: NDArray[np.bool_] = (speed < clip.preset.contact_speed) & (height
-                                                                    < clip.preset.contact_height)
-    return out
-
-
 def _agreement(clip: _Clip, labels: NDArray[np.bool_]) -> dict[str, object] | None:
     track = clip.motion.tracks.get("contacts")
     if track is None:
@@ -571,16 +711,21 @@ def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
     if main is None or not len(poses):
         raise ConversionError("the motion has no frames to check")
     times = np.asarray(main.timeline.times, dtype=np.float64)
-    flat = _Clip(motion, model, poses, times, grounds.Ground(), chosen,
-                 feet(model, feet_names))
+    foot_bodies = list(_feet(model, feet_names))
+    above_zero = None
     if chosen.protomotions:
         used = protomotions_ground(motion, ground)
+    elif ground == "auto":
+        above_zero = _Clip(motion, model, poses, times, grounds.Ground(),
+                           replace(chosen, checks=("below_ground",)), foot_bodies,
+                           labels=False).lowest
+        used = resolve_ground(motion, ground, above_zero)
     else:
-        lowest = flat.lowest[0].min(axis=1) if ground == "auto" else None
-        used = resolve_ground(motion, ground, lowest)
-    clip = _Clip(motion, model, poses, times, used, chosen, flat.feet)
+        used = resolve_ground(motion, ground)
+    clip = _Clip(motion, model, poses, times, used, chosen, foot_bodies,
+                 lowest_above_zero=above_zero)
     results = [_RULES[check_name](clip) for check_name in chosen.checks]
-    labels = _contacts(clip)
+    labels = clip.contacts
     report = CheckReport(name or str(motion.meta.get("name") or model.name), chosen.name,
                          clip.fps, clip.frames, used.describe(), results, labels,
                          [b.name for b in model.bodies], _agreement(clip, labels), clip.notes,

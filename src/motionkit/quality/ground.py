@@ -45,11 +45,14 @@ class Ground:
     source: str = "flat plane z = 0 (no terrain in the file)"
 
     def under(self, xy: ArrayLike) -> Array:
-        """The ground height under world points ``(..., 2)`` (or ``(..., 3)``)."""
+        """The ground height under world points ``(..., 2)`` (or ``(..., 3)``); under a
+        point whose x or y is not a finite number, not a number (no cell is nearest)."""
         points = np.asarray(xy, dtype=np.float64)
         if self.terrain is None:
             return np.full(points.shape[:-1], self.height)
-        return self.height + self.terrain.height_at(points, method="nearest")
+        out: Array = self.height + self.terrain.height_at(points, method="nearest")
+        known = np.isfinite(points[..., :2]).all(axis=-1)
+        return out if known.all() else np.where(known, out, np.nan)
 
     def describe(self) -> dict[str, object]:
         out: dict[str, object] = {"source": self.source, "height": self.height}
