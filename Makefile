@@ -19,9 +19,10 @@ $(LOCKED): $(LOCK)
 	$(BIN)/python -m pip check  # the lock is complete: every dependency of every package is in it
 	touch $(LOCKED)
 
-$(STAMP): $(LOCKED) pyproject.toml setup.py src/motionkit/formats/shared/pickles/_pickle_scan.c src/motionkit/kinematics/_fk_kernel.c \
-	  src/motionkit/retarget/_ik_kernel.c src/motionkit/formats/shared/_number_scan.c src/motionkit/formats/c3d/_decode.c \
-	  src/motionkit/quality/_check_kernel.c
+# every compiled extension's source (setup.py lists them; tests/test_compiled_extensions.py)
+EXTENSION_SOURCES := $(shell find src/motionkit -name '*.c')
+
+$(STAMP): $(LOCKED) pyproject.toml setup.py $(EXTENSION_SOURCES)
 	find src -name '*.so' -delete  # a failed (optional) rebuild must not leave an old one
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
