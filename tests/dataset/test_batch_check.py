@@ -49,6 +49,10 @@ def test_batch_check_writes_reports_and_catalog_columns(clips: Path, tmp_path: P
     assert batched == alone
     assert catalog["check.below_ground"][1] == pytest.approx(
         next(c["value"] for c in alone["checks"] if c["name"] == "below_ground"))
+    rerun = _motionkit("batch", "check", str(clips), "--out", str(out), "--model", model,
+                       "--engine", "local", "-j", "1", "-T", "below_ground=-0.2")
+    assert rerun.returncode == 0, rerun.stderr  # checked again, with the new threshold
+    assert pl.read_parquet(out / "catalog.parquet")["check.ok"].to_list() == [True, True]
 
 
 def test_batch_convert_where_check_ok_keeps_the_passing_clips(clips: Path,
@@ -94,8 +98,11 @@ def test_batch_fix_writes_each_fixed_copy_as_fix_does(clips: Path, tmp_path: Pat
     assert batched.meta["quality_fixes"] == single.meta["quality_fixes"] == \
         catalog["fix.made"][1].to_list()
     assert np.array_equal(batched.tracks["root"].data, single.tracks["root"].data)
-    again = _motionkit(*args)  # a rerun skips the copies newer than their clips
-    assert again.returncode == 0 and "2 skipped" in again.stderr
+    # a rerun redoes them (the copies depend on the model and the options, not only the
+    # clips), and its catalog keeps the fix and check columns
+    again = _motionkit(*args)
+    assert again.returncode == 0 and "2 fixed" in again.stderr
+    assert pl.read_parquet(out / "catalog.parquet").sort("path")["fix.count"].to_list() == [1, 1]
     nothing = _motionkit("batch", "fix", str(clips), "--out", str(tmp_path / "copies"),
                          "--model", model, "--only", "spikes", "--engine", "local", "-j", "1")
     assert nothing.returncode == 0 and "2 written" in nothing.stderr

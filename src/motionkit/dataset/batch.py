@@ -449,8 +449,8 @@ VERBS.update(
     eval=Verb("json", _eval, _check_eval),
     validate=Verb(None),
     catalog=Verb(None),
-    check=Verb("json", _check_verb, _check_quality),
-    fix=Verb("motion", _fix_verb, _check_fix),
+    check=Verb("json", _check_verb, _check_quality, always=True),
+    fix=Verb("motion", _fix_verb, _check_fix, always=True),
 )
 
 
@@ -663,7 +663,7 @@ def _unchanged(job: Job, items: list[Item]) -> list[tuple[int, Outcome]]:
     """Files a rerun need not even read: their output is newer than them, and the last
     catalog in ``out`` has an ``ok`` row of the same size and modification time."""
     if job.out is None or job.force or VERBS[job.op].always:
-        return []  # a retargeted clip depends on the robot, the map and the options too
+        return []  # a retargeted, checked or fixed clip depends on the model and the options too
     previous = read_catalog(job.out / "catalog.parquet")
     found = []
     for index, item in enumerate(items):
