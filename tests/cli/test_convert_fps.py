@@ -100,6 +100,11 @@ def test_a_split_at_the_gaps_writes_an_episode_per_stretch(
                             "--tolerance", "0.012", "--on-gap", "split"], capsys)
     assert code == 2 and "--on-gap split" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.seq").exists()
+    code, out, err = run_cli(["convert", source, str(tmp_path / "whole"), "--to", "lerobot",
+                              "--fps", "30", "--on-gap", "split", "-O", "task=reach",
+                              "-O", "state=/joint_states"], capsys)
+    assert code == 0, err
+    assert "no gap to split at: one episode (60 frame(s))" in out
 
 def test_the_sync_options_reach_ops_sync(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:

@@ -138,8 +138,13 @@ def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: f
             mine = {k: v for k, v in extra.items() if k in takes}
             read_mine = {k: v for k, v in reading.items() if k in takes}
             taken |= set(mine) | {f"-R {k}" for k in read_mine}
-            motion = reader.read(source, **reader.reader_options(character=character), **mine,
-                                 **read_mine)
+            given = reader.reader_options(character=character)
+            for key, value in {**mine, **read_mine}.items():
+                if key in given and given[key] != value:
+                    raise ConversionError(f"{key} is given twice ({clean(str(given[key]))} and "
+                                          f"{clean(str(value))}): give it once")
+                given[key] = value
+            motion = reader.read(source, **given)
             if not isinstance(motion, Motion):
                 raise ConversionError(f"{clean(source)}: holds a {type(motion).__name__}, not a motion")
             if rate is not None:
@@ -191,7 +196,8 @@ def _synced(reader: registry.Format, source: str, target: str, to_format: str | 
              for m, at in zip(synced[:5], starts, strict=False)]
     more = f", … ({len(synced) - 5} more)" if len(synced) > 5 else ""
     click.echo(f"split at {len(synced) - 1} gap(s) into {len(synced)} episodes: "
-               f"{', '.join(shown)}{more}")
+               f"{', '.join(shown)}{more}" if len(synced) > 1 else
+               f"no gap to split at: one episode ({shown[0].split(' at ')[0]})")
     return written, writer
 
 

@@ -344,6 +344,15 @@ def test_each_source_of_a_scene_gets_the_reader_options_its_reader_takes(
                 "-R", "nosuch=1") == 2
     err = capsys.readouterr().err
     assert "-R nosuch" in err and len(err.strip().splitlines()) == 1
+    parc = corpus_file("parc", "ms", "dec2024_teaser_717_1_modified_opt.pkl")
+    humanoid = str(corpus_file("parc", "character", "humanoid.xml"))
+    assert _cli("convert", str(parc), str(bvh), str(tmp_path / "y.glb"), "--character", humanoid,
+                "-R", f"character={humanoid}", "--lossy") == 0  # the same twice is the one
+    capsys.readouterr()
+    assert _cli("convert", str(parc), str(bvh), str(tmp_path / "z.glb"), "--character", humanoid,
+                "-R", f"character={bvh}", "--lossy") == 2
+    err = capsys.readouterr().err
+    assert "given twice" in err and len(err.strip().splitlines()) == 1
 
 @pytest.mark.corpus
 def test_a_model_without_poses_is_refused_and_shapes_become_meshes(tmp_path: Path) -> None:
