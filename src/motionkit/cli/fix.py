@@ -95,8 +95,7 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
                                                        "failed": again.failed,
                                                        "ground": again.ground["source"]}})
         return
-    click.echo(f"{clean(source)}: " + ("nothing to fix" if not fixed.fixes else
-                                       f"{len(fixed.fixes)} fix(es)"))
+    click.echo(f"{clean(source)}: {fix_summary(fixed)}")
     for line in fix_lines(fixed):
         click.echo(line)
     click.echo(f"  check of the fixed copy: {again.verdict}"
@@ -114,6 +113,12 @@ def parse_fixes(only: str | None) -> tuple[str, ...]:
         raise MotionkitError(f"--only names no fix (of {', '.join(FIXES)})")
     check_fixes(names)
     return tuple(name for name in FIXES if name in names)
+
+
+def fix_summary(fixed: Fixed) -> str:
+    """``nothing to fix`` when no fix was made (whatever was left alone), else how many
+    were: the one rule of ``fix`` and ``check --fix``."""
+    return f"{len(fixed.fixes)} fix(es)" if fixed.fixes else "nothing to fix"
 
 
 def fix_lines(fixed: Fixed) -> list[str]:
