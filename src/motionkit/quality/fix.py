@@ -109,7 +109,9 @@ def apply_fixes(motion: Motion, skeleton: Skeleton | Character | None = None, *,
                 ground: GroundSpec = None, preset: str | Preset = "default",
                 fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
                 **thresholds: float | int | None) -> Fixed:
-    """:func:`fix`, with the lines of what was done and of what was left alone."""
+    """:func:`fix`, with the lines of what was done and of what was left alone. A motion
+    without frames, with frames that are not numbers, or whose ``quality_fixes`` is not
+    texts is refused (ConversionError), before anything is changed."""
     check_fixes(fixes, max_spike)
     model = model_of(motion, skeleton)
     require_frames(motion)
