@@ -8,7 +8,7 @@ read, an optional resample or derivation through a body model, and a write.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from .errors import (
     ConversionError,
@@ -25,7 +25,9 @@ from .model import Motion, Skeleton
 if TYPE_CHECKING:
     from .model.character import Character
     from .quality import CheckReport
+    from .quality.check import GroundSpec
     from .quality.fix import Fixed
+    from .quality.presets import Preset
 
 PathLike = str | os.PathLike[str]
 #: Options that mean the same to a reader and a writer that both take them (a character
@@ -91,38 +93,60 @@ def convert(
 def write_fixed(path: PathLike, motion: Motion, skeleton: Skeleton | Character | None = None,
                 *, model: PathLike | None = None, fixes: tuple[str, ...] | None = None,
                 max_spike: float | None = None, format: str | None = None, lossy: bool = False,
-                write_options: dict[str, object] | None = None,
-                **settings: Any) -> tuple[Fixed, CheckReport]:
-    """``motion`` fixed (``quality.fix.apply_fixes``: ``fixes``, ``max_spike`` and the
-    check ``settings``, preset, ground, thresholds), written to ``path`` atomically under
-    the loss rule (the ``model`` file goes to a writer that takes a character), and the
-    check of what the file holds (a terrain dropped with ``lossy`` is not stood on): the
-    one way ``motionkit fix``, ``check --fix`` and ``batch fix`` write a fixed copy."""
+                write_options: dict[str, object] | None = None, ground: GroundSpec = None,
+                preset: str | Preset = "default", feet_names: tuple[str, ...] | None = None,
+                **thresholds: float | int | None) -> tuple[Fixed, CheckReport]:
+    """``motion`` fixed (``quality.fix.apply_fixes``: ``fixes``, ``max_spike``, the check's
+    ``ground``, ``preset`` and ``thresholds``), written to ``path`` atomically under the
+    loss rule (the ``model`` file goes to a writer that takes a character; every key of
+    ``write_options`` must be the writer's), and the check of what the file holds (with
+    ``feet_names``; a terrain dropped with ``lossy`` is not stood on): the one way
+    ``motionkit fix``, ``check --fix`` and ``batch fix`` write a fixed copy."""
     from .quality import check
     from .quality.check import model_of
     from .quality.fix import FIXES, SPIKE_TIME, apply_fixes
     from .quality.shapes import feet
 
-    fixing = {key: value for key, value in settings.items() if key != "feet_names"}
-    if settings.get("feet_names"):  # the copy's check needs them: refused before writing
-        feet(model_of(motion, skeleton), tuple(settings["feet_names"]))
+    if feet_names:  # the copy's check needs them: refused before writing
+        feet(model_of(motion, skeleton), tuple(feet_names))
+    like = motion.meta.get("source_format")
+    reader = registry.by_name(like) if isinstance(like, str) and like in {
+        info.name for info in registry.formats()} else None
+    own = dict(write_options or {})
+    _writers_take(own, registry.writers_for(path, format, like=reader.name if reader else None))
     fixed = apply_fixes(motion, skeleton, fixes=FIXES if fixes is None else fixes,
-                        max_spike=SPIKE_TIME if max_spike is None else max_spike, **fixing)
+                        max_spike=SPIKE_TIME if max_spike is None else max_spike,
+                        ground=ground, preset=preset, **thresholds)
     # the writer a convert of the unfixed motion would take (its own format where that
     # holds it whole, the model going to both sides as --character does): the fixes'
     # metadata then goes under that writer's loss rule, never to another format
-    like = motion.meta.get("source_format")
-    options = dict(write_options or {})
-    if isinstance(like, str) and like in {info.name for info in registry.formats()}:
-        reader = registry.by_name(like)
+    options = dict(own)
+    if reader is not None:
         if model is not None and "character" in reader.read_options():
             options.setdefault("character", os.fspath(model))
         writer, writing = choose_writer(writer_plans(reader, path, format, options), motion)
     else:
         writer, writing = registry.for_writing(path, format, obj=motion, options=options), options
+    _writers_take(own, [writer])
     kept = writer.write(path, fixed.motion, lossy=lossy, **writing)
     return fixed, check(kept if isinstance(kept, Motion) else fixed.motion, skeleton,
-                        name=os.fspath(path), **settings)
+                        name=os.fspath(path), ground=ground, preset=preset,
+                        feet_names=feet_names, **thresholds)
+
+
+def _writers_take(options: dict[str, object], writers: list[registry.Format]) -> None:
+    """A ConversionError naming the keys of a fixed copy's writer ``options`` (``fix -O``)
+    that none of ``writers`` takes: a fix reads nothing, so a reader's key would be lost."""
+    if "lossy" in options:
+        raise ConversionError("lossy is not a -O option: pass --lossy (lossy=True in Python)")
+    takes = set().union(*(writer.write_options() for writer in writers))
+    wrong = sorted(set(options) - takes)
+    if wrong:
+        names = " or ".join(writer.name for writer in writers)
+        raise ConversionError(
+            f"fix -O takes the writer's options (writing {names}: {', '.join(sorted(takes))}), "
+            f"not {', '.join(wrong)} ({did_you_mean(wrong[0], sorted(takes))}-R is for the "
+            "reader)")
 
 
 def read_for_writing(reader: registry.Format, src: PathLike, dst: PathLike,

@@ -4,6 +4,7 @@ step alone."""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from pathlib import Path
 
@@ -190,3 +191,162 @@ def test_a_joint_spike_of_several_frames_is_refilled_from_the_joint_values(frame
     assert _changed_frames(spiky, fixed.motion) == set(range(50, 50 + frames))
     again = check(fixed.motion, skeleton)
     assert again.result("joint_speed").passed and again.result("body_speed").passed
+
+
+def _spiked(motion: mk.Motion, *edits: tuple[int, int, int, float]) -> mk.Motion:
+    """``motion`` with each ``(start, stop, axis, by)`` root edit of :func:`_planted`."""
+    for start, stop, axis, by in edits:
+        motion = _planted(motion, start, stop, axis, by)
+    return motion
+
+
+@pytest.mark.parametrize("edits, refilled, stepped", [
+    # two steps the same way 5 frames apart: the motion never comes back
+    ([(40, None, 0, 0.15), (45, None, 0, 0.15)], set(), [39, 44]),
+    # a step, then a one-frame spike: only the spike frame is refilled
+    ([(40, None, 0, 0.15), (46, 47, 1, 0.5)], {46}, [39]),
+    # a spike that decays over two frames: both refilled, or the copy still jumps
+    ([(40, 41, 1, 0.5), (41, 42, 1, 0.2)], {40, 41}, []),
+    ([(40, 41, 1, 0.6), (41, 42, 1, 0.25)], {40, 41}, []),
+    # two spikes with one clean frame between: two runs, the clean frame kept
+    ([(40, 41, 0, 0.4), (42, 43, 0, -0.4)], {40, 42}, []),
+])
+def test_a_run_closes_only_where_the_motion_comes_back(
+        edits: list[tuple[int, int | None, int, float]], refilled: set[int],
+        stepped: list[int]) -> None:
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    planted = _spiked(motion, *((a, motion.frames if b is None else b, axis, by)
+                                for a, b, axis, by in edits))
+    fixed = apply_fixes(planted, skeleton, fixes=("spikes",))
+    assert _changed_frames(planted, fixed.motion) == refilled, (fixed.fixes, fixed.left)
+    if stepped:
+        (line,) = fixed.left
+        assert f"after frames {stepped}" in line and "a step" in line
+    else:
+        assert not fixed.left
+        again = check(fixed.motion, skeleton)
+        assert again.result("body_speed").passed and again.result("joint_speed").passed
+
+
+@SPIKE_SETTINGS
+@given(data=st.data(), preset=st.sampled_from(["default", "protomotions"]))
+def test_random_spikes_and_steps_refill_exactly_the_spike_frames(
+        data: st.DataObject, preset: str) -> None:
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    edits: list[tuple[int, int, int, float]] = []
+    spiked: set[int] = set()
+    at = data.draw(st.integers(2, 12), label="first")
+    for _ in range(data.draw(st.integers(1, 4), label="count")):
+        by = data.draw(st.floats(0.2, 1.0), label="size") * data.draw(
+            st.sampled_from([-1, 1]), label="sign")
+        # steps go +x, spikes either way in y: a spike back by a step's size after it would
+        # make the frames between a spike too (nothing tells the two readings apart)
+        if data.draw(st.booleans(), label="step"):
+            edits.append((at, motion.frames, 0, abs(by)))
+            at += 3
+        else:
+            frames = data.draw(st.integers(1, 6), label="frames")
+            edits.append((at, at + frames, 1, by))
+            spiked |= set(range(at, at + frames))
+            at += frames + 3
+        at += data.draw(st.integers(0, 10), label="gap")
+        if at > motion.frames - 10:
+            break
+    planted = _spiked(motion, *edits)
+    fixed = apply_fixes(planted, skeleton, preset=preset, fixes=("spikes",))
+    # a refilled frame is always a planted spike frame; every other frame is bit-equal
+    assert _changed_frames(planted, fixed.motion) == spiked, (edits, fixed.fixes, fixed.left)
+
+
+def test_the_spike_search_runs_one_check_and_one_fk_whatever_the_jumps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import motionkit.quality.fix as fixing
+
+    checking = importlib.import_module("motionkit.quality.check")  # the module, not check()
+
+    motion, skeleton = clip("g1_walk")
+    planted = _spiked(motion, *((start, start + 2, 1, 0.3) for start in range(5, 115, 9)),
+                      (60, motion.frames, 0, 0.3), (90, motion.frames, 0, 0.3))
+    calls = {"check": 0, "fk": 0}
+
+    def counted(name: str, function):  # type: ignore[no-untyped-def]
+        def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(fixing, "check", counted("check", fixing.check))
+    monkeypatch.setattr(fixing, "link_poses", counted("fk", fixing.link_poses))
+    monkeypatch.setattr(checking, "link_poses", counted("fk", checking.link_poses))
+    fixed = fixing.apply_fixes(planted, skeleton, fixes=("spikes",))
+    assert len(fixed.fixes) == 1 and len(fixed.left) == 1  # 13 spikes refilled, 2 steps left
+    assert calls == {"check": 1, "fk": 2}, calls
+
+
+def test_frames_that_are_not_numbers_are_refused_by_name() -> None:
+    from motionkit.errors import ConversionError
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    broken = _spiked(motion, (60, 90, 0, np.nan), (100, 101, 1, np.inf))
+    for fixes in (("spikes",), ("lift",), ("spikes", "limits", "lift")):
+        with pytest.raises(ConversionError, match=r"frames \[60\.\.89, 100\] are not numbers"):
+            apply_fixes(broken, skeleton, fixes=fixes)
+
+
+def test_a_motion_without_frames_is_one_clear_error() -> None:
+    from motionkit.errors import ConversionError
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    tracks = {name: track.with_data(np.asarray(track.data)[:0],
+                                    mk.Timeline.uniform(track.timeline.rate or 120.0, 0))
+              for name, track in motion.tracks.items()}
+    empty = mk.Motion(tracks, motion.skeleton, motion.terrain, dict(motion.meta))
+    for run in (lambda: check(empty, skeleton), lambda: apply_fixes(empty, skeleton)):
+        with pytest.raises(ConversionError, match="the motion has no frames to check"):
+            run()
+
+
+@pytest.mark.parametrize("value, kept", [
+    ("hand-lifted", ["hand-lifted"]), (("a", "b"), ["a", "b"]), (["a"], ["a"]), (None, [])])
+def test_the_fixes_listed_before_are_kept(value: object, kept: list[str]) -> None:
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    motion = _shifted(motion, None, 2, 0.05)
+    if value is not None:
+        motion.meta["quality_fixes"] = value
+    fixed = apply_fixes(motion, skeleton, fixes=("lift",))
+    listed = fixed.motion.meta["quality_fixes"]
+    assert isinstance(listed, list) and listed[:-1] == kept and listed[-1].startswith("lift:")
+
+
+@pytest.mark.parametrize("value", [3, {"a": 1}, ["a", 2]])
+def test_a_fixes_list_that_is_not_texts_is_refused_by_name(value: object) -> None:
+    from motionkit.errors import ConversionError
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    motion.meta["quality_fixes"] = value
+    with pytest.raises(ConversionError, match=f"metadata quality_fixes is a {type(value).__name__}"):
+        apply_fixes(motion, skeleton, fixes=("lift",))
+
+
+@pytest.mark.parametrize("frames", [3, 4, 5])
+def test_a_spike_in_a_short_clip_is_not_called_fast_throughout(frames: int) -> None:
+    from motionkit.quality.fix import apply_fixes
+
+    motion, skeleton = clip("g1_walk")
+    short = mk.Motion({name: track.with_data(np.asarray(track.data)[:frames],
+                                             mk.Timeline.uniform(120.0, frames))
+                       for name, track in motion.tracks.items()},
+                      motion.skeleton, motion.terrain, dict(motion.meta))
+    spiky = _planted(short, 1, 2, 0, 0.5)
+    fixed = apply_fixes(spiky, skeleton, fixes=("spikes",))
+    assert not any("throughout" in line for line in fixed.left), fixed.left
+    assert _changed_frames(spiky, fixed.motion) == {1}, (fixed.fixes, fixed.left)

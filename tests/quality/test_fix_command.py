@@ -178,3 +178,80 @@ def test_a_format_without_metadata_refuses_the_list_unless_lossy(
     assert code == 0 and "fixed: lift:" in text and "quality_fixes" in err
     written = _read(out, G1)
     assert written.meta["source_format"] == "mimickit" and "quality_fixes" not in written.meta
+
+
+def test_fix_o_takes_writer_options_only(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    source, out = corpus_file("parc", "ms", "sfu.pkl"), tmp_path / "fixed.pkl"
+    for key in ("misc=whatever", "nosuch=1"):  # a PARC reader's key; no side's key
+        code, text, err = run_cli(["fix", str(source), str(out), "--character", HUMANOID,
+                                   "-O", key], capsys)
+        lines = [line for line in err.splitlines() if line.startswith("motionkit:")]
+        assert code == 2 and len(lines) == 1, (key, text, err)
+        assert "fix -O takes the writer's options" in lines[0] and "-R is for the reader" in \
+            lines[0] and "convert" not in lines[0] and key.split("=")[0] in lines[0]
+        assert not out.exists()
+
+
+def _g1_edited(tmp_path: Path, name: str, frames: slice, value: float | None) -> Path:
+    """The G1 walk cut to ``frames`` (root x set to ``value`` on frames 60..89 when given)."""
+    motion, _ = clip("g1_walk")
+    tracks = {key: track.with_data(np.asarray(track.data)[frames],
+                                   mk.Timeline.uniform(120.0, len(np.asarray(track.data)[frames])))
+              for key, track in motion.tracks.items()}
+    if value is not None:
+        root = np.asarray(tracks["root"].data, dtype=np.float64).copy()
+        root[60:90, 0] = value
+        tracks["root"] = tracks["root"].with_data(root)
+    path = tmp_path / name
+    mk.write(path, mk.Motion(tracks, motion.skeleton, motion.terrain, dict(motion.meta)),
+             character=G1)
+    return path
+
+
+def test_frames_not_numbers_and_a_clip_without_frames_are_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "fixed.pkl"
+    broken = _g1_edited(tmp_path, "nan.pkl", slice(None), float("nan"))
+    code, _, err = run_cli(["fix", str(broken), str(out), "--model", G1], capsys)
+    lines = [line for line in err.splitlines() if line.startswith("motionkit:")]
+    assert code == 2 and len(lines) == 1 and "frames [60..89] are not numbers" in lines[0]
+    assert not out.exists()
+    empty = _g1_edited(tmp_path, "empty.pkl", slice(0, 0), None)
+    for args in (["fix", str(empty), str(out)], ["check", str(empty)],
+                 ["check", str(empty), "--fix", str(out)]):
+        code, _, err = run_cli([*args, "--model", G1], capsys)
+        lines = [line for line in err.splitlines() if line.startswith("motionkit:")]
+        assert code == 2 and len(lines) == 1 and "the motion has no frames to check" in \
+            lines[0], (args, err)
+        assert not out.exists()
+
+
+def test_check_fix_says_what_fix_says(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from motionkit.quality.fix import fix
+
+    motion, skeleton = clip("g1_walk")
+    lifted = fix(motion, skeleton, fixes=("lift",))  # on the ground: only the step is left
+    del lifted.meta["quality_fixes"]
+    root = np.asarray(lifted.tracks["root"].data, dtype=np.float64).copy()
+    root[60:, 0] += 0.4
+    lifted.tracks["root"] = lifted.tracks["root"].with_data(root)
+    stepped, out = tmp_path / "stepped.pkl", tmp_path / "fixed.pkl"
+    mk.write(stepped, lifted, character=G1)
+    args = ["check", str(stepped), "--model", G1, "--fix", str(out)]
+    code, text, _ = run_cli(args, capsys)
+    assert "  fix: nothing to fix" in text and "  left: spikes: the jumps after frames [59]" \
+        in text, text
+    code, text, _ = run_cli(["fix", str(stepped), str(out), "--model", G1], capsys)
+    assert f"{stepped}: nothing to fix" in text
+    # the JSON holds the fixes made and those left alone, as fix --json does
+    code, text, _ = run_cli([*args, "--json"], capsys)
+    original, copy = json.loads(text)
+    assert "fixes" not in original and copy["fixes"] == []
+    assert any("after frames [59]" in line for line in copy["left"])
+    sunk = sunk_sfu(tmp_path / "clips")[1]
+    code, text, _ = run_cli(["check", str(sunk), "--character", HUMANOID, "--fix", str(out),
+                             "--json"], capsys)
+    copy = json.loads(text)[1]
+    assert code == 0 and len(copy["fixes"]) == 1 and copy["fixes"][0].startswith("lift:")

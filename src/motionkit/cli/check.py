@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..model.motion import Motion
     from ..model.skeleton import Skeleton
     from ..quality import CheckReport
+    from ..quality.fix import Fixed
 
 
 @click.command("check", epilog="""\b
@@ -77,7 +78,8 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
     check_options(preset, ground, skeleton, feet_names, **options)  # one line, not per file
-    reports, failed, errors = [], 0, 0
+    documents: list[dict[str, object]] = []
+    failed, errors = 0, 0
     for path in files:
         try:
             reader = registry.for_reading(path, from_format)
@@ -90,15 +92,17 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
             click.echo(f"motionkit: error: {clean(' '.join(str(exc).split()))}", err=True)
             continue
         failed += not report.passed
-        reports.append(report)
+        documents.append(report.to_dict())
         if not as_json:
             click.echo("\n".join(clean(line) for line in report.lines()))
         if contacts_out is not None:
             _write_contacts(contacts_out, motion, report, lossy, as_json)
         if fix_out is not None:
-            again = _write_fixed(fix_out, motion, skeleton, model, lossy, as_json, ground=ground,
-                                 preset=preset, feet_names=feet_names, **options)
-            reports.append(again)
+            fixed, again = _write_fixed(fix_out, motion, skeleton, model, lossy, as_json,
+                                        ground=ground, preset=preset, feet_names=feet_names,
+                                        **options)
+            # as fix --json: the fixes made and what was left alone, beside the copy's report
+            documents.append({**again.to_dict(), "fixes": fixed.fixes, "left": fixed.left})
             # the fixed copy decides the status: the original's failures are what --fix
             # was asked to repair, and both verdicts are printed
             failed = int(not again.passed)
@@ -107,7 +111,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
                            f"{clean(fix_out)}: {again.verdict} (the exit status follows the "
                            "fixed copy)")
     if as_json:
-        echo_json([report.to_dict() for report in reports])
+        echo_json(documents)
     if errors:
         sys.exit(2)
     if failed:
@@ -138,15 +142,18 @@ def _write_contacts(target: str, motion: Motion, report: CheckReport, lossy: boo
 
 
 def _write_fixed(target: str, motion: Motion, skeleton: Skeleton | None, model: str | None,
-                 lossy: bool, quiet: bool, **settings: Any) -> CheckReport:
-    """--fix: the fixed motion written to ``target`` (as ``motionkit fix`` writes it), and
-    its check (printed unless quiet)."""
-    from .fix import fix_lines
+                 lossy: bool, quiet: bool, *, ground: str | None, preset: str,
+                 feet_names: tuple[str, ...] | None, **thresholds: Any,
+                 ) -> tuple[Fixed, CheckReport]:
+    """--fix: the fixed motion written to ``target`` (as ``motionkit fix`` writes it), what
+    was fixed, and its check (printed unless quiet). ``thresholds`` are -T's parsed
+    values (``parse_options``), checked by ``Preset.with_options``."""
+    from .fix import fix_lines, fix_summary
 
     fixed, again = api.write_fixed(target, motion, skeleton, model=model, lossy=lossy,
-                                   **settings)
+                                   ground=ground, preset=preset, feet_names=feet_names,
+                                   **thresholds)
     if not quiet:
-        lines = fix_lines(fixed)
-        click.echo("\n".join(lines) if lines else "  fixed: nothing to fix")
+        click.echo("\n".join([f"  fix: {fix_summary(fixed)}", *fix_lines(fixed)]))
         click.echo("\n".join(clean(line) for line in again.lines()))
-    return again
+    return fixed, again

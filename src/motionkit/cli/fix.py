@@ -32,13 +32,15 @@ Examples:
   motionkit fix walk.pkl walk_fixed.pkl --model g1.xml --to mimickit --lossy -T body_speed=10
   motionkit batch fix 'runs/*.pkl' --out fixed --character humanoid.xml
 \b
-The fixes: spikes (runs of frames out of line, up to --max-spike long, whose
-frames either side agree, are filled again from those two frames; a jump that
-does not come back is a step and left alone), limits (joint values clipped into
-the model's ranges), lift (the clip moved so that its lowest shape point touches
-the ground). Each fix made is printed and listed in TARGET's metadata
+The fixes: spikes (runs of frames out of line, up to --max-spike long, after
+which the motion comes back to where it was going, are filled again from the
+frames either side; a jump that does not come back is a step and left alone),
+limits (joint values clipped into the model's ranges), lift (the clip moved so
+that its lowest shape point touches the ground). Frames that are not numbers
+are refused by name. Each fix made is printed and listed in TARGET's metadata
 (quality_fixes), which TARGET's format must hold (else --lossy); then the fixed
-copy is checked and its verdict printed. TARGET is never SOURCE.
+copy is checked and its verdict printed. -O takes the writer's options only.
+TARGET is never SOURCE.
 \b
 Exit status: 0 when the copy is written (whatever its check says), 2 on an error.""")
 @click.argument("source", type=click.Path(dir_okay=True))
@@ -95,8 +97,7 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
                                                        "failed": again.failed,
                                                        "ground": again.ground["source"]}})
         return
-    click.echo(f"{clean(source)}: " + ("nothing to fix" if not fixed.fixes else
-                                       f"{len(fixed.fixes)} fix(es)"))
+    click.echo(f"{clean(source)}: {fix_summary(fixed)}")
     for line in fix_lines(fixed):
         click.echo(line)
     click.echo(f"  check of the fixed copy: {again.verdict}"
@@ -114,6 +115,12 @@ def parse_fixes(only: str | None) -> tuple[str, ...]:
         raise MotionkitError(f"--only names no fix (of {', '.join(FIXES)})")
     check_fixes(names)
     return tuple(name for name in FIXES if name in names)
+
+
+def fix_summary(fixed: Fixed) -> str:
+    """``nothing to fix`` when no fix was made (whatever was left alone), else how many
+    were: the one rule of ``fix`` and ``check --fix``."""
+    return f"{len(fixed.fixes)} fix(es)" if fixed.fixes else "nothing to fix"
 
 
 def fix_lines(fixed: Fixed) -> list[str]:

@@ -696,6 +696,15 @@ def protomotions_ground(motion: Motion, spec: GroundSpec) -> grounds.Ground:
                                         "heights; a terrain is not used)")
 
 
+NO_FRAMES = "the motion has no frames to check"
+
+
+def require_frames(motion: Motion) -> None:
+    """A ConversionError when ``motion`` has no frames (before kinematics sees it)."""
+    if not motion.frames:
+        raise ConversionError(NO_FRAMES)
+
+
 def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
           ground: GroundSpec = None, preset: str | Preset = "default",
           feet_names: tuple[str, ...] | None = None, name: str | None = None,
@@ -706,10 +715,11 @@ def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
     preset's constants (``body_speed=10``, ``contact_height=0.08``, …)."""
     chosen = find_preset(preset).with_options(**thresholds)
     model = model_of(motion, skeleton)
+    require_frames(motion)
     poses = np.asarray(link_poses(model, motion).data, dtype=np.float64)
     main = motion.tracks.get("joints") or motion.root_pose() or motion.main_track
     if main is None or not len(poses):
-        raise ConversionError("the motion has no frames to check")
+        raise ConversionError(NO_FRAMES)
     times = np.asarray(main.timeline.times, dtype=np.float64)
     foot_bodies = list(_feet(model, feet_names))
     above_zero = None

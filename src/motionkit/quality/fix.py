@@ -1,13 +1,28 @@
 """Safe fixes of what ``check`` finds, only when asked (``motionkit fix``, ``check --fix``).
 
-- **spikes**: runs of at most ``max_spike`` seconds of frames out of line (the frame pair
-  before the run and the one closing it jump in body or joint speed, while the frame
-  before and the frame after the run are consistent with each other: a straight bridge
-  between them over the run's time stays under the preset's speed thresholds) are
-  dropped and filled again from those two frames (``ops.resample.sample``: linear, slerp
-  for rotations), so the timeline stays as it was and no gap appears. A jump that does
-  not come back within that time is a step: left alone, and said so; so is a clip in
-  which most frame pairs jump (:data:`MOST_JUMPS`: it is fast, not spiky);
+- **spikes**: runs of at most ``max_spike`` seconds of frames out of line are dropped and
+  filled again from the frame before and the frame after the run (``ops.resample.sample``:
+  linear, slerp for rotations), so the timeline stays as it was and no gap appears. A run
+  opens after a frame pair that jumps (body or joint speed over the preset's threshold)
+  and closes on the nearest later frame, after another jumping pair at most ``max_spike``
+  on, that really comes back to the motion before the run:
+
+  1. *it returns*: the run's jumps add up to nothing. Each jumping pair's motion beyond
+     the velocity of the clean pairs nearest to it (before and after, averaged) is its
+     jump; summed over the run's jumping pairs, for every body's position and every
+     body's turn in its parent, it is within one frame at the threshold speed. A second
+     step the same way, or a frame still out of line (a spike that decays over two
+     frames), does not return, so it never closes a run;
+  2. *it bridges*: the straight refill between the two frames (each body's chord, each
+     joint's turn, over the run's time) stays under the speed thresholds.
+
+  The speeds and the return come from the FK poses of the one check that found the
+  jumps, so the search costs no further check. A frame that opens another jump may
+  close a run when it returns (two spikes with a clean frame between are two runs); a
+  jump after which no frame returns is a step: left alone, and said so; so is a clip
+  of at least :data:`FEW_PAIRS` frame pairs of which most jump (:data:`MOST_JUMPS`: it
+  is fast, not spiky). Frames that are not numbers are no steps and nothing to refill
+  from: a fix refuses the motion and names them (mend or cut them first);
 - **limits**: joint values are clipped into the model's ranges (a character's
   ``joint_rotations`` are made again from the clipped values);
 - **lift**: the whole clip is moved up or down so that its lowest shape point over the
@@ -30,14 +45,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConversionError, choices
-from ..kinematics.motion import coordinates
+from ..kinematics.motion import coordinates, link_poses
 from ..model.character import Character
 from ..model.motion import Motion
 from ..model.skeleton import Skeleton
 from ..model.timeline import Timeline
 from ..model.track import Track
 from ..ops.resample import sample
-from .check import GroundSpec, check, model_of, protomotions_ground
+from ..spatial import quaternion
+from .check import GroundSpec, check, model_of, protomotions_ground, require_frames
 from .presets import Preset
 from .presets import preset as find_preset
 
@@ -52,6 +68,11 @@ SPEED_CHECKS = ("body_speed", "joint_speed")
 #: A clip in which more than this share of frame pairs jump is fast for the thresholds
 #: throughout, not spiky: refilling would rewrite most of it, so nothing is refilled.
 MOST_JUMPS = 0.5
+#: Below this many frame pairs a clip is too short to call fast throughout (a one-frame
+#: spike in a 4-frame clip makes 2 of 3 pairs jump).
+FEW_PAIRS = 8
+
+Array = NDArray[np.float64]
 
 
 @dataclass
@@ -88,15 +109,20 @@ def apply_fixes(motion: Motion, skeleton: Skeleton | Character | None = None, *,
                 ground: GroundSpec = None, preset: str | Preset = "default",
                 fixes: tuple[str, ...] = FIXES, max_spike: float = SPIKE_TIME,
                 **thresholds: float | int | None) -> Fixed:
-    """:func:`fix`, with the lines of what was done and of what was left alone."""
+    """:func:`fix`, with the lines of what was done and of what was left alone. A motion
+    without frames, with frames that are not numbers, or whose ``quality_fixes`` is not
+    texts is refused (ConversionError), before anything is changed."""
     check_fixes(fixes, max_spike)
     model = model_of(motion, skeleton)
+    require_frames(motion)
+    before = _listed(motion.meta.get("quality_fixes"))
     out = Motion(dict(motion.tracks), motion.skeleton, motion.terrain, dict(motion.meta))
     done: list[str] = []
     left: list[str] = []
     chosen = find_preset(preset).with_options(**thresholds)
+    poses = _finite_poses(out, model)
     if "spikes" in fixes:
-        _spikes(out, model, ground, chosen, max_spike, done, left)
+        _spikes(out, model, poses, ground, chosen, max_spike, done, left)
     if "limits" in fixes:
         clipped = _clip_limits(out, model)
         if clipped.startswith("limits: not clipped"):
@@ -107,14 +133,33 @@ def apply_fixes(motion: Motion, skeleton: Skeleton | Character | None = None, *,
         lift = _lift(out, model, ground, chosen)
         if lift:
             done.append(lift)
-    before = _listed(motion.meta.get("quality_fixes"))
     if before or done:
         out.meta["quality_fixes"] = before + done
     return Fixed(out, done, left)
 
 
-def _spikes(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset,
-            max_spike: float, done: list[str], left: list[str]) -> None:
+def _finite_poses(motion: Motion, model: Skeleton) -> Array:
+    """The FK poses ``(frames, bodies, 7)`` of ``motion``; a ConversionError naming the
+    frames that are not numbers (no fix has anything to measure or refill them from)."""
+    poses = np.asarray(link_poses(model, motion).data, dtype=np.float64)
+    broken = ~np.isfinite(poses).all(axis=(1, 2))
+    if broken.any():
+        raise ConversionError(f"frames {_spans(np.flatnonzero(broken))} are not numbers (NaN "
+                              "or infinite poses): nothing fixed; mend or cut them first")
+    return poses
+
+
+def _spans(frames: NDArray[np.intp]) -> str:
+    """Frame numbers as ``[3, 7..12]``: runs of consecutive frames as first..last."""
+    edges = np.flatnonzero(np.diff(frames) != 1)
+    starts = np.concatenate([[0], edges + 1])
+    stops = np.concatenate([edges, [len(frames) - 1]])
+    return "[" + ", ".join(f"{frames[a]}" if a == b else f"{frames[a]}..{frames[b]}"
+                           for a, b in zip(starts, stops, strict=True)) + "]"
+
+
+def _spikes(motion: Motion, model: Skeleton, poses: Array, ground: GroundSpec,
+            chosen: Preset, max_spike: float, done: list[str], left: list[str]) -> None:
     """Refill the spikes of ``motion`` in place; the lines of what was done and left."""
     speeds = tuple(name for name in SPEED_CHECKS if name in chosen.checks)
     if not speeds:
@@ -127,18 +172,19 @@ def _spikes(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset,
             jumps |= result.failing[1:]  # frame t + 1 holds the pair (t, t + 1)
     if not jumps.any():
         return
-    if jumps.mean() > MOST_JUMPS:
+    if len(jumps) >= FEW_PAIRS and jumps.mean() > MOST_JUMPS:
         left.append(f"spikes: {int(jumps.sum())} of {len(jumps)} frame pairs jump (more than "
                     f"{MOST_JUMPS:g} of them): the clip is faster than the thresholds "
                     "throughout, not spiky; not refilled")
         return
     longest = max(1, int(np.floor(max_spike * first.fps + 1e-9)))
     limit = f"{longest} frame(s) ({max_spike:g} s at {first.fps:g} fps)"
-
-    def bridges(before: int, after: int) -> bool:
-        return _bridges(motion, model, ground, measure, before, after)
-
-    runs, steps = spike_runs(jumps, longest, bridges)
+    main = motion.tracks.get("joints") or motion.root_pose() or motion.main_track
+    assert main is not None  # require_frames
+    steps = (np.full(len(jumps), 1.0 / first.fps) if chosen.protomotions
+             else np.diff(np.asarray(main.times, dtype=np.float64)))
+    bridge = Bridge(poses, model.parents, steps, jumps, measure, 1.0 / first.fps)
+    runs, stepped = spike_runs(jumps, longest, bridge)
     if runs:
         drop = np.zeros(first.frames, dtype=bool)
         for start, stop in runs:
@@ -146,10 +192,11 @@ def _spikes(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset,
         _refill(motion, drop)
         frames = np.flatnonzero(drop).tolist()
         done.append(f"spikes: dropped frames {frames} and filled them from their neighbours "
-                    f"(linear, slerp; runs of at most {limit} between consistent frames)")
-    if steps:
-        left.append(f"spikes: the jumps after frames {steps} do not come back within {limit} "
-                    "to a frame consistent with the one before (a step, or a longer run): "
+                    f"(linear, slerp; runs of at most {limit} that come back to the motion "
+                    "before them)")
+    if stepped:
+        left.append(f"spikes: the jumps after frames {stepped} do not come back within "
+                    f"{limit} to the motion before them (a step, or a longer run): "
                     "not refilled")
 
 
@@ -157,11 +204,11 @@ def spike_runs(jumps: NDArray[np.bool_], longest: int, bridges: Callable[[int, i
                ) -> tuple[list[tuple[int, int]], list[int]]:
     """The runs of frames ``[start, stop)`` out of line, from which frame pairs ``(t, t +
     1)`` jump: a run opens after a jumping pair and closes with the nearest jumping pair at
-    most ``longest`` frames on for which ``bridges(start - 1, stop)`` (the frames on either
-    side are consistent with each other); an end frame whose one pair jumps, and its
-    neighbour's next pair does not, is a run of one (a one-sided jump at the clip's
-    ends). Also the pairs whose jump opens no run (a step). A frame between good pairs
-    outside every run is never in one, so a refill rewrites no clean frame."""
+    most ``longest`` frames on for which ``bridges(start - 1, stop)`` (the frame after
+    the run comes back to the motion before it: :class:`Bridge`); an end frame whose one
+    pair jumps, and its neighbour's next pair does not, is a run of one (a one-sided jump
+    at the clip's ends). Also the pairs whose jump opens no run (a step). A frame between
+    good pairs outside every run is never in one, so a refill rewrites no clean frame."""
     pairs = np.flatnonzero(jumps).tolist()
     frames = len(jumps) + 1
     runs: list[tuple[int, int]] = []
@@ -192,31 +239,75 @@ def spike_runs(jumps: NDArray[np.bool_], longest: int, bridges: Callable[[int, i
     return runs, steps
 
 
-def _bridges(motion: Motion, model: Skeleton, ground: GroundSpec, measure: Preset,
-             before: int, after: int) -> bool:
-    """Whether frames ``before`` and ``after`` are consistent: the frames between them
-    filled from those two pass the speed checks."""
-    window = _window(motion, before, after + 1)
-    drop = np.ones(after + 1 - before, dtype=bool)
-    drop[[0, -1]] = False
-    _refill(window, drop)
-    return check(window, model, ground=ground, preset=measure).passed
+class Bridge:
+    """Whether the frame ``after`` a run comes back to the frame ``before`` it (the
+    module's rules 1 and 2), from the clip's FK poses: no check per candidate."""
 
+    def __init__(self, poses: Array, parents: NDArray[np.intp], steps: Array,
+                 jumps: NDArray[np.bool_], preset: Preset, frame_time: float) -> None:
+        positions = poses[..., :3]
+        children = np.flatnonzero(parents >= 0)
+        turns = poses[..., 3:]
+        #: each non-root body's rotation in its parent (what joint speed measures)
+        self.local = quaternion.multiply(quaternion.conjugate(turns[:, parents[children]]),
+                                         turns[:, children])
+        self.positions, self.steps, self.jumps, self.preset = positions, steps, jumps, preset
+        self.body = "body_speed" in preset.checks
+        self.joint = "joint_speed" in preset.checks
+        self.frame_time = frame_time
+        #: per jumping pair its motion beyond the velocity of the clean pairs nearest to it
+        #: (zero on clean pairs): what a run's jumps must add up to nothing of
+        self.moved = self._jumped(positions[1:] - positions[:-1])
+        self.turned = self._jumped(quaternion.to_exp_map(quaternion.multiply(
+            quaternion.conjugate(self.local[:-1]), self.local[1:])))
 
-def _window(motion: Motion, start: int, stop: int) -> Motion:
-    """Frames ``[start, stop)`` of the tracks on the motion's frames (their timeline's
-    rate kept: ProtoMotions' speeds use it)."""
-    frames = motion.frames
-    tracks = {}
-    for name, track in motion.tracks.items():
-        if track.frames != frames:
-            continue
-        line = track.timeline
-        part = (Timeline.uniform(line.rate, stop - start, float(track.times[start]))
-                if line.is_uniform and line.rate else
-                Timeline.stamped(track.times[start:stop], rate=line.rate))
-        tracks[name] = track.with_data(np.asarray(track.data)[start:stop], part)
-    return Motion(tracks, motion.skeleton, motion.terrain, dict(motion.meta))
+    def _jumped(self, motion: Array) -> Array:
+        """Per frame pair of ``motion`` ``(pairs, ...)`` what a jumping pair moved beyond
+        the rate of the nearest clean pair before it and after it (averaged; one side
+        where there is no other), zero on clean pairs."""
+        jumps, steps = self.jumps, self.steps
+        out = np.zeros_like(motion)
+        clean = np.flatnonzero(~jumps & (steps > 0))
+        pairs = np.flatnonzero(jumps)
+        if not len(pairs) or not len(clean):
+            out[pairs] = motion[pairs]
+            return out
+        shape = (-1, *([1] * (motion.ndim - 1)))  # one value per pair, over the rest
+        rates = motion[clean] / steps[clean].reshape(shape)
+        at = np.searchsorted(clean, pairs)
+        before, after = at > 0, at < len(clean)
+        total = np.where(before.reshape(shape), rates[np.maximum(at - 1, 0)], 0.0) + np.where(
+            after.reshape(shape), rates[np.minimum(at, len(clean) - 1)], 0.0)
+        rate = total / (before.astype(np.float64) + after).reshape(shape)
+        out[pairs] = motion[pairs] - rate * steps[pairs].reshape(shape)
+        return out
+
+    def _turn(self, first: int, last: int) -> Array:
+        """Each joint's turn from frame ``first`` to ``last`` (exponential maps)."""
+        return quaternion.to_exp_map(quaternion.multiply(
+            quaternion.conjugate(self.local[first]), self.local[last]))
+
+    def _size(self, vectors: Array) -> float:
+        """The largest vector: its norm, or ProtoMotions' largest |component|."""
+        if not vectors.size:
+            return 0.0
+        if self.preset.protomotions:
+            return float(np.abs(vectors).max())
+        return float(np.sqrt(np.einsum("...i,...i->...", vectors, vectors).max()))
+
+    def __call__(self, before: int, after: int) -> bool:
+        span = float(self.steps[before:after].sum())
+        if not span > 0:
+            return False
+        p = self.preset
+        if self.body and (
+                self._size(self.positions[after] - self.positions[before]) / span > p.body_speed
+                or self._size(self.moved[before:after].sum(axis=0))
+                > p.body_speed * self.frame_time):
+            return False
+        return not self.joint or (
+            self._size(self._turn(before, after)) / span <= p.joint_speed
+            and self._size(self.turned[before:after].sum(axis=0)) <= p.joint_speed * self.frame_time)
 
 
 def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -> str:
@@ -227,9 +318,7 @@ def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -
     measure = replace(chosen, name="lift", checks=("below_ground",), protomotions=False)
     measured = check(motion, model, ground=under, preset=measure)
     result = measured.result("below_ground")
-    lowest = result.value
-    if not np.isfinite(lowest):
-        raise ConversionError("lifting needs finite poses (a frame is not a number)")
+    lowest = result.value  # finite: apply_fixes refused poses that are not numbers
     if abs(lowest) <= LIFT_TOLERANCE:
         return ""
     root = motion.tracks.get("root")
@@ -245,7 +334,16 @@ def _lift(motion: Motion, model: Skeleton, ground: GroundSpec, chosen: Preset) -
 
 
 def _listed(value: object) -> list[str]:
-    return [str(item) for item in value] if isinstance(value, list) else []
+    """The fixes an input's ``quality_fixes`` lists already: a list or tuple of texts, or
+    one text (its first entry); anything else is refused by name, never dropped."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise ConversionError(f"metadata quality_fixes is a {type(value).__name__}, not a list "
+                          f"of texts: {str(value)[:80]!r}; mend or drop it to fix the motion")
 
 
 def _refill(motion: Motion, drop: NDArray[np.bool_]) -> None:
