@@ -66,14 +66,7 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     from ..quality import check
     from ..quality.options import check_options
 
-    for out in (fix_out, contacts_out):
-        if out is not None:
-            if len(files) != 1:
-                raise MotionkitError("--fix and --contacts take one input file")
-            refuse_source_as_output(out, files[0], model)
-    if fix_out is not None and contacts_out is not None and _same_file(fix_out, contacts_out):
-        raise MotionkitError(f"--fix and --contacts name the same file ({clean(fix_out)}); "
-                             "the fixed copy would replace the labelled one: give two paths")
+    _check_outputs(files, fix_out, contacts_out, model)
     options = parse_options(thresholds)
     skeleton = model_skeleton(api.read(model), model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
@@ -116,6 +109,19 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
         sys.exit(2)
     if failed:
         sys.exit(1)
+
+
+def _check_outputs(files: tuple[str, ...], fix_out: str | None, contacts_out: str | None,
+                   model: str | None) -> None:
+    """--fix and --contacts: one input, never over it or the model, two different files."""
+    for out in (fix_out, contacts_out):
+        if out is not None:
+            if len(files) != 1:
+                raise MotionkitError("--fix and --contacts take one input file")
+            refuse_source_as_output(out, files[0], model)
+    if fix_out is not None and contacts_out is not None and _same_file(fix_out, contacts_out):
+        raise MotionkitError(f"--fix and --contacts name the same file ({clean(fix_out)}); "
+                             "the fixed copy would replace the labelled one: give two paths")
 
 
 def _same_file(a: str, b: str) -> bool:
