@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from .walks import noisy_pair
 
 
 def _motionkit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -20,17 +21,7 @@ def _motionkit(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def pair(tmp_path: Path) -> tuple[Path, Path]:
     """A reference walk and its estimate, noisy, on a clock 0.5 s late."""
-    rng = np.random.default_rng(5)
-    stamps = np.arange(80) * 0.1
-    xyz = np.cumsum(rng.normal(size=(80, 3)), axis=0)
-    rows = np.column_stack([stamps, xyz, np.zeros((80, 3)), np.ones(80)])
-    (tmp_path / "gt").mkdir()
-    (tmp_path / "est").mkdir()
-    np.savetxt(tmp_path / "gt" / "a.tum", rows)
-    rows[:, 0] += 0.5
-    rows[:, 1:4] += rng.normal(scale=0.01, size=(80, 3))
-    np.savetxt(tmp_path / "est" / "a.tum", rows)
-    return tmp_path / "gt" / "a.tum", tmp_path / "est" / "a.tum"
+    return noisy_pair(tmp_path, 80, 0.5)
 
 
 @pytest.mark.parametrize("options", [["--offset", "-0.5"], ["--offset", "auto"],

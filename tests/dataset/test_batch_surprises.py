@@ -15,6 +15,7 @@ import pytest
 from seqfiles import V4_ALL
 
 from .dask_helpers import make_dataset
+from .walks import noisy_pair
 
 
 def _motionkit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -191,22 +192,13 @@ def test_batch_validate_takes_reader_options(tmp_path: Path) -> None:
 
 
 def test_batch_eval_takes_eval_s_options(tmp_path: Path) -> None:
-    import numpy as np
     import polars as pl
 
     import motionkit as mk
     from motionkit import evaluation as ev
 
-    rng = np.random.default_rng(5)
-    stamps = np.arange(60) * 0.1
-    xyz = np.cumsum(rng.normal(size=(60, 3)), axis=0)
-    rows = np.column_stack([stamps, xyz, np.zeros((60, 3)), np.ones(60)])
-    (tmp_path / "gt").mkdir()
-    (tmp_path / "est").mkdir()
-    np.savetxt(tmp_path / "gt" / "a.tum", rows)
-    rows[:, 0] += 0.004  # beyond --max-diff 0.001: nearest finds no pair, interpolation does
-    rows[:, 1:4] += rng.normal(scale=0.01, size=(60, 3))
-    np.savetxt(tmp_path / "est" / "a.tum", rows)
+    noisy_pair(tmp_path, 60, 0.004)  # beyond --max-diff 0.001: nearest finds no pair,
+    # interpolation does
     done = _motionkit("batch", "eval", str(tmp_path / "est"), "--ref",
                       str(tmp_path / "gt" / "{name}"), "--out", str(tmp_path / "res"),
                       "--match", "interpolate", "--max-diff", "0.001", "--align", "se3",
