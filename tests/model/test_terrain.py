@@ -63,6 +63,10 @@ def test_validation() -> None:
         Terrain(np.zeros((2, 2)), np.zeros(3), 1.0)
     with pytest.raises(ValueError, match="positive"):
         Terrain(np.zeros((2, 2)), np.zeros(2), 0.0)
+    with pytest.raises(ValueError, match="positive finite"):  # no cell is found under a point
+        Terrain(np.zeros((2, 2)), np.zeros(2), 1.0, np.inf)
+    with pytest.raises(ValueError, match="origin must be finite"):
+        Terrain(np.zeros((2, 2)), np.array([np.nan, 0.0]), 1.0)
     with pytest.raises(ValueError, match="bounds"):
         Terrain(np.zeros((2, 2)), np.zeros(2), 1.0, bounds=np.zeros((2, 2)))
 

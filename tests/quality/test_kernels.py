@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import motionkit as mk
-from conftest import require_compiled
+from conftest import corpus_file, require_compiled
 from motionkit.model.skeleton import Body, Joint, Shape, Skeleton
 from motionkit.model.terrain import Terrain
 from motionkit.quality import CheckReport, _compiled, check
@@ -179,7 +179,7 @@ def test_the_compiled_measures_are_the_numpy_ones_on_random_poses(
     drawn = data.draw(poses(len(skeleton.bodies)))
     times = stamps(data, len(drawn))
     ground = Ground(height, terrain, "test")
-    feet = list(rules._feet(skeleton, None))
+    feet = list(rules._feet(rules._Model(skeleton), None))
 
     def measures() -> tuple[np.ndarray, ...]:
         with warnings.catch_warnings():
@@ -208,7 +208,7 @@ def test_the_compiled_gaps_give_the_numpy_self_penetration_on_random_poses(
     times = np.arange(len(drawn)) / 30.0
     for frames in (drawn, near):
         c = rules._Clip(motion, skeleton, frames, times, Ground(), preset,
-                        list(rules._feet(skeleton, None)))
+                        list(rules._feet(rules._Model(skeleton), None)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             compiled, numpy = both(lambda c=c: rules._self_penetration(c))
@@ -256,7 +256,7 @@ def test_both_paths_agree_on_random_models(skeleton: Skeleton, data: st.DataObje
     times = stamps(data, len(drawn))
     motion = mk.Motion({}, skeleton, None, {})
     ground = Ground(0.0, terrain, "test")
-    feet = list(rules._feet(skeleton, None))
+    feet = list(rules._feet(rules._Model(skeleton), None))
 
     def measures() -> tuple[object, ...]:
         with warnings.catch_warnings():
@@ -330,3 +330,33 @@ def test_the_kernel_refuses_what_does_not_fit() -> None:
         kernel.frames(poses, 2**61, 2, np.array([-1, 0], dtype=np.int32), table.ints,
                       table.doubles, 2, 0.0, None, 1, 1, 0.0, 0.0, 1.0, 1.0, np.ones(3), False,
                       30.0, 0.1, 0.1, None, None, None, None, None)
+
+
+def test_a_model_changed_after_a_check_is_checked_as_it_is_now() -> None:
+    """The per-model caches are keyed on what the checks read of a model, not on the
+    object: bigger shapes after a first check give what a first check of them gives, and
+    an unchanged copy of the model still gets the first answer."""
+
+    def read() -> mk.Skeleton:  # a model of its own (clips.model is shared by the tests)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = mk.read(corpus_file("parc", "character", "humanoid.xml"))
+        assert isinstance(found, mk.Skeleton)
+        return found
+
+    motion, _ = clip("parc_sfu")
+    humanoid, fresh = read(), read()
+    first = check(motion, humanoid)
+    for edited_model in (humanoid, fresh):  # the same edit of the checked one and a new one
+        for body in edited_model.bodies:
+            for shape in body.shapes:
+                if "radius" in shape.params:
+                    shape.params["radius"] = float(shape.params["radius"]) * 3
+                if "size" in shape.params:
+                    shape.params["size"] = np.asarray(shape.params["size"]) * 3
+    edited, new = both(lambda: check(motion, humanoid))
+    same_report(edited, new)
+    same_report(edited, check(motion, fresh))
+    assert edited.result("below_ground").value < first.result("below_ground").value - 0.01
+    assert edited.verdict != first.verdict
+    same_report(first, check(motion, read()))

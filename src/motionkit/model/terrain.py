@@ -36,8 +36,10 @@ class Terrain:
             raise ValueError(f"terrain origin must be (x, y), got shape {self.origin.shape}")
         if self.dy is None:
             self.dy = self.dx
-        if not (float(self.dx) > 0 and float(self.dy) > 0):
-            raise ValueError("terrain cell size must be positive")
+        if not (0 < float(self.dx) < np.inf and 0 < float(self.dy) < np.inf):
+            raise ValueError("terrain cell size must be a positive finite number")
+        if not np.isfinite(self.origin.astype(np.float64)).all():
+            raise ValueError("terrain origin must be finite numbers")
         if self.bounds is not None:
             self.bounds = np.asarray(self.bounds)
             if self.bounds.shape != (*self.heights.shape, 2):

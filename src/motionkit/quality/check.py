@@ -8,6 +8,7 @@ verdict never depends on which check runs first.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
@@ -66,6 +67,11 @@ class _Clip:
         return int(self.poses.shape[0])
 
     @cached_property
+    def model(self) -> _Model:
+        """The skeleton as the per-model caches know it."""
+        return _Model(self.skeleton)
+
+    @cached_property
     def positions(self) -> Array:
         """Body origins ``(frames, bodies, 3)``, contiguous (the checks pass over them)."""
         return np.ascontiguousarray(self.poses[..., :3])
@@ -93,7 +99,7 @@ class _Clip:
         if kernel is None:
             return None
         p = self.preset
-        table = _lowest_table(self.skeleton, p.protomotions)
+        table = _lowest_table(self.model, p.protomotions)
         return _compiled.frame_checks(
             kernel, self.poses, self.skeleton.parents, table, self.kernel_ground, self.steps,
             largest=p.protomotions, fps=self.fps, contact_speed=p.contact_speed,
@@ -198,10 +204,39 @@ class _Clip:
         return out
 
 
+class _Model:
+    """A skeleton as the per-model caches below see it: equal to another when what the
+    checks read of theirs is equal (body names, parents, joint frames, primitive shapes),
+    so a skeleton changed after a check is worked out again, and the copies of one model
+    that the clips of a dataset each bring share one entry."""
+
+    def __init__(self, skeleton: Skeleton) -> None:
+        self.skeleton = skeleton
+        digest = hashlib.blake2b(digest_size=16)
+        for body in skeleton.bodies:
+            digest.update(f"{body.name}\0{body.parent}\0{len(body.shapes)}\0".encode())
+            for matrix in (body.joint.parent_to_joint, body.joint.child_to_joint):
+                digest.update(np.ascontiguousarray(matrix, dtype=np.float64).tobytes())
+            for shape in body.shapes:
+                digest.update(f"{shape.kind}\0{shape.role}\0{shape.collidable}\0"
+                              f"{shape.params.get('radius')!r}\0"
+                              f"{shape.params.get('height')!r}\0".encode())
+                for array in (shape.transform, shape.params.get("size", ())):
+                    digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+        self.digest = digest.digest()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Model) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+
 @lru_cache(maxsize=16)
-def _lowest_table(skeleton: Skeleton, origins: bool) -> _compiled.Table:
+def _lowest_table(model: _Model, origins: bool) -> _compiled.Table:
     """The shapes whose lowest points the compiled pass measures (body origins for
     ProtoMotions or a model without shapes), made once per model."""
+    skeleton = model.skeleton
     shapes = [] if origins else primitives(skeleton)
     return (_compiled.shape_table(shapes) if shapes
             else _compiled.origin_table(len(skeleton.bodies)))
@@ -256,7 +291,7 @@ def _joined(note: str, more: str) -> str:
 
 def _below_ground(clip: _Clip) -> CheckResult:
     what = "body origins, absolute z" if clip.preset.protomotions else (
-        "lowest shape points" if _model(clip.skeleton).shaped else "body origins")
+        "lowest shape points" if _facts(clip.model).shaped else "body origins")
     return _result("below_ground", clip.lowest, clip.preset.below_ground, "m", above=False,
                    constants={"threshold_m": clip.preset.below_ground, "points": what})
 
@@ -355,7 +390,7 @@ def _soles_on_ground(clip: _Clip, foot: int) -> tuple[NDArray[np.bool_], Array, 
     """Per frame whether ``foot`` is planted (every sole point within the skating height
     of the ground), between frames how far its sole's middle moved in x, y, and per frame
     whether a sole point is not a finite number."""
-    local, radii = _model(clip.skeleton).soles(foot)
+    local, radii = _soles(clip.model, foot)
     kernel = _compiled.KERNEL
     if kernel is not None:
         return _compiled.soles(kernel, clip.poses, foot, local, radii, clip.kernel_ground,
@@ -412,10 +447,11 @@ def _foot_skating(clip: _Clip) -> CheckResult:
 
 
 @lru_cache(maxsize=16)
-def _collider(skeleton: Skeleton, kinds: tuple[str, ...], skip_rest_overlaps: bool
+def _collider(model: _Model, kinds: tuple[str, ...], skip_rest_overlaps: bool
               ) -> tuple[Collider, NDArray[np.intp], _compiled.Table]:
     """A model's collider, checked pairs and the compiled path's table of them, made once
     per model (a dataset checks many clips of one model)."""
+    skeleton = model.skeleton
     collider = Collider.of(skeleton, kinds)
     return (collider, shape_pairs(skeleton, collider, skip_rest_overlaps),
             _compiled.collider_table(collider))
@@ -423,42 +459,38 @@ def _collider(skeleton: Skeleton, kinds: tuple[str, ...], skip_rest_overlaps: bo
 
 @dataclass(frozen=True)
 class _ModelFacts:
-    """What the checks need of a model, worked out once per model."""
+    """What the checks need of a model, worked out once per model (when it is cached: a
+    cached entry never works anything out later, from a skeleton changed since)."""
 
-    skeleton: Skeleton
     #: whether it has primitive shapes (else body origins stand in for them)
     shaped: bool
     #: body pairs with collision shapes, not parent and child (``pairs_checked``)
     body_pairs: int
 
-    def soles(self, foot: int) -> tuple[Array, Array]:
-        """A foot's sole points in its frame and their radii (:func:`.shapes.sole_points`)."""
-        return _soles(self.skeleton, foot)
-
 
 @lru_cache(maxsize=16)
-def _model(skeleton: Skeleton) -> _ModelFacts:
-    """The model's facts, made once per model (a skeleton changed after a check would be
-    stale, as the collider)."""
+def _facts(model: _Model) -> _ModelFacts:
+    """The model's facts, made once per model."""
+    skeleton = model.skeleton
     shaped = sorted({body for body, _ in collision_shapes(skeleton)})
     parents = skeleton.parents
     pairs = sum(1 for k, a in enumerate(shaped) for b in shaped[k + 1:]
                 if parents[a] != b and parents[b] != a)
-    return _ModelFacts(skeleton, bool(primitives(skeleton)), pairs)
+    return _ModelFacts(bool(primitives(skeleton)), pairs)
 
 
 @lru_cache(maxsize=64)
-def _soles(skeleton: Skeleton, foot: int) -> tuple[Array, Array]:
+def _soles(model: _Model, foot: int) -> tuple[Array, Array]:
     """A foot's sole points and radii, once per model (read-only: they are shared)."""
-    points, radii = sole_points(skeleton, foot)
+    points, radii = sole_points(model.skeleton, foot)
     points.flags.writeable = radii.flags.writeable = False
     return points, radii
 
 
 @lru_cache(maxsize=16)
-def _feet(skeleton: Skeleton, names: tuple[str, ...] | None) -> tuple[int, ...]:
+def _feet(model: _Model, names: tuple[str, ...] | None) -> tuple[int, ...]:
     """The feet, once per model and names (:func:`.shapes.feet`)."""
-    return tuple(feet(skeleton, names))
+    return tuple(feet(model.skeleton, names))
 
 
 def shape_pairs(skeleton: Skeleton, collider: Collider, skip_rest_overlaps: bool
@@ -496,7 +528,7 @@ def _numpy_penetration(clip: _Clip, collider: Collider, pairs: NDArray[np.intp],
 
 def _self_penetration(clip: _Clip) -> CheckResult:
     p = clip.preset
-    collider, pairs, table = _collider(clip.skeleton, p.penetration_shapes, p.skip_rest_overlaps)
+    collider, pairs, table = _collider(clip.model, p.penetration_shapes, p.skip_rest_overlaps)
     checked = np.arange(0, clip.frames, p.penetration_stride)
     if not len(pairs):
         return CheckResult("self_penetration", 0.0, p.penetration_depth, "m", True,
@@ -529,7 +561,7 @@ def _self_penetration(clip: _Clip) -> CheckResult:
     a, b = collider.body[pairs[worst_pair[at]]] if len(depth) else (0, 0)
     result.details = {"min_gap_m": closest if np.isfinite(closest) else None,
                       "frames_checked": len(checked),
-                      "pairs_checked": _model(clip.skeleton).body_pairs,
+                      "pairs_checked": _facts(clip.model).body_pairs,
                       "shape_pairs": len(pairs),
                       "shape_pairs_note": "body pairs: bodies with collision shapes, not parent "
                                           "and child; shape pairs: of the kinds checked",
@@ -721,7 +753,7 @@ def check(motion: Motion, skeleton: Skeleton | Character | None = None, *,
     if main is None or not len(poses):
         raise ConversionError(NO_FRAMES)
     times = np.asarray(main.timeline.times, dtype=np.float64)
-    foot_bodies = list(_feet(model, feet_names))
+    foot_bodies = list(_feet(_Model(model), feet_names))
     above_zero = None
     if chosen.protomotions:
         used = protomotions_ground(motion, ground)
