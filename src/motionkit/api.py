@@ -90,6 +90,14 @@ def convert(
                              lossy=lossy, write_options=writing)
 
 
+def read_skeleton(path: PathLike, name: str | None = None) -> Skeleton:
+    """The skeleton of a model file (any format the registry reads; of a World, the one
+    called ``name``, else the one with bodies: ``kinematics.motion.model_skeleton``)."""
+    from .kinematics.motion import model_skeleton
+
+    return model_skeleton(read(path), path, name)
+
+
 def write_fixed(path: PathLike, motion: Motion, skeleton: Skeleton | Character | None = None,
                 *, model: PathLike | None = None, fixes: tuple[str, ...] | None = None,
                 max_spike: float | None = None, format: str | None = None, lossy: bool = False,
@@ -246,11 +254,11 @@ def finish_conversion(obj: Loaded, dst: PathLike, writer: registry.Format, *,
 def _derive(obj: Loaded, model: PathLike | Skeleton, writer: registry.Format,
             write_options: dict[str, object]) -> Motion:
     """The motion with the link poses ``writer`` needs, from FK through ``model``."""
-    from .kinematics.motion import link_motion, model_skeleton
+    from .kinematics.motion import link_motion
 
     if not isinstance(obj, Motion):
         raise ConversionError("a body model derives link poses of motions only")
-    skeleton = model if isinstance(model, Skeleton) else model_skeleton(read(model), model)
+    skeleton = model if isinstance(model, Skeleton) else read_skeleton(model)
     holds = writer.holds(**write_options)  # holds() takes only the options it knows
     if holds.takes("links"):
         derived = link_motion(skeleton, obj)

@@ -62,13 +62,12 @@ def command(files: tuple[str, ...], model: str | None, preset: str, ground: str 
     skating, self-penetration, quaternions and timing; label contacts. Every constant
     used is printed beside its result."""
     from ..formats import registry
-    from ..kinematics.motion import model_skeleton
     from ..quality import check
     from ..quality.options import check_options
 
     _check_outputs(files, fix_out, contacts_out, model)
     options = parse_options(thresholds)
-    skeleton = model_skeleton(api.read(model), model) if model else None
+    skeleton = api.read_skeleton(model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
     check_options(preset, ground, skeleton, feet_names, **options)  # one line, not per file
     documents: list[dict[str, object]] = []

@@ -118,7 +118,7 @@ def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: f
     from pathlib import Path
 
     from ..formats.gltf import write_scene
-    from ..kinematics.motion import link_motion, model_skeleton
+    from ..kinematics.motion import link_motion
     from ..model import Motion
     from ..ops import resample
 
@@ -128,7 +128,7 @@ def _scene(sources: tuple[str, ...], target: str, to_format: str | None, rate: f
         raise ConversionError(f"several SOURCEs go into one glTF scene (.glb, .gltf), not {writer.name}")
     extra, reading = parse_options(options), parse_options(read_options)
     writing = {key: extra.pop(key) for key in ("skin", "spacing") if key in extra}
-    skeleton = model_skeleton(api.read(model), model) if model else None
+    skeleton = api.read_skeleton(model) if model else None
     motions: dict[str, Motion] = {}
     taken: set[str] = set()
     with busy(f"converting {len(sources)} files"):

@@ -73,14 +73,13 @@ def command(source: str, target: str, model: str | None, only: str | None, max_s
     """Write a fixed copy of SOURCE to TARGET: spikes refilled, joint values clipped into
     their limits, the clip lifted onto the ground; each fix made is printed."""
     from ..formats import registry
-    from ..kinematics.motion import model_skeleton
     from ..quality.options import check_options
 
     refuse_source_as_output(target, source, model)
     fixes = parse_fixes(only)
     check_fixes(fixes, max_spike)
     limits = parse_options(thresholds)
-    skeleton = model_skeleton(api.read(model), model) if model else None
+    skeleton = api.read_skeleton(model) if model else None
     feet_names = tuple(name.strip() for name in feet.split(",")) if feet else None
     check_options(preset, ground, skeleton, feet_names, **limits)  # before SOURCE is read
     reader = registry.for_reading(source, from_format)

@@ -31,10 +31,10 @@ def command(model: str, motion: str, out: str, body_name: str | None,
       motionkit fk SR1.body SR1WalkPattern1.seq links.seq
       motionkit fk SR1.body SR1WalkPattern1.seq foot.traj --body RLEG_ANKLE_R
     """
-    from ..kinematics.motion import link_motion, model_skeleton
+    from ..kinematics.motion import link_motion
 
     refuse_source_as_output(out, model, motion)
-    skeleton = model_skeleton(api.read(model), model, skeleton_name)
+    skeleton = api.read_skeleton(model, skeleton_name)
     source = api.read_motion(motion)
     result = link_motion(skeleton, source, body_name, chunk=CHUNK, progress=lambda starts: tqdm(
         starts, desc="fk", unit="chunk", delay=1.0, file=sys.stderr, disable=len(starts) <= 1))

@@ -89,11 +89,11 @@ def _document(fmt: str, obj: object) -> dict[str, object]:
 def _with_links(obj: object, model: str) -> Motion:
     """The motion with every link's pose through ``model`` (its ``links`` track)."""
     from .. import api
-    from ..kinematics.motion import link_motion, model_skeleton
+    from ..kinematics.motion import link_motion
 
     if not isinstance(obj, Motion):
         raise ConversionError("--model derives link poses of motions only")
-    derived = link_motion(model_skeleton(api.read(model), model), obj)
+    derived = link_motion(api.read_skeleton(model), obj)
     return Motion({**obj.tracks, **derived.tracks}, derived.skeleton or obj.skeleton,
                   obj.terrain, dict(obj.meta))
 

@@ -117,9 +117,8 @@ def command(source: str, out: str, to_format: str | None, character: str | None,
         refuse_source_as_output(plot_errors, source, character, source_model, *plan.inputs())
     motion = api.read_motion(source, **({"character": character} if character else {}))
     if source_model:
-        from ..kinematics.motion import model_skeleton
 
-        motion.skeleton = model_skeleton(api.read(source_model), source_model)
+        motion.skeleton = api.read_skeleton(source_model)
     result = plan.run(motion, progress=lambda frames: tqdm(
         frames, desc="retarget", unit="frame", delay=1.0, file=sys.stderr, disable=None))
     write_robot_motion(out, result.motion, to_format, plan, lossy)

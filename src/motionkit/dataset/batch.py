@@ -430,10 +430,9 @@ def _model_skeleton(model: str | None) -> Skeleton | None:
     """The skeleton of a --model file, read once per worker process."""
     if model is None:
         return None
-    from ..api import read as read_any
-    from ..kinematics.motion import model_skeleton
+    from ..api import read_skeleton
 
-    return model_skeleton(read_any(model), model)
+    return read_skeleton(model)
 
 
 def _check_eval(job: Job) -> None:

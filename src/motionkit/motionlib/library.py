@@ -28,7 +28,6 @@ from .. import api
 from ..errors import ConversionError, FormatError, MotionkitError
 from ..formats import registry
 from ..kinematics import character_poses
-from ..kinematics.motion import model_skeleton
 from ..model import Motion, MotionList, Skeleton
 from ..model.character import Character
 from ..model.character import CharacterSource as CharacterSource  # still importable from here
@@ -490,7 +489,7 @@ def as_character(source: CharacterSource) -> Character:
     if isinstance(source, (Character, Skeleton)):
         return Character.of(source)
     try:
-        return Character.of(model_skeleton(api.read(source), source))
+        return Character.of(api.read_skeleton(source))
     except ConversionError as exc:
         raise FormatError(f"is not a character model: {exc}", source) from None
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from .. import api
 from ..errors import ConversionError
-from ..kinematics.motion import model_skeleton
 from ..model import Motion
 from ..model.skeleton import Skeleton
 from .maps import BodyMap, read_map, same_names
@@ -67,7 +66,7 @@ def _key(path: str) -> tuple[str, int, int]:
 
 @functools.lru_cache(maxsize=4)
 def _robot(path: str, size: int, mtime: int) -> Skeleton:
-    return model_skeleton(api.read(path), path)
+    return api.read_skeleton(path)
 
 
 @functools.lru_cache(maxsize=4)
