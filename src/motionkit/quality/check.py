@@ -304,15 +304,28 @@ def _body_speed(clip: _Clip) -> CheckResult:
                    constants={"threshold_mps": clip.preset.body_speed, "speed": how})
 
 
+def local_rotations(rotations: Array, parents: NDArray[np.intp]) -> Array:
+    """Each non-root body's rotation in its parent, ``q_parent⁻¹ q_body``, from the bodies'
+    world rotations ``(frames, B, 4)``: ``(frames, B - 1, 4)``."""
+    children = np.flatnonzero(parents >= 0)
+    out: Array = quaternion.multiply(quaternion.conjugate(rotations[:, parents[children]]),
+                                     rotations[:, children])
+    return out
+
+
+def frame_turns(local: Array) -> Array:
+    """Each frame pair's turn of rotations ``local`` ``(frames, …, 4)``, as exponential
+    maps ``exp_map(r_t⁻¹ r_{t+1})``: ``(frames - 1, …, 3)``."""
+    out: Array = quaternion.to_exp_map(quaternion.multiply(quaternion.conjugate(local[:-1]),
+                                                           local[1:]))
+    return out
+
+
 def local_angular_velocity(rotations: Array, parents: NDArray[np.intp], steps: Array) -> Array:
     """Each non-root body's angular velocity relative to its parent, in its own frame:
     ``exp_map(r_t⁻¹ r_{t+1}) / dt`` of ``r = q_parent⁻¹ q_body``, ``(frames - 1, B - 1, 3)``
     (what the corpus oracle calls ``dof_vel``)."""
-    children = np.flatnonzero(parents >= 0)
-    local = quaternion.multiply(quaternion.conjugate(rotations[:, parents[children]]),
-                                rotations[:, children])
-    turn = quaternion.multiply(quaternion.conjugate(local[:-1]), local[1:])
-    out: Array = quaternion.to_exp_map(turn) / steps[:, None, None]
+    out: Array = frame_turns(local_rotations(rotations, parents)) / steps[:, None, None]
     return out
 
 

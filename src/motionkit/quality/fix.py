@@ -52,8 +52,15 @@ from ..model.skeleton import Skeleton
 from ..model.timeline import Timeline
 from ..model.track import Track
 from ..ops.resample import sample
-from ..spatial import quaternion
-from .check import GroundSpec, check, model_of, protomotions_ground, require_frames
+from .check import (
+    GroundSpec,
+    check,
+    frame_turns,
+    local_rotations,
+    model_of,
+    protomotions_ground,
+    require_frames,
+)
 from .presets import Preset
 from .presets import preset as find_preset
 
@@ -246,11 +253,8 @@ class Bridge:
     def __init__(self, poses: Array, parents: NDArray[np.intp], steps: Array,
                  jumps: NDArray[np.bool_], preset: Preset, frame_time: float) -> None:
         positions = poses[..., :3]
-        children = np.flatnonzero(parents >= 0)
-        turns = poses[..., 3:]
         #: each non-root body's rotation in its parent (what joint speed measures)
-        self.local = quaternion.multiply(quaternion.conjugate(turns[:, parents[children]]),
-                                         turns[:, children])
+        self.local = local_rotations(poses[..., 3:], parents)
         self.positions, self.steps, self.jumps, self.preset = positions, steps, jumps, preset
         self.body = "body_speed" in preset.checks
         self.joint = "joint_speed" in preset.checks
@@ -258,8 +262,7 @@ class Bridge:
         #: per jumping pair its motion beyond the velocity of the clean pairs nearest to it
         #: (zero on clean pairs): what a run's jumps must add up to nothing of
         self.moved = self._jumped(positions[1:] - positions[:-1])
-        self.turned = self._jumped(quaternion.to_exp_map(quaternion.multiply(
-            quaternion.conjugate(self.local[:-1]), self.local[1:])))
+        self.turned = self._jumped(frame_turns(self.local))
 
     def _jumped(self, motion: Array) -> Array:
         """Per frame pair of ``motion`` ``(pairs, ...)`` what a jumping pair moved beyond
@@ -284,8 +287,8 @@ class Bridge:
 
     def _turn(self, first: int, last: int) -> Array:
         """Each joint's turn from frame ``first`` to ``last`` (exponential maps)."""
-        return quaternion.to_exp_map(quaternion.multiply(
-            quaternion.conjugate(self.local[first]), self.local[last]))
+        turn: Array = frame_turns(self.local[[first, last]])[0]
+        return turn
 
     def _size(self, vectors: Array) -> float:
         """The largest vector: its norm, or ProtoMotions' largest |component|."""
