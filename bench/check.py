@@ -115,7 +115,7 @@ def clip_of(motion: mk.Motion, skeleton: mk.Skeleton, poses: np.ndarray, preset:
             ground: Ground) -> object:
     times = np.arange(len(poses)) / 30.0
     return rules._Clip(motion, skeleton, poses, times, ground, preset,
-                       list(rules._feet(skeleton, None)))
+                       list(rules._feet(rules._Model(skeleton), None)))
 
 
 def heights_speeds_contacts(report: Report, frames: int) -> None:
@@ -165,7 +165,7 @@ def self_penetration(report: Report, frames: int) -> None:
         motion, skeleton, poses = make()
         clip = clip_of(motion, skeleton, poses, DEFAULT, Ground())
         result = rules._self_penetration(clip)
-        shapes = len(rules._collider(skeleton, DEFAULT.penetration_shapes, True)[0].body)
+        shapes = len(rules._collider(rules._Model(skeleton), DEFAULT.penetration_shapes, True)[0].body)
         runs = interleaved({path: on(path, lambda c=clip: rules._self_penetration(c))
                             for path in PATHS}, ROUNDS)
         rates = {path: frames / best(timings).cpu for path, timings in runs.items()}
